@@ -1,0 +1,130 @@
+"""The cell equations written out, one line per gate, in PyTorch's gate order and notation.
+
+These are the equations on the slide. They serve twice: `unroll_layer` replays a trained layer
+on one sample to record its states, gates and gradients, and `LoopRecurrent` (recurrent.py)
+trains the variants PyTorch has no kernel for (peephole LSTM, sigmoid and linear RNN).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+GATE_NAMES = {"rnn": (), "lstm": ("i", "f", "g", "o"), "gru": ("r", "z", "n")}
+GATE_COUNT = {"rnn": 1, "lstm": 4, "gru": 3}
+
+ACTIVATION_FNS = {
+    "tanh": torch.tanh,
+    "relu": torch.relu,
+    "sigmoid": torch.sigmoid,
+    "linear": lambda a: a,
+}
+
+
+@dataclass
+class LayerWeights:
+    """One direction of one layer, named as nn.LSTM names them (weight_ih_l0, ...)."""
+
+    w_ih: Tensor  # [G*H, D]
+    w_hh: Tensor  # [G*H, H]
+    b_ih: Tensor  # [G*H]
+    b_hh: Tensor  # [G*H]
+    peephole: tuple[Tensor, Tensor, Tensor] | None = None  # w_ci, w_cf, w_co: each [H]
+
+
+@dataclass
+class LayerTrace:
+    """What one direction of one layer did over a sequence, aligned to input positions."""
+
+    h: Tensor  # [T, B, H]
+    c: Tensor | None  # [T, B, H], LSTM only
+    gates: dict[str, Tensor]  # name -> [T, B, H]
+    h_last: Tensor  # [B, H]  state after the last step processed (t=0 for the reverse direction)
+    c_last: Tensor | None  # [B, H]
+
+
+def rnn_step(a_x: Tensor, h: Tensor, w: LayerWeights, act) -> Tensor:
+    """h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh)."""
+    return act(a_x + h @ w.w_hh.T + w.b_hh)  # [B, H]
+
+
+def lstm_step(a_x: Tensor, h: Tensor, c: Tensor, w: LayerWeights):
+    """One LSTM step; with peepholes the gates also see the cell state (Gers & Schmidhuber 2000)."""
+    a_i, a_f, a_g, a_o = (a_x + h @ w.w_hh.T + w.b_hh).chunk(4, dim=1)  # each [B, H]
+    if w.peephole is not None:
+        w_ci, w_cf, w_co = w.peephole
+        a_i = a_i + w_ci * c
+        a_f = a_f + w_cf * c
+    i = torch.sigmoid(a_i)  # input gate
+    f = torch.sigmoid(a_f)  # forget gate
+    g = torch.tanh(a_g)  # candidate cell value
+    c_new = f * c + i * g  # [B, H]
+    if w.peephole is not None:
+        a_o = a_o + w_co * c_new
+    o = torch.sigmoid(a_o)  # output gate
+    h_new = o * torch.tanh(c_new)  # [B, H]
+    return h_new, c_new, (i, f, g, o)
+
+
+def gru_step(a_x: Tensor, h: Tensor, w: LayerWeights):
+    """One GRU step as nn.GRU computes it (the reset gate multiplies W_hn h + b_hn)."""
+    x_r, x_z, x_n = a_x.chunk(3, dim=1)  # each [B, H]
+    h_r, h_z, h_n = (h @ w.w_hh.T + w.b_hh).chunk(3, dim=1)  # each [B, H]
+    r = torch.sigmoid(x_r + h_r)  # reset gate
+    z = torch.sigmoid(x_z + h_z)  # update gate
+    n = torch.tanh(x_n + r * h_n)  # candidate state
+    h_new = (1 - z) * n + z * h  # [B, H]
+    return h_new, (r, z, n)
+
+
+def unroll_layer(
+    arch: str,
+    w: LayerWeights,
+    inputs: Tensor,  # [T, B, D]
+    h0: Tensor,  # [B, H]
+    c0: Tensor | None = None,  # [B, H], LSTM only
+    *,
+    activation: str = "tanh",
+    reverse: bool = False,
+    taps: Tensor | None = None,  # [T, B, H]: added to h_t, so taps.grad[t] is dL/dh_t
+    keep_gates: bool = True,
+) -> LayerTrace:
+    """Run one direction of one layer over a sequence with the written-out equations.
+
+    The input projections of all steps are one matmul up front; the loop iterates with
+    unbind(0), because indexing x[t] makes backward allocate a full-size zero tensor per step.
+    A zero `taps` tensor that requires grad turns the total BPTT gradient dL/dh_t (through
+    every later step and every upper layer) into taps.grad[t], with nothing retained by hand.
+    """
+    a_x = (inputs @ w.w_ih.T + w.b_ih).unbind(0)  # T x [B, G*H]
+    tap_steps = taps.unbind(0) if taps is not None else None
+    order = range(len(a_x) - 1, -1, -1) if reverse else range(len(a_x))
+    act = ACTIVATION_FNS[activation]
+    h, c = h0, c0
+    hs, cs, gate_steps = {}, {}, {}
+    for t in order:
+        if arch == "lstm":
+            h, c, gates = lstm_step(a_x[t], h, c, w)
+            cs[t] = c
+        elif arch == "gru":
+            h, gates = gru_step(a_x[t], h, w)
+        else:
+            h, gates = rnn_step(a_x[t], h, w, act), ()
+        if tap_steps is not None:
+            h = h + tap_steps[t]
+        hs[t] = h
+        if keep_gates:
+            gate_steps[t] = gates
+    steps = range(len(a_x))
+    gates = {}
+    if keep_gates:
+        for k, name in enumerate(GATE_NAMES[arch]):
+            gates[name] = torch.stack([gate_steps[t][k] for t in steps])  # [T, B, H]
+    return LayerTrace(
+        h=torch.stack([hs[t] for t in steps]),  # [T, B, H]
+        c=torch.stack([cs[t] for t in steps]) if arch == "lstm" else None,  # [T, B, H]
+        gates=gates,
+        h_last=h,
+        c_last=c,
+    )

@@ -1,0 +1,81 @@
+"""Checkpoints: safetensors weights with the model's config in the file's own JSON header.
+
+Never pickle: a pickle (or torch.save's zip of pickles) can run any code when loaded, so such a
+file is recognised by its first bytes and refused before anything in it is read as data.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+from safetensors.torch import load as load_bytes
+from safetensors.torch import save as save_bytes
+
+from .config import ModelConfig
+from .model import SequenceModel, build_model
+from .tasks.base import TaskSpec
+
+FORMAT = "unrolled-checkpoint-1"
+MAX_HEADER = 10_000_000
+
+
+def to_bytes(model: SequenceModel) -> bytes:
+    """The model as safetensors bytes; its ModelConfig and TaskSpec travel in the metadata."""
+    tensors = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
+    metadata = {
+        "format": FORMAT,
+        "model_config": json.dumps(model.cfg.to_dict()),
+        "task_spec": json.dumps(model.spec.to_dict()),
+    }
+    return save_bytes(tensors, metadata=metadata)
+
+
+def save(model: SequenceModel, path) -> Path:
+    path = Path(path)
+    path.write_bytes(to_bytes(model))
+    return path
+
+
+def check_safetensors(data: bytes) -> dict:
+    """The header of a safetensors file, or a ValueError saying what the file is instead."""
+    if data[:1] == b"\x80" or data[:2] == b"PK":
+        raise ValueError(
+            "this file is a pickle (a torch.save / .pt / .pth / .bin file); Unrolled refuses pickles "
+            "because loading one can run any code. Save the model as .safetensors (engine.save)."
+        )
+    if len(data) < 10:
+        raise ValueError("this file is too short to be a .safetensors checkpoint")
+    (header_len,) = struct.unpack("<Q", data[:8])
+    if header_len > min(MAX_HEADER, len(data) - 8) or data[8:9] != b"{":
+        raise ValueError("this file is not a .safetensors checkpoint; upload a file saved by Unrolled")
+    try:
+        return json.loads(data[8 : 8 + header_len])
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError("this .safetensors file has a damaged header; save it again") from None
+
+
+def from_bytes(data: bytes) -> SequenceModel:
+    header = check_safetensors(data)
+    metadata = header.get("__metadata__") or {}
+    if metadata.get("format") != FORMAT:
+        raise ValueError(
+            "this .safetensors file was not saved by Unrolled (it has no model config); "
+            "upload a model downloaded from Unrolled"
+        )
+    try:
+        cfg = ModelConfig.from_dict(json.loads(metadata["model_config"]))
+        spec = TaskSpec(**json.loads(metadata["task_spec"]))
+    except (KeyError, TypeError, json.JSONDecodeError) as err:
+        raise ValueError(f"this checkpoint's config is damaged ({err}); save it again") from None
+    model = build_model(cfg, spec)
+    tensors = load_bytes(data)
+    expected = model.state_dict()
+    if set(tensors) != set(expected) or any(tensors[k].shape != expected[k].shape for k in expected):
+        raise ValueError("this checkpoint's weights do not match its config; save it again")
+    model.load_state_dict(tensors)
+    return model
+
+
+def load(path) -> SequenceModel:
+    return from_bytes(Path(path).read_bytes())

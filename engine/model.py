@@ -1,0 +1,77 @@
+"""SequenceModel: input layer -> recurrent stack -> linear read-out, in the task's mapping.
+
+The forward pass is split in three so that the recorder and truncated BPTT can reuse each part:
+`inputs` (embedding, or a vector repeated over time), `features` (the recurrent stack, with a
+state that can be carried across chunks), `readout` (the head, at the last step or every step).
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .config import ModelConfig
+from .init import initialise
+from .recurrent import State, make_recurrent
+from .tasks.base import TaskSpec
+
+
+class SequenceModel(nn.Module):
+    def __init__(self, cfg: ModelConfig, spec: TaskSpec):
+        super().__init__()
+        self.cfg = cfg
+        self.spec = spec
+        tokens = spec.input_kind == "tokens"
+        self.embedding = nn.Embedding(spec.input_size, cfg.embedding_dim) if tokens else None
+        self.rnn = make_recurrent(cfg, cfg.embedding_dim if tokens else spec.input_size)
+        initialise(self.rnn, cfg)
+        self.head = nn.Linear(cfg.hidden_size * cfg.num_directions, spec.output_size)
+
+    def inputs(self, x: Tensor) -> Tensor:
+        """What the first recurrent layer reads: [B, T, D]."""
+        if self.embedding is not None:
+            return self.embedding(x)  # [B, T] -> [B, T, E]
+        if self.spec.mapping == "vec2seq":
+            return x.unsqueeze(1).expand(-1, self.spec.out_len, -1)  # [B, D] -> [B, T, D]
+        return x  # [B, T, D]
+
+    def features(self, x_in: Tensor, state: State | None = None) -> tuple[Tensor, State]:
+        """Run the recurrent stack: [B, T, D] -> [B, T, dirs*H] and the final state."""
+        return self.rnn(x_in, state)
+
+    def readout(self, out: Tensor) -> Tensor:
+        """seq2vec: the head on the last step's state ([B, out]); a bidirectional layer's
+        backward direction finished at t=0, so its state there is the one that has read it all.
+        Otherwise the head on every step ([B, T, out])."""
+        if self.spec.mapping != "seq2vec":
+            return self.head(out)  # [B, T, out]
+        hidden = self.cfg.hidden_size
+        last = out[:, -1, :hidden]  # [B, H]
+        if self.cfg.bidirectional:
+            last = torch.cat([last, out[:, 0, hidden:]], dim=1)  # [B, 2H]
+        return self.head(last)  # [B, out]
+
+    def forward(self, x: Tensor) -> Tensor:
+        out, _ = self.features(self.inputs(x))
+        return self.readout(out)
+
+    def param_groups(self) -> dict[str, list[str]]:
+        """Parameter names by the part of the network they belong to, for freezing layers."""
+        groups: dict[str, list[str]] = {}
+        for name, _ in self.named_parameters():
+            part = name.split(".")[0]
+            if part == "rnn":
+                part = f"layer {name.split('_l')[-1].split('_')[0]}"
+            groups.setdefault(part, []).append(name)
+        return groups
+
+    def describe(self) -> list[dict]:
+        """One row per part (embedding, each recurrent layer, head) with its sizes and parameter count."""
+        counts = {part: sum(dict(self.named_parameters())[n].numel() for n in names)
+                  for part, names in self.param_groups().items()}
+        return [{"part": part, "parameters": n} for part, n in counts.items()]
+
+
+def build_model(cfg: ModelConfig, task) -> SequenceModel:
+    """The model `cfg` describes, shaped for `task` (a Task or a TaskSpec)."""
+    spec = task if isinstance(task, TaskSpec) else task.spec
+    return SequenceModel(cfg, spec)

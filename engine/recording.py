@@ -1,0 +1,110 @@
+"""Recording: everything the pages plot about one sample passing through a model.
+
+Tensors are indexed [layer, direction, t, unit]; direction 0 is forward, 1 is backward, and a
+backward direction's values are stored at the input position they belong to (as nn.LSTM does).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+import torch
+from torch import Tensor
+
+DIRECTIONS = ("forward", "backward")
+
+
+@dataclass
+class Recording:
+    arch: str
+    x: Tensor  # the sample's input: [T, D] values, [T] tokens or [D] vector
+    y: Tensor  # its target
+    y_hat: Tensor  # the model's output for it
+    loss: float
+    hidden: Tensor  # [layers, directions, T, H]  h_t
+    cell: Tensor | None  # [layers, directions, T, H]  c_t, LSTM only
+    gates: dict[str, Tensor]  # "i","f","g","o" (LSTM) or "r","z","n" (GRU): each [layers, directions, T, H]
+    grad_h: Tensor  # [layers, directions, T, H]  dL/dh_t, the total BPTT gradient
+    jacobian_norm: Tensor | None  # [layers, directions, T]  ||dh_T/dh_t||_2, None if not asked for
+    blocks: tuple[str, ...]  # names of the [H, H] blocks of W_hh: the gates, or ("hh",) for an RNN
+    eigenvalues: Tensor  # [layers, directions, blocks, H] complex: of each block of W_hh
+    singular_values: Tensor  # [layers, directions, blocks, H]: of each block, descending
+    param_grad_norm: dict[str, float]  # ||dL/dW|| for every named parameter, on this sample
+    attention: dict[str, Tensor] = field(default_factory=dict)  # name -> [heads, T_query, T_key]
+
+    @property
+    def grad_norm_h(self) -> Tensor:
+        """[layers, directions, T]  ||dL/dh_t||."""
+        return self.grad_h.norm(dim=-1)
+
+    @property
+    def num_layers(self) -> int:
+        return self.hidden.shape[0]
+
+    @property
+    def num_directions(self) -> int:
+        return self.hidden.shape[1]
+
+    @property
+    def seq_len(self) -> int:
+        return self.hidden.shape[2]
+
+    def to_frame(self, key: str) -> pd.DataFrame:
+        """A long DataFrame for plotting. Keys: hidden, cell, grad_h, gates (with a `gate`
+        column), grad_norm_h, jacobian_norm, eigenvalues, singular_values, param_grad_norm."""
+        if key in ("hidden", "cell", "grad_h"):
+            values = getattr(self, key)
+            if values is None:
+                raise ValueError(f"this {self.arch.upper()} has no {key}; only an LSTM has a cell state")
+            return state_frame(values)
+        if key == "gates":
+            if not self.gates:
+                raise ValueError(f"a vanilla RNN has no gates; record an LSTM or GRU")
+            frames = [state_frame(v).assign(gate=name) for name, v in self.gates.items()]
+            return pd.concat(frames, ignore_index=True)
+        if key in ("grad_norm_h", "jacobian_norm"):
+            values = getattr(self, key)
+            if values is None:
+                raise ValueError("record with jacobians=True to get jacobian_norm")
+            return series_frame(values)
+        if key == "eigenvalues":
+            frame = block_frame(self.eigenvalues.abs(), self.blocks).rename(columns={"value": "modulus"})
+            frame["real"] = self.eigenvalues.real.flatten().tolist()
+            frame["imag"] = self.eigenvalues.imag.flatten().tolist()
+            return frame
+        if key == "singular_values":
+            return block_frame(self.singular_values, self.blocks)
+        if key == "param_grad_norm":
+            return pd.DataFrame({"parameter": list(self.param_grad_norm), "value": list(self.param_grad_norm.values())})
+        raise ValueError(
+            f"unknown key {key!r}; use hidden, cell, grad_h, gates, grad_norm_h, jacobian_norm, "
+            "eigenvalues, singular_values or param_grad_norm"
+        )
+
+
+def index_frame(shape: tuple[int, ...], names: tuple[str, ...]) -> pd.DataFrame:
+    """Every index of a tensor of `shape` as columns, in row-major order (flatten's order)."""
+    grids = torch.meshgrid(*[torch.arange(n) for n in shape], indexing="ij")
+    frame = pd.DataFrame({name: grid.flatten().numpy() for name, grid in zip(names, grids)})
+    if "direction" in frame:
+        frame["direction"] = frame["direction"].map(dict(enumerate(DIRECTIONS)))
+    return frame
+
+
+def state_frame(values: Tensor) -> pd.DataFrame:  # values: [layers, directions, T, H]
+    frame = index_frame(tuple(values.shape), ("layer", "direction", "t", "unit"))
+    frame["value"] = values.flatten().numpy()
+    return frame
+
+
+def series_frame(values: Tensor) -> pd.DataFrame:  # values: [layers, directions, T]
+    frame = index_frame(tuple(values.shape), ("layer", "direction", "t"))
+    frame["value"] = values.flatten().numpy()
+    return frame
+
+
+def block_frame(values: Tensor, blocks: tuple[str, ...]) -> pd.DataFrame:  # [layers, directions, blocks, H]
+    frame = index_frame(tuple(values.shape), ("layer", "direction", "block", "index"))
+    frame["block"] = frame["block"].map(dict(enumerate(blocks)))
+    frame["value"] = values.flatten().numpy()
+    return frame

@@ -1,0 +1,42 @@
+"""Tasks by name: `make_task("adding", seq_len=50, seed=0)`."""
+from __future__ import annotations
+
+import inspect
+
+from .adding import AddingTask
+from .base import Preset, Task, TaskSpec
+from .charlm import CharLMTask
+from .parity import ParityTask
+from .recall import RecallTask
+from .sentiment import SentimentTask
+from .sine import SineTask
+
+TASKS: dict[str, type[Task]] = {
+    "adding": AddingTask,
+    "recall": RecallTask,
+    "parity": ParityTask,
+    "sine": SineTask,
+    "charlm": CharLMTask,
+    "sentiment": SentimentTask,
+}
+
+
+def task_params(name: str) -> dict:
+    """The parameters a task takes, with their defaults."""
+    signature = inspect.signature(TASKS[name])
+    return {p.name: p.default for p in signature.parameters.values()}
+
+
+def make_task(name: str, **params) -> Task:
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
+    unknown = set(params) - set(task_params(name))
+    if unknown:
+        raise ValueError(
+            f"task {name!r} has no parameter {', '.join(sorted(unknown))}; "
+            f"it takes {', '.join(task_params(name))}"
+        )
+    return TASKS[name](**params)
+
+
+__all__ = ["TASKS", "Preset", "Task", "TaskSpec", "make_task", "task_params"]

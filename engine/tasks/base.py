@@ -1,0 +1,106 @@
+"""What every task is: a batch maker that knows its loss, its metric, the model shape it needs,
+and the settings (its lesson preset) under which it teaches what it is there to teach."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+
+import torch
+from torch import Tensor
+
+from ..config import ModelConfig, check_choice, check_int
+from ..losses import LOSSES, METRIC_NAMES, compute_loss, compute_metric
+from ..train_config import TrainConfig
+
+MAPPINGS = ("seq2vec", "seq2seq", "vec2seq")
+INPUT_KINDS = ("values", "tokens")
+MAX_SEQ_LEN = 2000
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """The shape of model a task needs. Saved with every checkpoint so the model can be rebuilt.
+
+    mapping      "seq2vec" (one output after the last step), "seq2seq" (one output per step,
+                 aligned with the input) or "vec2seq" (one input vector, a sequence out)
+    input_kind   "values" (x is float [B, T, input_size]) or "tokens" (x is int [B, T])
+    input_size   features per step, or the vocabulary size for tokens
+    output_size  values per output, or classes
+    loss         "mse" or "ce"
+    out_len      vec2seq only: how many steps the model unrolls
+    """
+
+    name: str
+    mapping: str
+    input_kind: str
+    input_size: int
+    output_size: int
+    loss: str
+    out_len: int = 0
+
+    def __post_init__(self) -> None:
+        check_choice("mapping", self.mapping, MAPPINGS)
+        check_choice("input_kind", self.input_kind, INPUT_KINDS)
+        check_int("input_size", self.input_size, 1, 100_000)
+        check_int("output_size", self.output_size, 1, 100_000)
+        check_choice("loss", self.loss, LOSSES)
+        if self.mapping == "vec2seq":
+            check_int("out_len", self.out_len, 2, MAX_SEQ_LEN)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """The settings under which a task shows its lesson, measured on a 2-core CPU."""
+
+    model: ModelConfig
+    train: TrainConfig
+    steps: int
+    lesson: str
+
+
+def check_seq_len(seq_len) -> None:
+    check_int("seq_len", seq_len, 2, MAX_SEQ_LEN)
+
+
+@dataclass
+class Task(ABC):
+    """Base class. Subclasses set `spec` and `preset` and implement `sample`."""
+
+    seed: int = 0
+    spec: TaskSpec = field(init=False)
+    vocab: tuple[str, ...] | None = field(init=False, default=None)  # token -> text, for tokens
+
+    def __post_init__(self) -> None:
+        check_int("seed", self.seed, 0, 2**31 - 1)
+        self._generator = torch.Generator().manual_seed(self.seed)
+
+    def batch(self, batch_size: int, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+        """A fresh batch (x, y), batch first. Uses the task's own seeded generator unless given one."""
+        check_int("batch_size", batch_size, 1, 100_000)
+        return self.sample(batch_size, generator or self._generator)
+
+    @abstractmethod
+    def sample(self, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        """Draw a batch from `generator`; the task's data lives here."""
+
+    def loss(self, y_hat: Tensor, y: Tensor) -> Tensor:
+        return compute_loss(self.spec.loss, y_hat, y)
+
+    def metric(self, y_hat: Tensor, y: Tensor) -> float:
+        return compute_metric(self.spec.loss, y_hat, y)
+
+    @property
+    def metric_name(self) -> str:
+        return METRIC_NAMES[self.spec.loss]
+
+    @property
+    @abstractmethod
+    def preset(self) -> Preset:
+        """The model and training settings under which this task teaches its lesson."""
+
+    def params(self) -> dict:
+        """The parameters make_task was called with, so the task can be made again."""
+        return {k: v for k, v in asdict(self).items() if k not in ("spec", "vocab")}

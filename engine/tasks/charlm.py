@@ -1,0 +1,75 @@
+"""Character-level language model: predict the next character of real text."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ..config import ModelConfig
+from ..train_config import TrainConfig
+from .base import Preset, Task, TaskSpec, check_seq_len
+from .text import char_vocab, decode_text, stdlib_corpus
+
+
+@dataclass
+class CharLMTask(Task):
+    """Windows of seq_len characters; the target at each step is the next character.
+
+    text: the corpus; None uses a few of the Python standard library's source files.
+    """
+
+    seq_len: int = 100
+    text: str | bytes | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_seq_len(self.seq_len)
+        corpus = stdlib_corpus() if self.text is None else decode_text(self.text, "corpus")
+        if len(corpus) < self.seq_len + 2:
+            raise ValueError(
+                f"the corpus has {len(corpus)} characters, fewer than seq_len + 2 = {self.seq_len + 2}; "
+                "give more text or shorten seq_len"
+            )
+        self.text = None if self.text is None else corpus
+        self.vocab = char_vocab(corpus)
+        index = {ch: i for i, ch in enumerate(self.vocab)}
+        self.ids = torch.tensor([index[ch] for ch in corpus])  # [N]
+        self.spec = TaskSpec("charlm", "seq2seq", "tokens", len(self.vocab), len(self.vocab), loss="ce")
+
+    def sample(self, batch_size, generator):
+        starts = torch.randint(0, len(self.ids) - self.seq_len - 1, (batch_size,), generator=generator)  # [B]
+        window = starts[:, None] + torch.arange(self.seq_len + 1)  # [B, T+1]
+        chunk = self.ids[window]  # [B, T+1]
+        return chunk[:, :-1], chunk[:, 1:]  # x, y: [B, T]
+
+    def decode(self, ids) -> str:
+        return "".join(self.vocab[int(i)] for i in ids)
+
+    def encode(self, text: str) -> torch.Tensor:
+        index = {ch: i for i, ch in enumerate(self.vocab)}
+        unknown = sorted(set(text) - set(index))
+        if unknown:
+            raise ValueError(f"characters {unknown!r} are not in this corpus's vocabulary; remove them")
+        return torch.tensor([index[ch] for ch in text])  # [T]
+
+    @property
+    def uniform_loss(self) -> float:
+        """Cross-entropy of guessing uniformly: the loss to beat."""
+        return math.log(len(self.vocab))
+
+    @property
+    def preset(self) -> Preset:
+        return Preset(
+            model=ModelConfig(arch="lstm", hidden_size=128, embedding_dim=32),
+            train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
+            steps=PRESET_STEPS,
+            lesson=PRESET_LESSON,
+        )
+
+
+PRESET_STEPS = 1000
+PRESET_LESSON = (
+    "A char-LSTM reading Python's own source learns spaces and indentation first, then common "
+    "words like `def` and `self`, then to close the brackets it opened."
+)

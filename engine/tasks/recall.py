@@ -1,0 +1,56 @@
+"""Delayed recall: say which symbol opened the sequence, `lag` steps ago. Short-term memory on
+one slider."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from ..config import ModelConfig, check_int
+from ..train_config import TrainConfig
+from .base import MAX_SEQ_LEN, Preset, Task, TaskSpec
+
+
+@dataclass
+class RecallTask(Task):
+    """Step 0 shows one of `symbols` signal symbols; the next `lag` steps show random distractors
+    (from `distractors` other symbols). After the last step the model must name the signal.
+    Inputs are one-hot over signals + distractors; chance accuracy is 1 / symbols."""
+
+    lag: int = 20
+    symbols: int = 4
+    distractors: int = 4
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_int("lag", self.lag, 1, MAX_SEQ_LEN - 1)
+        check_int("symbols", self.symbols, 2, 64)
+        check_int("distractors", self.distractors, 1, 64)
+        width = self.symbols + self.distractors
+        self.vocab = tuple(f"S{i}" for i in range(self.symbols)) + tuple(f"d{i}" for i in range(self.distractors))
+        self.spec = TaskSpec("recall", "seq2vec", "values", input_size=width, output_size=self.symbols, loss="ce")
+
+    @property
+    def seq_len(self) -> int:
+        return self.lag + 1
+
+    def sample(self, batch_size, generator):
+        signal = torch.randint(0, self.symbols, (batch_size,), generator=generator)  # [B]
+        noise = self.symbols + torch.randint(0, self.distractors, (batch_size, self.lag), generator=generator)  # [B, L]
+        tokens = torch.cat([signal[:, None], noise], dim=1)  # [B, L+1]
+        x = F.one_hot(tokens, self.symbols + self.distractors).float()  # [B, L+1, S+D]
+        return x, signal
+
+    @property
+    def preset(self) -> Preset:
+        return Preset(
+            model=ModelConfig(arch="lstm", hidden_size=64),
+            train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),
+            steps=PRESET_STEPS,
+            lesson=PRESET_LESSON,
+        )
+
+
+PRESET_STEPS = 1500
+PRESET_LESSON = "Calibration pending."

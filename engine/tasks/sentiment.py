@@ -1,0 +1,111 @@
+"""Sentiment: read a review word by word, say positive or negative after the last word."""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+import torch
+
+from ..config import ModelConfig, check_int
+from ..train_config import TrainConfig
+from .base import Preset, Task, TaskSpec, check_seq_len
+from .reviews import REVIEWS_CSV
+from .text import decode_text, word_vocab, words
+
+LABELS = {"negative": 0, "positive": 1, "0": 0, "1": 1, "neg": 0, "pos": 1}
+MAX_WORD_VOCAB = 20_000
+TEST_SHARE = 0.2
+
+
+def read_reviews(csv_text: str) -> tuple[list[str], list[int]]:
+    """Rows of a `review,sentiment` CSV (the Kaggle IMDB 50K layout), or a ValueError saying what to fix."""
+    reader = csv.DictReader(io.StringIO(csv_text))
+    columns = [c.strip().lower() for c in (reader.fieldnames or [])]
+    if "review" not in columns or "sentiment" not in columns:
+        raise ValueError(
+            f"the CSV needs columns 'review' and 'sentiment' (the IMDB 50K layout); it has {columns or 'none'}"
+        )
+    reader.fieldnames = columns
+    reviews, labels = [], []
+    for line, row in enumerate(reader, start=2):
+        label = (row["sentiment"] or "").strip().lower()
+        if label not in LABELS:
+            raise ValueError(
+                f"line {line}: sentiment {row['sentiment']!r} is not one of positive/negative (or 1/0)"
+            )
+        reviews.append(row["review"] or "")
+        labels.append(LABELS[label])
+    if len(reviews) < 10:
+        raise ValueError(f"the CSV has {len(reviews)} reviews; give at least 10")
+    return reviews, labels
+
+
+@dataclass
+class SentimentTask(Task):
+    """Reviews are lower-cased, split into words and mapped to the max_vocab most frequent words
+    (others become <unk>). Each is cut to its last seq_len words and padded at the front, so the
+    model's last step is always the review's last word. 20% of the reviews are held out.
+
+    csv_text: a `review,sentiment` CSV (text or bytes); None uses the shipped generated set.
+    """
+
+    seq_len: int = 40
+    max_vocab: int = 2000
+    csv_text: str | bytes | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_seq_len(self.seq_len)
+        check_int("max_vocab", self.max_vocab, 3, MAX_WORD_VOCAB)
+        if self.csv_text is None:
+            source = REVIEWS_CSV.read_text(encoding="utf-8")
+        else:
+            source = self.csv_text = decode_text(self.csv_text, "CSV file")
+        reviews, labels = read_reviews(source)
+        tokenised = [words(r) for r in reviews]
+        self.vocab = word_vocab(tokenised, self.max_vocab)
+        index = {w: i for i, w in enumerate(self.vocab)}
+        x = torch.zeros(len(reviews), self.seq_len, dtype=torch.long)  # [N, T], 0 is <pad>
+        for row, text in enumerate(tokenised):
+            ids = [index.get(w, 1) for w in text[-self.seq_len :]]
+            if ids:
+                x[row, self.seq_len - len(ids) :] = torch.tensor(ids)
+        y = torch.tensor(labels)  # [N]
+        order = torch.randperm(len(y), generator=torch.Generator().manual_seed(self.seed))
+        n_test = max(1, int(len(y) * TEST_SHARE))
+        self.test_x, self.test_y = x[order[:n_test]], y[order[:n_test]]  # held out
+        self.train_x, self.train_y = x[order[n_test:]], y[order[n_test:]]
+        self.spec = TaskSpec("sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce")
+
+    def sample(self, batch_size, generator):
+        rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]
+        return self.train_x[rows], self.train_y[rows]  # [B, T], [B]
+
+    def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.test_x, self.test_y
+
+    def encode(self, text: str) -> torch.Tensor:
+        """A review typed by the student, as the model sees it: [T] word ids, front-padded."""
+        index = {w: i for i, w in enumerate(self.vocab)}
+        ids = [index.get(w, 1) for w in words(text)[-self.seq_len :]]
+        return torch.tensor([0] * (self.seq_len - len(ids)) + ids)  # [T]
+
+    def decode(self, ids) -> str:
+        return " ".join(self.vocab[int(i)] for i in ids if int(i) != 0)
+
+    @property
+    def preset(self) -> Preset:
+        return Preset(
+            model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=32),
+            train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
+            steps=PRESET_STEPS,
+            lesson=PRESET_LESSON,
+        )
+
+
+PRESET_STEPS = 800
+PRESET_LESSON = (
+    "The shipped reviews hide their verdict in word order: 'was not good' and 'was good' share "
+    "their words. An LSTM reading left to right learns to carry the 'not' to the adjective."
+)

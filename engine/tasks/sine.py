@@ -1,0 +1,68 @@
+"""Sine waves: forecast the next value (aligned seq2seq), or draw a wave from its description
+(vec2seq)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ..config import ModelConfig, check_choice, check_float
+from ..train_config import TrainConfig
+from .base import Preset, Task, TaskSpec, check_seq_len
+
+MODES = ("forecast", "generate")
+MIN_PERIOD, MAX_PERIOD = 8.0, 40.0  # steps per cycle
+
+
+@dataclass
+class SineTask(Task):
+    """Each sample is a sine wave with a random period (8 to 40 steps) and phase.
+
+    forecast: x is the (optionally noisy) wave, y at step t is the clean value at t+1.
+    generate: x is [period / 40, sin(phase), cos(phase)]; y is the clean wave over seq_len steps.
+    """
+
+    seq_len: int = 60
+    mode: str = "forecast"
+    noise: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_seq_len(self.seq_len)
+        check_choice("mode", self.mode, MODES)
+        check_float("noise", self.noise, 0.0, 1.0)
+        if self.mode == "forecast":
+            self.spec = TaskSpec("sine", "seq2seq", "values", input_size=1, output_size=1, loss="mse")
+        else:
+            self.spec = TaskSpec(
+                "sine", "vec2seq", "values", input_size=3, output_size=1, loss="mse", out_len=self.seq_len
+            )
+
+    def sample(self, batch_size, generator):
+        period = MIN_PERIOD + (MAX_PERIOD - MIN_PERIOD) * torch.rand(batch_size, 1, generator=generator)  # [B, 1]
+        phase = 2 * math.pi * torch.rand(batch_size, 1, generator=generator)  # [B, 1]
+        steps = torch.arange(self.seq_len + 1).float()  # [T+1]
+        wave = torch.sin(2 * math.pi * steps / period + phase)  # [B, T+1]
+        if self.mode == "generate":
+            x = torch.cat([period / MAX_PERIOD, phase.sin(), phase.cos()], dim=1)  # [B, 3]
+            return x, wave[:, :-1].unsqueeze(2)  # y: [B, T, 1]
+        noisy = wave[:, :-1] + self.noise * torch.randn(batch_size, self.seq_len, generator=generator)  # [B, T]
+        return noisy.unsqueeze(2), wave[:, 1:].unsqueeze(2)  # x, y: [B, T, 1]
+
+    @property
+    def preset(self) -> Preset:
+        return Preset(
+            model=ModelConfig(arch="lstm", hidden_size=32),
+            train=TrainConfig(optimizer="adam", lr=1e-2, batch_size=32, clip_norm=1.0),
+            steps=PRESET_STEPS,
+            lesson=PRESET_LESSON,
+        )
+
+
+PRESET_STEPS = 500
+PRESET_LESSON = (
+    "To forecast a sine wave the network must infer its period from a few steps, then keep the "
+    "phase in its state. Watch the first steps of each sequence: errors are large until the "
+    "state has seen enough of the wave."
+)

@@ -1,0 +1,61 @@
+"""Text in: the offline corpus, checks on uploaded text, and word tokenisation."""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+# Real text on every machine, offline: a few of the Python standard library's own source files.
+# A char-RNN trained on them learns to indent, open and close brackets, and write `def`.
+STDLIB_FILES = ("textwrap.py", "heapq.py", "bisect.py", "colorsys.py", "fnmatch.py", "shlex.py", "glob.py")
+MAX_CHAR_VOCAB = 256
+MAX_TEXT_CHARS = 5_000_000
+
+
+def stdlib_corpus() -> str:
+    folder = Path(os.__file__).parent
+    return "\n".join((folder / name).read_text(encoding="utf-8") for name in STDLIB_FILES)
+
+
+def decode_text(data: bytes | str, what: str = "text") -> str:
+    """Uploaded bytes to text, or a ValueError saying why they are not usable."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ValueError(
+                f"the {what} is not UTF-8 text (byte {err.start} cannot be decoded); "
+                "save it as UTF-8 and upload it again"
+            ) from None
+    if not isinstance(data, str):
+        raise ValueError(f"the {what} must be text, got {type(data).__name__}")
+    if not data.strip():
+        raise ValueError(f"the {what} is empty; give it some text")
+    if len(data) > MAX_TEXT_CHARS:
+        raise ValueError(f"the {what} has {len(data):,} characters; the limit is {MAX_TEXT_CHARS:,}, so cut it")
+    return data
+
+
+def char_vocab(text: str) -> tuple[str, ...]:
+    chars = tuple(sorted(set(text)))
+    if len(chars) > MAX_CHAR_VOCAB:
+        raise ValueError(
+            f"the text uses {len(chars)} distinct characters; the cap is {MAX_CHAR_VOCAB}. "
+            "Use text with fewer distinct characters (plain ASCII has under 100)."
+        )
+    return chars
+
+
+WORD = re.compile(r"[a-z0-9']+")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def word_vocab(texts: list[list[str]], max_vocab: int) -> tuple[str, ...]:
+    """<pad>, <unk>, then the most frequent words (ties broken alphabetically), max_vocab in all."""
+    counts = Counter(w for text in texts for w in text)
+    ranked = sorted(counts, key=lambda w: (-counts[w], w))
+    return ("<pad>", "<unk>", *ranked[: max_vocab - 2])

@@ -1,0 +1,49 @@
+"""TrainConfig: how to train, validated on construction (kept apart from the Trainer so that
+tasks can carry a training preset without importing the training loop)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .config import check_choice, check_float, check_int, from_known_fields
+
+OPTIMIZERS = ("sgd", "momentum", "adam", "rmsprop")
+MAX_BATCH = 1024
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """optimizer    "sgd", "momentum" (SGD with momentum 0.9), "adam" or "rmsprop"
+    lr           learning rate, > 0
+    batch_size   samples per step
+    clip_norm    rescale the whole gradient to at most this global L2 norm; None = off
+    clip_value   clamp every gradient entry to [-clip_value, clip_value]; None = off
+    bptt_window  truncated BPTT: backpropagate at most this many steps (the hidden state is
+                 carried forward but detached every window); 0 = full BPTT
+    seed         seeds the weights' initialisation and the batches, so a run can be repeated
+    """
+
+    optimizer: str = "adam"
+    lr: float = 1e-3
+    batch_size: int = 32
+    clip_norm: float | None = None
+    clip_value: float | None = None
+    bptt_window: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_float("lr", self.lr, 0.0, 100.0, low_open=True)
+        check_int("batch_size", self.batch_size, 1, MAX_BATCH)
+        if self.clip_norm is not None:
+            check_float("clip_norm", self.clip_norm, 0.0, 1e6, low_open=True)
+        if self.clip_value is not None:
+            check_float("clip_value", self.clip_value, 0.0, 1e6, low_open=True)
+        check_int("bptt_window", self.bptt_window, 0, 10_000)
+        check_int("seed", self.seed, 0, 2**31 - 1)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainConfig":
+        return from_known_fields(cls, data)

@@ -1,0 +1,190 @@
+"""Trainer: advances a model on its task a few steps at a time, so a page can play, pause and step.
+
+Exploding gradients are a lesson, not a crash: a step whose loss or gradient is NaN/Inf, or whose
+update would make a weight non-finite, is not applied; training stops with "diverged at step N"
+and the model keeps its last finite weights.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+import torch
+from torch import Tensor, nn
+
+from .model import SequenceModel
+from .tasks.base import Task
+from .train_config import TrainConfig
+
+
+@dataclass(frozen=True)
+class StepStats:
+    step: int  # 1-based count of steps this trainer has applied (or tried, if it diverged)
+    loss: float
+    metric: float  # the task's metric on this step's batch
+    grad_norm: float  # global L2 norm of the gradient before clipping
+    grad_norm_clipped: float  # ... and after clipping (equal when clipping is off)
+    diverged: bool
+
+
+def make_optimizer(cfg: TrainConfig, params) -> torch.optim.Optimizer:
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr)
+    if cfg.optimizer == "momentum":
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=0.9)
+    if cfg.optimizer == "rmsprop":
+        return torch.optim.RMSprop(params, lr=cfg.lr)
+    return torch.optim.Adam(params, lr=cfg.lr)
+
+
+def detach_state(state):
+    if isinstance(state, tuple):
+        return tuple(s.detach() for s in state)
+    return state.detach()
+
+
+def global_norm(params: list[nn.Parameter]) -> float:
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return 0.0
+    return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))).item()
+
+
+class Trainer:
+    def __init__(self, model: SequenceModel, task: Task, cfg: TrainConfig):
+        if cfg.bptt_window:
+            if model.cfg.bidirectional:
+                raise ValueError(
+                    "truncated BPTT carries the state forward in time, which a bidirectional layer "
+                    "cannot do; set bptt_window=0 or bidirectional=False"
+                )
+            if task.spec.mapping == "vec2seq":
+                raise ValueError("truncated BPTT needs a sequence input; set bptt_window=0 for vec2seq tasks")
+        self.model, self.task, self.cfg = model, task, cfg
+        self.params = list(model.parameters())
+        self.optimizer = make_optimizer(cfg, self.params)
+        self.batches = torch.Generator().manual_seed(cfg.seed)
+        # Dropout draws from torch's global generator; keep our own copy of its state so a run
+        # repeats exactly whatever else the process (another session) draws in between.
+        with torch.random.fork_rng():
+            torch.manual_seed(cfg.seed)
+            self.dropout_rng = torch.get_rng_state()
+        self.history: list[StepStats] = []
+        self.diverged_at: int | None = None
+
+    @property
+    def steps_done(self) -> int:
+        return len(self.history)
+
+    @property
+    def status(self) -> str:
+        if self.diverged_at is not None:
+            return f"diverged at step {self.diverged_at}"
+        return f"trained {self.steps_done} steps"
+
+    def step(self, n: int = 1) -> list[StepStats]:
+        """Run up to n training steps; stops early (and for good) if training diverges."""
+        done = []
+        with torch.random.fork_rng():
+            torch.set_rng_state(self.dropout_rng)
+            for _ in range(n):
+                if self.diverged_at is not None:
+                    break
+                x, y = self.task.batch(self.cfg.batch_size, self.batches)
+                stats = self.train_step(x, y)
+                self.history.append(stats)
+                done.append(stats)
+                if stats.diverged:
+                    self.diverged_at = stats.step
+            self.dropout_rng = torch.get_rng_state()
+        return done
+
+    def train_step(self, x: Tensor, y: Tensor) -> StepStats:
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss, y_hat = self.forward_backward(x, y)
+        step = self.steps_done + 1
+        grad_norm = global_norm(self.params)
+        if not (math.isfinite(loss) and math.isfinite(grad_norm)):
+            return StepStats(step, loss, float("nan"), grad_norm, float("nan"), diverged=True)
+        if self.cfg.clip_norm is not None:
+            torch.nn.utils.clip_grad_norm_(self.params, self.cfg.clip_norm)
+        if self.cfg.clip_value is not None:
+            torch.nn.utils.clip_grad_value_(self.params, self.cfg.clip_value)
+        clipped = self.cfg.clip_norm is not None or self.cfg.clip_value is not None
+        grad_norm_clipped = global_norm(self.params) if clipped else grad_norm
+        before = [p.detach().clone() for p in self.params]
+        self.optimizer.step()
+        if not all(torch.isfinite(n) for n in torch._foreach_norm([p.detach() for p in self.params])):
+            with torch.no_grad():
+                torch._foreach_copy_([p.data for p in self.params], before)
+            return StepStats(step, loss, float("nan"), grad_norm, grad_norm_clipped, diverged=True)
+        metric = self.task.metric(y_hat.detach(), y)
+        return StepStats(step, loss, metric, grad_norm, grad_norm_clipped, diverged=False)
+
+    def forward_backward(self, x: Tensor, y: Tensor) -> tuple[float, Tensor]:
+        """Loss and gradients for one batch, with full or truncated BPTT. Returns (loss, y_hat)."""
+        model, window = self.model, self.cfg.bptt_window
+        T = x.shape[1] if x.dim() > 1 else 0
+        if not window or window >= T:
+            y_hat = model(x)
+            loss = self.task.loss(y_hat, y)
+            loss.backward()
+            return loss.item(), y_hat
+        # Truncated BPTT: the state crosses chunk borders detached, so no gradient flows back
+        # further than `window` steps. Each chunk's inputs are made inside the chunk so that each
+        # backward pass frees only its own graph.
+        aligned = model.spec.mapping == "seq2seq"
+        state, outputs, total = None, [], 0.0
+        for start in range(0, T, window):
+            chunk = slice(start, min(start + window, T))
+            out, state = model.features(model.inputs(x[:, chunk]), state)  # [B, k, dirs*H]
+            if aligned:
+                y_hat = model.readout(out)  # [B, k, out]
+                loss = self.task.loss(y_hat, y[:, chunk]) * (chunk.stop - chunk.start) / T
+                outputs.append(y_hat.detach())
+            elif chunk.stop == T:
+                loss = self.task.loss(model.readout(out), y)
+                outputs.append(model.readout(out).detach())
+            else:
+                loss = None  # a seq2vec task has no target before the last step
+            if loss is not None:
+                loss.backward()
+                total += loss.item()
+            state = detach_state(state)
+        return total, torch.cat(outputs, dim=1) if aligned else outputs[0]
+
+    @torch.no_grad()
+    def evaluate(self, batch_size: int = 256) -> tuple[float, float]:
+        """(loss, metric) on held-out data: the task's test set if it has one, else a fresh batch
+        from a generator of its own (so evaluating never changes the training batches)."""
+        if hasattr(self.task, "test_set"):
+            x, y = self.task.test_set()
+        else:
+            x, y = self.task.batch(batch_size, torch.Generator().manual_seed(self.cfg.seed + 1))
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            y_hat = self.model(x)
+        finally:
+            self.model.train(was_training)
+        return self.task.loss(y_hat, y).item(), self.task.metric(y_hat, y)
+
+    def freeze(self, *parts: str, frozen: bool = True) -> None:
+        """Stop (or with frozen=False, resume) training the named parts: "embedding",
+        "layer 0", "layer 1", ..., "head" (see SequenceModel.param_groups)."""
+        groups = self.model.param_groups()
+        unknown = [p for p in parts if p not in groups]
+        if unknown:
+            raise ValueError(f"no part named {unknown}; this model has {', '.join(groups)}")
+        named = dict(self.model.named_parameters())
+        for part in parts:
+            for name in groups[part]:
+                named[name].requires_grad_(not frozen)
+
+    def unfreeze(self, *parts: str) -> None:
+        self.freeze(*parts, frozen=False)
+
+    def history_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([asdict(s) for s in self.history])
