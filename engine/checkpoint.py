@@ -9,6 +9,7 @@ import json
 import struct
 from pathlib import Path
 
+from safetensors import SafetensorError
 from safetensors.torch import load as load_bytes
 from safetensors.torch import save as save_bytes
 
@@ -39,16 +40,21 @@ def save(model: SequenceModel, path) -> Path:
 
 def check_safetensors(data: bytes) -> dict:
     """The header of a safetensors file, or a ValueError saying what the file is instead."""
-    if data[:1] == b"\x80" or data[:2] == b"PK":
-        raise ValueError(
-            "this file is a pickle (a torch.save / .pt / .pth / .bin file); Unrolled refuses pickles "
-            "because loading one can run any code. Save the model as .safetensors (engine.save)."
-        )
-    if len(data) < 10:
-        raise ValueError("this file is too short to be a .safetensors checkpoint")
-    (header_len,) = struct.unpack("<Q", data[:8])
-    if header_len > min(MAX_HEADER, len(data) - 8) or data[8:9] != b"{":
+    # The safetensors framing (8-byte header length, then "{") is checked before the pickle
+    # signatures: its first byte is the low byte of the header length, which is 0x80 (or b"PK"
+    # for two bytes) for some perfectly good checkpoints.
+    header_len = struct.unpack("<Q", data[:8])[0] if len(data) >= 10 else 0
+    if not (0 < header_len <= MAX_HEADER and data[8:9] == b"{"):
+        if data[:1] == b"\x80" or data[:2] == b"PK":
+            raise ValueError(
+                "this file is a pickle (a torch.save / .pt / .pth / .bin file); Unrolled refuses pickles "
+                "because loading one can run any code. Save the model as .safetensors (engine.save)."
+            )
+        if len(data) < 10:
+            raise ValueError("this file is too short to be a .safetensors checkpoint")
         raise ValueError("this file is not a .safetensors checkpoint; upload a file saved by Unrolled")
+    if header_len > len(data) - 8:
+        raise ValueError("this .safetensors file is cut short (incomplete download?); save or download it again")
     try:
         return json.loads(data[8 : 8 + header_len])
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -57,8 +63,8 @@ def check_safetensors(data: bytes) -> dict:
 
 def from_bytes(data: bytes) -> SequenceModel:
     header = check_safetensors(data)
-    metadata = header.get("__metadata__") or {}
-    if metadata.get("format") != FORMAT:
+    metadata = header.get("__metadata__")
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise ValueError(
             "this .safetensors file was not saved by Unrolled (it has no model config); "
             "upload a model downloaded from Unrolled"
@@ -69,7 +75,10 @@ def from_bytes(data: bytes) -> SequenceModel:
     except (KeyError, TypeError, json.JSONDecodeError) as err:
         raise ValueError(f"this checkpoint's config is damaged ({err}); save it again") from None
     model = build_model(cfg, spec)
-    tensors = load_bytes(data)
+    try:
+        tensors = load_bytes(data)
+    except SafetensorError as err:
+        raise ValueError(f"this checkpoint's weights are damaged or cut short ({err}); save it again") from None
     expected = model.state_dict()
     if set(tensors) != set(expected) or any(tensors[k].shape != expected[k].shape for k in expected):
         raise ValueError("this checkpoint's weights do not match its config; save it again")

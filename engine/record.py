@@ -74,14 +74,14 @@ def jacobian_norms(model: SequenceModel, traces: list[list[LayerTrace]], x_in: T
     """
     cfg = model.cfg
     H, T = cfg.hidden_size, x_in.shape[1]
-    eye = torch.eye(H)  # [H, H]
-    norms = torch.zeros(cfg.num_layers, cfg.num_directions, T)  # [L, dirs, T]
+    eye = torch.eye(H, dtype=x_in.dtype)  # [H, H]
+    norms = torch.zeros(cfg.num_layers, cfg.num_directions, T, dtype=x_in.dtype)  # [L, dirs, T]
     layer_in = x_in.detach()[0]  # [T, D]
     for layer in range(cfg.num_layers):
         inputs = layer_in[:, None, :].expand(-1, H, -1)  # [T, H(batch), D]
         for direction in range(cfg.num_directions):
-            taps = torch.zeros(T, H, H, requires_grad=True)  # [T, H(batch), H]
-            h0 = torch.zeros(H, H)  # [H(batch), H]
+            taps = torch.zeros(T, H, H, dtype=x_in.dtype, requires_grad=True)  # [T, H(batch), H]
+            h0 = torch.zeros(H, H, dtype=x_in.dtype)  # [H(batch), H]
             trace = unroll_layer(
                 cfg.arch,
                 layer_weights(model.rnn, layer, direction),
@@ -130,7 +130,7 @@ def record(model: SequenceModel, x: Tensor, y: Tensor, index: int = 0, *, jacobi
     with opened(model):
         x_in = model.inputs(xs)  # [1, T, D]
         T = x_in.shape[1]
-        taps = torch.zeros(cfg.num_layers, cfg.num_directions, T, 1, cfg.hidden_size, requires_grad=True)
+        taps = x_in.new_zeros(cfg.num_layers, cfg.num_directions, T, 1, cfg.hidden_size).requires_grad_()
         traces, out = replay_stack(model, x_in, taps)
         y_hat = model.readout(out)
         loss = compute_loss(model.spec.loss, y_hat, ys)

@@ -26,9 +26,9 @@ class CharLMTask(Task):
         super().__post_init__()
         check_seq_len(self.seq_len)
         corpus = stdlib_corpus() if self.text is None else decode_text(self.text, "corpus")
-        if len(corpus) < self.seq_len + 2:
+        if len(corpus) < self.seq_len + 1:
             raise ValueError(
-                f"the corpus has {len(corpus)} characters, fewer than seq_len + 2 = {self.seq_len + 2}; "
+                f"the corpus has {len(corpus)} characters, fewer than seq_len + 1 = {self.seq_len + 1}; "
                 "give more text or shorten seq_len"
             )
         self.text = None if self.text is None else corpus
@@ -38,7 +38,7 @@ class CharLMTask(Task):
         self.spec = TaskSpec("charlm", "seq2seq", "tokens", len(self.vocab), len(self.vocab), loss="ce")
 
     def sample(self, batch_size, generator):
-        starts = torch.randint(0, len(self.ids) - self.seq_len - 1, (batch_size,), generator=generator)  # [B]
+        starts = torch.randint(0, len(self.ids) - self.seq_len, (batch_size,), generator=generator)  # [B], last = N-T-1
         window = starts[:, None] + torch.arange(self.seq_len + 1)  # [B, T+1]
         chunk = self.ids[window]  # [B, T+1]
         return chunk[:, :-1], chunk[:, 1:]  # x, y: [B, T]

@@ -19,7 +19,9 @@ TEST_SHARE = 0.2
 
 
 def read_reviews(csv_text: str) -> tuple[list[str], list[int]]:
-    """Rows of a `review,sentiment` CSV (the Kaggle IMDB 50K layout), or a ValueError saying what to fix."""
+    """Rows of a `review,sentiment` CSV (the Kaggle IMDB 50K layout), or a ValueError saying what to fix.
+    A review whose words repeat an earlier one is kept once (the first), so no review is both
+    trained on and held out."""
     reader = csv.DictReader(io.StringIO(csv_text))
     columns = [c.strip().lower() for c in (reader.fieldnames or [])]
     if "review" not in columns or "sentiment" not in columns:
@@ -27,17 +29,21 @@ def read_reviews(csv_text: str) -> tuple[list[str], list[int]]:
             f"the CSV needs columns 'review' and 'sentiment' (the IMDB 50K layout); it has {columns or 'none'}"
         )
     reader.fieldnames = columns
-    reviews, labels = [], []
+    reviews, labels, seen = [], [], set()
     for line, row in enumerate(reader, start=2):
         label = (row["sentiment"] or "").strip().lower()
         if label not in LABELS:
             raise ValueError(
                 f"line {line}: sentiment {row['sentiment']!r} is not one of positive/negative (or 1/0)"
             )
+        key = tuple(words(row["review"] or ""))
+        if key in seen:  # a repeated review would sit in both the training and the held-out rows
+            continue
+        seen.add(key)
         reviews.append(row["review"] or "")
         labels.append(LABELS[label])
     if len(reviews) < 10:
-        raise ValueError(f"the CSV has {len(reviews)} reviews; give at least 10")
+        raise ValueError(f"the CSV has {len(reviews)} distinct reviews; give at least 10")
     return reviews, labels
 
 

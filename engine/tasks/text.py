@@ -22,7 +22,7 @@ def decode_text(data: bytes | str, what: str = "text") -> str:
     """Uploaded bytes to text, or a ValueError saying why they are not usable."""
     if isinstance(data, bytes):
         try:
-            data = data.decode("utf-8")
+            data = data.decode("utf-8-sig")  # also drops the byte-order mark Excel writes
         except UnicodeDecodeError as err:
             raise ValueError(
                 f"the {what} is not UTF-8 text (byte {err.start} cannot be decoded); "

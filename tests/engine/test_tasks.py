@@ -1,0 +1,384 @@
+"""Every task's batches: shapes and dtypes match its TaskSpec, and targets match an independent
+computation from the inputs (or from the corpus / CSV they were drawn from)."""
+import csv
+import io
+import math
+import re
+
+import pytest
+import torch
+
+import engine
+
+# One small instance of every task (and of every mode that changes the mapping).
+VARIANTS = {
+    "adding": ("adding", dict(seq_len=12)),
+    "recall": ("recall", dict(lag=7, symbols=3, distractors=5)),
+    "parity": ("parity", dict(seq_len=9)),
+    "parity-running": ("parity", dict(seq_len=9, running=True)),
+    "sine-forecast": ("sine", dict(seq_len=30)),
+    "sine-generate": ("sine", dict(seq_len=30, mode="generate")),
+    "charlm": ("charlm", dict(seq_len=16)),
+    "sentiment": ("sentiment", dict(seq_len=20)),
+}
+
+# What each spec must say, from the task's definition (not read back from the code).
+EXPECTED_SPEC = {
+    "adding": dict(mapping="seq2vec", input_kind="values", input_size=2, output_size=1, loss="mse"),
+    "recall": dict(mapping="seq2vec", input_kind="values", input_size=3 + 5, output_size=3, loss="ce"),
+    "parity": dict(mapping="seq2vec", input_kind="values", input_size=1, output_size=2, loss="ce"),
+    "parity-running": dict(mapping="seq2seq", input_kind="values", input_size=1, output_size=2, loss="ce"),
+    "sine-forecast": dict(mapping="seq2seq", input_kind="values", input_size=1, output_size=1, loss="mse"),
+    "sine-generate": dict(mapping="vec2seq", input_kind="values", input_size=3, output_size=1, loss="mse", out_len=30),
+    "charlm": dict(mapping="seq2seq", input_kind="tokens", loss="ce"),
+    "sentiment": dict(mapping="seq2vec", input_kind="tokens", output_size=2, loss="ce"),
+}
+EXPECTED_T = {"adding": 12, "recall": 8, "parity": 9, "parity-running": 9, "sine-forecast": 30,
+              "sine-generate": 30, "charlm": 16, "sentiment": 20}
+
+
+def make(variant: str, seed: int = 0):
+    name, params = VARIANTS[variant]
+    return engine.make_task(name, seed=seed, **params)
+
+
+def same(a, b) -> bool:
+    return torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+
+
+def test_variants_cover_every_task():
+    assert {name for name, _ in VARIANTS.values()} == set(engine.TASKS)
+
+
+# ---------------------------------------------------------------- shapes and dtypes vs spec
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_spec_says_what_the_task_is(variant):
+    spec = make(variant).spec
+    assert spec.name == VARIANTS[variant][0]
+    for key, value in EXPECTED_SPEC[variant].items():
+        assert getattr(spec, key) == value, key
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_batch_shapes_and_dtypes_match_spec(variant):
+    task = make(variant)
+    spec, B, T = task.spec, 5, EXPECTED_T[variant]
+    x, y = task.batch(B)
+    if spec.mapping == "vec2seq":
+        assert x.shape == (B, spec.input_size) and x.dtype == torch.float32
+        assert spec.out_len == T
+    elif spec.input_kind == "tokens":
+        assert x.shape == (B, T) and x.dtype == torch.long
+        assert 0 <= x.min() and x.max() < spec.input_size
+    else:
+        assert x.shape == (B, T, spec.input_size) and x.dtype == torch.float32
+    out_steps = {"seq2vec": (), "seq2seq": (T,), "vec2seq": (T,)}[spec.mapping]
+    if spec.loss == "ce":
+        assert y.shape == (B, *out_steps) and y.dtype == torch.long
+        assert 0 <= y.min() and y.max() < spec.output_size
+    else:
+        assert y.shape == (B, *out_steps, spec.output_size) and y.dtype == torch.float32
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_model_built_from_the_spec_fits_the_batch(variant):
+    task = make(variant)
+    torch.manual_seed(0)
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=4, embedding_dim=3), task)
+    x, y = task.batch(3)
+    y_hat = model(x)
+    if task.spec.loss == "mse":
+        assert y_hat.shape == y.shape
+    else:
+        assert y_hat.shape == (*y.shape, task.spec.output_size)
+    loss = task.loss(y_hat, y)
+    assert loss.ndim == 0 and torch.isfinite(loss)
+
+
+# ---------------------------------------------------------------- adding
+
+
+@pytest.mark.parametrize("seq_len", [2, 7, 50])
+def test_adding_target_is_sum_of_the_two_marked_values(seq_len):
+    task = engine.make_task("adding", seq_len=seq_len, seed=1)
+    x, y = task.batch(300)
+    values, markers = x[..., 0], x[..., 1]
+    assert ((values >= 0) & (values < 1)).all()
+    assert set(markers.unique().tolist()) <= {0.0, 1.0}
+    half = seq_len // 2
+    for b in range(len(x)):
+        marked = [t for t in range(seq_len) if markers[b, t] == 1.0]
+        assert len(marked) == 2
+        assert marked[0] < half <= marked[1]  # one in each half
+        expected = float(values[b, marked[0]]) + float(values[b, marked[1]])
+        assert y[b, 0].item() == pytest.approx(expected, abs=1e-6)
+
+
+def test_adding_constant_one_scores_one_sixth():
+    # U1 + U2 with U ~ U[0, 1) has mean 1 and variance 2/12, so guessing 1.0 gives MSE 1/6.
+    task = engine.make_task("adding", seq_len=20, seed=0)
+    _, y = task.batch(20000)
+    mse = task.loss(torch.ones_like(y), y).item()
+    assert mse == pytest.approx(1 / 6, abs=0.01)
+    assert ((y - 1.0) ** 2).mean().item() == pytest.approx(mse, rel=1e-5)
+    assert abs(task.metric(torch.ones_like(y), y)) < 0.05  # R^2 of the mean predictor is ~0
+
+
+# ---------------------------------------------------------------- recall
+
+
+def test_recall_target_is_the_first_symbol_and_the_rest_are_distractors():
+    task = engine.make_task("recall", lag=6, symbols=4, distractors=3, seed=2)
+    x, y = task.batch(400)
+    assert x.shape == (400, 7, 7)
+    assert set(x.unique().tolist()) == {0.0, 1.0}
+    assert (x.sum(dim=2) == 1).all()  # one-hot at every step
+    first = x[:, 0].argmax(dim=1)
+    assert torch.equal(y, first)
+    assert (first < 4).all()  # step 0 is a signal symbol
+    assert (x[:, 1:].argmax(dim=2) >= 4).all()  # steps 1.. are distractors
+    assert set(y.tolist()) == {0, 1, 2, 3}  # every signal is drawn
+    assert set(x[:, 1:].argmax(dim=2).unique().tolist()) == {4, 5, 6}
+
+
+# ---------------------------------------------------------------- parity
+
+
+def parity_of(bits) -> int:
+    p = 0
+    for bit in bits:
+        p ^= int(bit)
+    return p
+
+
+def test_parity_of_the_whole_sequence():
+    task = engine.make_task("parity", seq_len=11, seed=3)
+    x, y = task.batch(200)
+    assert set(x.unique().tolist()) == {0.0, 1.0}
+    assert [parity_of(row) for row in x[..., 0].tolist()] == y.tolist()
+    assert 0 < y.float().mean() < 1
+
+
+def test_running_parity_is_the_parity_so_far():
+    task = engine.make_task("parity", seq_len=11, running=True, seed=3)
+    x, y = task.batch(100)
+    bits = x[..., 0].tolist()
+    expected = [[parity_of(row[: t + 1]) for t in range(11)] for row in bits]
+    assert y.tolist() == expected
+
+
+# ---------------------------------------------------------------- sine
+
+
+def assert_clean_sinusoids(s):
+    """Each row is a pure sine: s[t+1] + s[t-1] = 2 cos(w) s[t], with a period of 8 to 40 steps."""
+    for row in s.double():
+        a, mid, c = row[2:], row[1:-1], row[:-2]
+        two_cos = ((a + c) * mid).sum() / (mid * mid).sum()
+        assert torch.allclose(a + c, two_cos * mid, atol=1e-5)
+        period = 2 * math.pi / math.acos(two_cos.item() / 2)
+        assert 8 - 1e-3 <= period <= 40 + 1e-3
+
+
+def test_sine_forecast_target_is_the_next_input_without_noise():
+    task = engine.make_task("sine", seq_len=40, seed=4)
+    x, y = task.batch(64)
+    assert torch.equal(y[:, :-1], x[:, 1:])
+    assert_clean_sinusoids(y[..., 0])
+
+
+def test_sine_forecast_noise_is_on_the_input_only():
+    task = engine.make_task("sine", seq_len=40, noise=0.1, seed=4)
+    x, y = task.batch(256)
+    residual = x[:, 1:] - y[:, :-1]
+    assert residual.std().item() == pytest.approx(0.1, abs=0.01)
+    assert residual.mean().abs().item() < 0.01
+    assert_clean_sinusoids(y[..., 0])
+
+
+def test_sine_generate_x_describes_the_wave_in_y():
+    task = engine.make_task("sine", seq_len=50, mode="generate", seed=5)
+    x, y = task.batch(64)
+    period = 40.0 * x[:, 0].double()
+    assert ((period >= 8 - 1e-4) & (period <= 40 + 1e-4)).all()
+    assert torch.allclose(x[:, 1] ** 2 + x[:, 2] ** 2, torch.ones(64), atol=1e-5)
+    phase = torch.atan2(x[:, 1].double(), x[:, 2].double())
+    t = torch.arange(50, dtype=torch.float64)
+    wave = torch.sin(2 * math.pi * t / period[:, None] + phase[:, None])
+    assert torch.allclose(y[..., 0].double(), wave, atol=1e-4)
+
+
+# ---------------------------------------------------------------- charlm
+
+
+def test_charlm_default_corpus_windows_are_shifted_substrings():
+    task = engine.make_task("charlm", seq_len=40, seed=6)
+    corpus = engine.tasks.text.stdlib_corpus()
+    assert "def " in corpus
+    assert task.spec.input_size == task.spec.output_size == len(set(corpus))
+    x, y = task.batch(16)
+    for xs, ys in zip(x, y):
+        text, target = task.decode(xs), task.decode(ys)
+        assert len(text) == len(target) == 40
+        assert target[:-1] == text[1:]
+        assert text + target[-1] in corpus
+
+
+def test_charlm_draws_every_window_of_a_small_text():
+    text = "abcdefghij"  # distinct characters, so each window is unique
+    task = engine.make_task("charlm", text=text, seq_len=3, seed=0)
+    assert task.vocab == tuple(text)
+    x, y = task.batch(600)
+    pairs = {(task.decode(a), task.decode(b)) for a, b in zip(x, y)}
+    expected = {(text[s : s + 3], text[s + 1 : s + 4]) for s in range(len(text) - 3)}
+    assert pairs == expected  # including the last window, whose target ends on the last character
+
+
+def test_charlm_text_of_seq_len_plus_one_gives_its_one_window():
+    task = engine.make_task("charlm", text="hello", seq_len=4)
+    x, y = task.batch(3)
+    assert [task.decode(r) for r in x] == ["hell"] * 3
+    assert [task.decode(r) for r in y] == ["ello"] * 3
+
+
+def test_charlm_accepts_bytes_like_str():
+    text = "héllo wörld, " * 20
+    a = engine.make_task("charlm", text=text, seq_len=8, seed=1)
+    b = engine.make_task("charlm", text=text.encode("utf-8"), seq_len=8, seed=1)
+    bom = engine.make_task("charlm", text=b"\xef\xbb\xbf" + text.encode("utf-8"), seq_len=8, seed=1)
+    assert a.vocab == b.vocab == bom.vocab == tuple(sorted(set(text)))
+    assert same(a.batch(10), b.batch(10))
+    assert torch.equal(a.encode("wörld"), b.encode("wörld"))
+
+
+# ---------------------------------------------------------------- sentiment
+
+SHIPPED = engine.tasks.reviews.REVIEWS_CSV
+
+
+def split_words(text: str) -> tuple[str, ...]:
+    """The shipped reviews are lower-case words, commas and full stops."""
+    return tuple(text.lower().replace(",", " ").replace(".", " ").split())
+
+
+def shipped_rows() -> list[tuple[str, str]]:
+    with open(SHIPPED, newline="", encoding="utf-8") as f:
+        return [(row["review"], row["sentiment"]) for row in csv.DictReader(f)]
+
+
+def test_shipped_csv_has_both_labels_and_negations():
+    rows = shipped_rows()
+    assert len(rows) >= 1000
+    assert {label for _, label in rows} == {"positive", "negative"}
+    positives = sum(label == "positive" for _, label in rows)
+    assert 0.3 < positives / len(rows) < 0.7
+    one_clause = {text: label for text, label in rows if text.count(".") == 1 and "," not in text}
+    negated_praise = [t for t, lab in one_clause.items() if re.search(r" was not (good|great|funny)\.$", t)]
+    negated_blame = [t for t, lab in one_clause.items() if re.search(r" was (not|never) (bad|boring|dull)\.$", t)]
+    assert negated_praise and all(one_clause[t] == "negative" for t in negated_praise)
+    assert negated_blame and all(one_clause[t] == "positive" for t in negated_blame)
+
+
+def rows_of(task, x):
+    """Each row as the tuple of words it shows (front padding dropped)."""
+    return [tuple(task.decode(r).split()) for r in x]
+
+
+def test_sentiment_labels_match_the_csv_and_pad_at_the_front():
+    truth: dict[tuple, int] = {}
+    for text, label in shipped_rows():
+        truth.setdefault(split_words(text), 1 if label == "positive" else 0)
+    T = 60  # longer than every shipped review, so no row is cut
+    task = engine.make_task("sentiment", seq_len=T, max_vocab=20000, seed=0)
+    assert "<unk>" not in " ".join(task.decode(r) for r in task.train_x)
+    x = torch.cat([task.train_x, task.test_x])
+    y = torch.cat([task.train_y, task.test_y])
+    assert len(y) == len(truth)  # every distinct review, once
+    for row, words, label in zip(x, rows_of(task, x), y.tolist()):
+        assert truth[words] == label
+        n_pad = T - len(words)
+        assert (row[:n_pad] == 0).all() and (row[n_pad:] != 0).all()  # padding in front only
+
+
+def test_sentiment_keeps_the_last_words_of_long_reviews():
+    endings = {split_words(text)[-5:] for text, _ in shipped_rows()}
+    task = engine.make_task("sentiment", seq_len=5, max_vocab=20000)
+    assert all(words in endings for words in rows_of(task, task.train_x))
+    encoded = task.encode("The film was good")
+    assert encoded.tolist()[:1] == [0] and task.decode(encoded) == "the film was good"
+
+
+def test_sentiment_test_set_is_held_out():
+    task = engine.make_task("sentiment", seq_len=60, max_vocab=20000, seed=1)
+    test_x, test_y = task.test_set()
+    n = len(task.train_y) + len(test_y)
+    assert len(test_y) == int(0.2 * n)
+    train_rows = {tuple(r.tolist()) for r in task.train_x}
+    assert not train_rows & {tuple(r.tolist()) for r in test_x}  # no review on both sides
+    x, _ = task.batch(500)
+    assert {tuple(r.tolist()) for r in x} <= train_rows  # batches come from training rows only
+
+
+def imdb_csv(n: int = 30) -> str:
+    """The Kaggle IMDB 50K layout: quoted reviews with commas and <br /> tags."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["review", "sentiment"])
+    for i in range(n):
+        mood = "wonderful, moving" if i % 3 else "dull, tedious"
+        writer.writerow([f"Film r{i} was {mood}.<br /><br />I'd say so.", "positive" if i % 3 else "negative"])
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("encode", ["str", "bytes", "bytes-bom", "crlf"])
+def test_uploaded_imdb_csv(encode):
+    text = imdb_csv().replace("\r\n", "\n")
+    data = {
+        "str": text,
+        "bytes": text.encode("utf-8"),
+        "bytes-bom": b"\xef\xbb\xbf" + text.encode("utf-8"),  # what Excel writes
+        "crlf": text.replace("\n", "\r\n").encode("utf-8"),
+    }[encode]
+    task = engine.make_task("sentiment", csv_text=data, seq_len=12, seed=2)
+    x = torch.cat([task.train_x, task.test_x])
+    y = torch.cat([task.train_y, task.test_y])
+    assert len(y) == 30 and len(task.test_y) == 6
+    for words, label in zip(rows_of(task, x), y.tolist()):
+        i = int(words[1][1:])  # "film r{i} ..."
+        assert label == (1 if i % 3 else 0)
+        assert words[0] == "film" and words[-2:] == ("say", "so") and "i'd" in words
+    reference = engine.make_task("sentiment", csv_text=imdb_csv(), seq_len=12, seed=2)
+    assert torch.equal(task.train_x, reference.train_x) and torch.equal(task.test_y, reference.test_y)
+
+
+def test_uploaded_csv_with_other_label_spellings_and_header_case():
+    rows = ["Review,Sentiment"] + [f"review r{i} here,{'1' if i % 2 else 'Neg'}" for i in range(12)]
+    task = engine.make_task("sentiment", csv_text="\n".join(rows), seq_len=4)
+    x = torch.cat([task.train_x, task.test_x])
+    y = torch.cat([task.train_y, task.test_y])
+    for words, label in zip(rows_of(task, x), y.tolist()):
+        assert label == int(words[1][1:]) % 2
+
+
+# ---------------------------------------------------------------- seeds and generators
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_same_seed_same_batches_different_seed_different(variant):
+    a, b, c = make(variant, seed=3), make(variant, seed=3), make(variant, seed=4)
+    a1, a2 = a.batch(16), a.batch(16)
+    assert same(a1, b.batch(16)) and same(a2, b.batch(16))
+    assert not same(a1, a2)  # the task's generator moves on
+    assert not same(a1, c.batch(16))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_batch_uses_the_given_generator(variant):
+    task, fresh = make(variant, seed=0), make(variant, seed=0)
+    given = task.batch(16, torch.Generator().manual_seed(12345))
+    again = task.batch(16, torch.Generator().manual_seed(12345))
+    assert same(given, again)
+    assert not same(given, make(variant, seed=0).batch(16))
+    assert same(task.batch(16), fresh.batch(16))  # the task's own generator was not used
