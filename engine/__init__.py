@@ -9,15 +9,17 @@
 
 from .checkpoint import from_bytes, load, save, to_bytes
 from .config import ModelConfig
-from .model import SequenceModel, build_model
+from .build import build_model
+from .model import SequenceModel
 from .record import record
-from .recording import Recording
+from .recording import Recording, StackTrace
+from .seq2seq import EncoderDecoder
 from .tasks import TASKS, Preset, Task, TaskSpec, make_task, task_params
 from .train_config import TrainConfig
 from .training import StepStats, Trainer
 
 __all__ = [
     "ModelConfig", "TrainConfig", "TaskSpec", "Task", "Preset", "TASKS", "make_task", "task_params",
-    "SequenceModel", "build_model", "record", "Recording", "Trainer", "StepStats",
+    "SequenceModel", "EncoderDecoder", "build_model", "record", "Recording", "StackTrace", "Trainer", "StepStats",
     "save", "load", "to_bytes", "from_bytes",
 ]

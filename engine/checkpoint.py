@@ -14,7 +14,8 @@ from safetensors.torch import load as load_bytes
 from safetensors.torch import save as save_bytes
 
 from .config import ModelConfig
-from .model import SequenceModel, build_model
+from .build import build_model
+from .model import SequenceModel
 from .tasks.base import TaskSpec
 
 FORMAT = "unrolled-checkpoint-1"

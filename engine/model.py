@@ -12,6 +12,7 @@ from torch import Tensor, nn
 from .config import ModelConfig
 from .init import initialise
 from .recurrent import State, make_recurrent
+from .replay import Replay, Taps, run_stack
 from .tasks.base import TaskSpec
 
 
@@ -50,28 +51,32 @@ class SequenceModel(nn.Module):
             last = torch.cat([last, out[:, 0, hidden:]], dim=1)  # [B, 2H]
         return self.head(last)  # [B, out]
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, y: Tensor | None = None) -> Tensor:
+        """y_hat for x. (y is taken, and ignored, so every model trains with model(x, y):
+        an encoder-decoder uses it for teacher forcing.)"""
         out, _ = self.features(self.inputs(x))
         return self.readout(out)
 
+    def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
+        """The forward pass through the written-out equations, for engine.record."""
+        stack, out = run_stack("rnn", self.cfg, self.rnn, self.inputs(x), taps)
+        return Replay(self.readout(out), {"rnn": stack})
+
     def param_groups(self) -> dict[str, list[str]]:
-        """Parameter names by the part of the network they belong to, for freezing layers."""
-        groups: dict[str, list[str]] = {}
-        for name, _ in self.named_parameters():
-            part = name.split(".")[0]
-            if part == "rnn":
-                part = f"layer {name.split('_l')[-1].split('_')[0]}"
-            groups.setdefault(part, []).append(name)
-        return groups
-
-    def describe(self) -> list[dict]:
-        """One row per part (embedding, each recurrent layer, head) with its sizes and parameter count."""
-        counts = {part: sum(dict(self.named_parameters())[n].numel() for n in names)
-                  for part, names in self.param_groups().items()}
-        return [{"part": part, "parameters": n} for part, n in counts.items()]
+        return param_groups(self)
 
 
-def build_model(cfg: ModelConfig, task) -> SequenceModel:
-    """The model `cfg` describes, shaped for `task` (a Task or a TaskSpec)."""
-    spec = task if isinstance(task, TaskSpec) else task.spec
-    return SequenceModel(cfg, spec)
+RECURRENT_PARTS = {"rnn": "", "encoder": "encoder ", "decoder": "decoder "}
+
+
+def param_groups(model: nn.Module) -> dict[str, list[str]]:
+    """Parameter names by the part of the network they belong to, for freezing: "embedding",
+    "layer 0", "layer 1", ..., "head" (an encoder-decoder: "encoder layer 0", ...)."""
+    groups: dict[str, list[str]] = {}
+    for name, _ in model.named_parameters():
+        part = name.split(".")[0]
+        if part in RECURRENT_PARTS:
+            layer = name.split("_l")[-1].split("_")[0]  # weight_hh_l1_reverse -> 1
+            part = f"{RECURRENT_PARTS[part]}layer {layer}"
+        groups.setdefault(part, []).append(name)
+    return groups

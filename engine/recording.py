@@ -15,12 +15,9 @@ DIRECTIONS = ("forward", "backward")
 
 
 @dataclass
-class Recording:
-    arch: str
-    x: Tensor  # the sample's input: [T, D] values, [T] tokens or [D] vector
-    y: Tensor  # its target
-    y_hat: Tensor  # the model's output for it
-    loss: float
+class StackTrace:
+    """One recurrent stack of the model (the only one, or the encoder, or the decoder), recorded."""
+
     hidden: Tensor  # [layers, directions, T, H]  h_t
     cell: Tensor | None  # [layers, directions, T, H]  c_t, LSTM only
     gates: dict[str, Tensor]  # "i","f","g","o" (LSTM) or "r","z","n" (GRU): each [layers, directions, T, H]
@@ -29,13 +26,40 @@ class Recording:
     blocks: tuple[str, ...]  # names of the [H, H] blocks of W_hh: the gates, or ("hh",) for an RNN
     eigenvalues: Tensor  # [layers, directions, blocks, H] complex: of each block of W_hh
     singular_values: Tensor  # [layers, directions, blocks, H]: of each block, descending
-    param_grad_norm: dict[str, float]  # ||dL/dW|| for every named parameter, on this sample
-    attention: dict[str, Tensor] = field(default_factory=dict)  # name -> [heads, T_query, T_key]
 
     @property
     def grad_norm_h(self) -> Tensor:
         """[layers, directions, T]  ||dL/dh_t||."""
         return self.grad_h.norm(dim=-1)
+
+
+@dataclass
+class Recording:
+    """A SequenceModel has one stack, "rnn"; an EncoderDecoder has "encoder" and "decoder".
+    rec.hidden, rec.gates, ... are those of the first stack; rec.stacks[name] holds each."""
+
+    arch: str
+    x: Tensor  # the sample's input: [T, D] values, [T] tokens or [D] vector
+    y: Tensor  # its target
+    y_hat: Tensor  # the model's output for it
+    loss: float
+    stacks: dict[str, StackTrace]
+    param_grad_norm: dict[str, float]  # ||dL/dW|| for every named parameter, on this sample
+    attention: dict[str, Tensor] = field(default_factory=dict)  # name -> [heads, T_query, T_key]
+
+    @property
+    def main(self) -> StackTrace:
+        return next(iter(self.stacks.values()))
+
+    hidden = property(lambda self: self.main.hidden)
+    cell = property(lambda self: self.main.cell)
+    gates = property(lambda self: self.main.gates)
+    grad_h = property(lambda self: self.main.grad_h)
+    grad_norm_h = property(lambda self: self.main.grad_norm_h)
+    jacobian_norm = property(lambda self: self.main.jacobian_norm)
+    blocks = property(lambda self: self.main.blocks)
+    eigenvalues = property(lambda self: self.main.eigenvalues)
+    singular_values = property(lambda self: self.main.singular_values)
 
     @property
     def num_layers(self) -> int:
@@ -49,37 +73,45 @@ class Recording:
     def seq_len(self) -> int:
         return self.hidden.shape[2]
 
-    def to_frame(self, key: str) -> pd.DataFrame:
+    def to_frame(self, key: str, stack: str | None = None) -> pd.DataFrame:
         """A long DataFrame for plotting. Keys: hidden, cell, grad_h, gates (with a `gate`
-        column), grad_norm_h, jacobian_norm, eigenvalues, singular_values, param_grad_norm."""
-        if key in ("hidden", "cell", "grad_h"):
-            values = getattr(self, key)
-            if values is None:
-                raise ValueError(f"this {self.arch.upper()} has no {key}; only an LSTM has a cell state")
-            return state_frame(values)
-        if key == "gates":
-            if not self.gates:
-                raise ValueError(f"a vanilla RNN has no gates; record an LSTM or GRU")
-            frames = [state_frame(v).assign(gate=name) for name, v in self.gates.items()]
-            return pd.concat(frames, ignore_index=True)
-        if key in ("grad_norm_h", "jacobian_norm"):
-            values = getattr(self, key)
-            if values is None:
-                raise ValueError("record with jacobians=True to get jacobian_norm")
-            return series_frame(values)
-        if key == "eigenvalues":
-            frame = block_frame(self.eigenvalues.abs(), self.blocks).rename(columns={"value": "modulus"})
-            frame["real"] = self.eigenvalues.real.flatten().tolist()
-            frame["imag"] = self.eigenvalues.imag.flatten().tolist()
-            return frame
-        if key == "singular_values":
-            return block_frame(self.singular_values, self.blocks)
+        column), grad_norm_h, jacobian_norm, eigenvalues, singular_values, param_grad_norm.
+        `stack` picks "encoder" or "decoder" of an encoder-decoder (default: the first)."""
         if key == "param_grad_norm":
             return pd.DataFrame({"parameter": list(self.param_grad_norm), "value": list(self.param_grad_norm.values())})
-        raise ValueError(
-            f"unknown key {key!r}; use hidden, cell, grad_h, gates, grad_norm_h, jacobian_norm, "
-            "eigenvalues, singular_values or param_grad_norm"
-        )
+        if stack is not None and stack not in self.stacks:
+            raise ValueError(f"no stack {stack!r}; this recording has {', '.join(self.stacks)}")
+        return stack_frame(self.stacks[stack] if stack else self.main, self.arch, key)
+
+
+def stack_frame(trace: StackTrace, arch: str, key: str) -> pd.DataFrame:
+    """to_frame for one stack."""
+    if key in ("hidden", "cell", "grad_h"):
+        values = getattr(trace, key)
+        if values is None:
+            raise ValueError(f"this {arch.upper()} has no {key}; only an LSTM has a cell state")
+        return state_frame(values)
+    if key == "gates":
+        if not trace.gates:
+            raise ValueError("a vanilla RNN has no gates; record an LSTM or GRU")
+        frames = [state_frame(v).assign(gate=name) for name, v in trace.gates.items()]
+        return pd.concat(frames, ignore_index=True)
+    if key in ("grad_norm_h", "jacobian_norm"):
+        values = getattr(trace, key)
+        if values is None:
+            raise ValueError("record with jacobians=True to get jacobian_norm")
+        return series_frame(values)
+    if key == "eigenvalues":
+        frame = block_frame(trace.eigenvalues.abs(), trace.blocks).rename(columns={"value": "modulus"})
+        frame["real"] = trace.eigenvalues.real.flatten().tolist()
+        frame["imag"] = trace.eigenvalues.imag.flatten().tolist()
+        return frame
+    if key == "singular_values":
+        return block_frame(trace.singular_values, trace.blocks)
+    raise ValueError(
+        f"unknown key {key!r}; use hidden, cell, grad_h, gates, grad_norm_h, jacobian_norm, "
+        "eigenvalues, singular_values or param_grad_norm"
+    )
 
 
 def index_frame(shape: tuple[int, ...], names: tuple[str, ...]) -> pd.DataFrame:

@@ -13,7 +13,6 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from .model import SequenceModel
 from .tasks.base import Task
 from .train_config import TrainConfig
 
@@ -52,15 +51,18 @@ def global_norm(params: list[nn.Parameter]) -> float:
 
 
 class Trainer:
-    def __init__(self, model: SequenceModel, task: Task, cfg: TrainConfig):
+    def __init__(self, model: nn.Module, task: Task, cfg: TrainConfig):
         if cfg.bptt_window:
             if model.cfg.bidirectional:
                 raise ValueError(
                     "truncated BPTT carries the state forward in time, which a bidirectional layer "
                     "cannot do; set bptt_window=0 or bidirectional=False"
                 )
-            if task.spec.mapping == "vec2seq":
-                raise ValueError("truncated BPTT needs a sequence input; set bptt_window=0 for vec2seq tasks")
+            if task.spec.mapping not in ("seq2seq", "seq2vec"):
+                raise ValueError(
+                    f"truncated BPTT is for one model reading one sequence; set bptt_window=0 for "
+                    f"a {task.spec.mapping} task"
+                )
         self.model, self.task, self.cfg = model, task, cfg
         self.params = list(model.parameters())
         self.optimizer = make_optimizer(cfg, self.params)
@@ -128,7 +130,7 @@ class Trainer:
         model, window = self.model, self.cfg.bptt_window
         T = x.shape[1] if x.dim() > 1 else 0
         if not window or window >= T:
-            y_hat = model(x)
+            y_hat = model(x, y)
             loss = self.task.loss(y_hat, y)
             loss.backward()
             return loss.item(), y_hat
@@ -158,7 +160,8 @@ class Trainer:
     @torch.no_grad()
     def evaluate(self, batch_size: int = 256) -> tuple[float, float]:
         """(loss, metric) on held-out data: the task's test set if it has one, else a fresh batch
-        from a generator of its own (so evaluating never changes the training batches)."""
+        from a generator of its own (so evaluating never changes the training batches).
+        An encoder-decoder is evaluated decoding freely (greedy), not teacher-forced."""
         if hasattr(self.task, "test_set"):
             x, y = self.task.test_set()
         else:

@@ -8,6 +8,7 @@ from .base import Preset, Task, TaskSpec
 from .charlm import CharLMTask
 from .parity import ParityTask
 from .recall import RecallTask
+from .reverse import ReverseTask
 from .sentiment import SentimentTask
 from .sine import SineTask
 
@@ -18,6 +19,7 @@ TASKS: dict[str, type[Task]] = {
     "sine": SineTask,
     "charlm": CharLMTask,
     "sentiment": SentimentTask,
+    "reverse": ReverseTask,
 }
 
 

@@ -12,7 +12,7 @@ from ..config import ModelConfig, check_choice, check_int
 from ..losses import LOSSES, METRIC_NAMES, compute_loss, compute_metric
 from ..train_config import TrainConfig
 
-MAPPINGS = ("seq2vec", "seq2seq", "vec2seq")
+MAPPINGS = ("seq2vec", "seq2seq", "vec2seq", "encdec")
 INPUT_KINDS = ("values", "tokens")
 MAX_SEQ_LEN = 2000
 
@@ -22,12 +22,13 @@ class TaskSpec:
     """The shape of model a task needs. Saved with every checkpoint so the model can be rebuilt.
 
     mapping      "seq2vec" (one output after the last step), "seq2seq" (one output per step,
-                 aligned with the input) or "vec2seq" (one input vector, a sequence out)
+                 aligned with the input), "vec2seq" (one input vector, a sequence out) or
+                 "encdec" (encoder-decoder: a token sequence in, another of its own length out)
     input_kind   "values" (x is float [B, T, input_size]) or "tokens" (x is int [B, T])
     input_size   features per step, or the vocabulary size for tokens
     output_size  values per output, or classes
     loss         "mse" or "ce"
-    out_len      vec2seq only: how many steps the model unrolls
+    out_len      vec2seq and encdec: how many steps the output has (encdec: at most)
     """
 
     name: str
@@ -44,8 +45,10 @@ class TaskSpec:
         check_int("input_size", self.input_size, 1, 100_000)
         check_int("output_size", self.output_size, 1, 100_000)
         check_choice("loss", self.loss, LOSSES)
-        if self.mapping == "vec2seq":
+        if self.mapping in ("vec2seq", "encdec"):
             check_int("out_len", self.out_len, 2, MAX_SEQ_LEN)
+        if self.mapping == "encdec" and (self.input_kind != "tokens" or self.loss != "ce"):
+            raise ValueError("an encdec task reads tokens and predicts tokens: use input_kind='tokens', loss='ce'")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import engine
-from engine.record import replay_stack
+from engine.replay import replay_stack
 
 from .cases import CASES, case_id, double_model
 
@@ -18,7 +18,7 @@ def test_replay_reproduces_pytorch_kernel_in_float32(case):
     x, _ = task.batch(4)
     with torch.no_grad():
         fused, _ = model.features(model.inputs(x))  # nn.LSTM / nn.GRU / nn.RNN
-        _, replayed = replay_stack(model, model.inputs(x), None)
+        _, replayed = replay_stack(model.cfg, model.rnn, model.inputs(x), None)
     assert fused.shape == replayed.shape
     torch.testing.assert_close(replayed, fused, atol=2e-6, rtol=0)
 

@@ -5,7 +5,7 @@ import torch
 
 import engine
 from engine.losses import compute_loss
-from engine.record import replay_stack
+from engine.replay import replay_stack
 
 from .cases import CASES, case_id, double_model
 
@@ -83,7 +83,7 @@ def test_grad_h_equals_finite_differences(case):
 
     def loss_with(taps):
         with torch.no_grad():
-            _, out = replay_stack(model, model.inputs(x), taps)
+            _, out = replay_stack(model.cfg, model.rnn, model.inputs(x), taps)
             return compute_loss("mse", model.readout(out), y).item()
 
     eps = 1e-5
