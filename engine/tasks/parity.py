@@ -18,7 +18,7 @@ class ParityTask(Task):
     the same one bit of memory, but with a training signal at every step."""
 
     seq_len: int = 10
-    running: bool = False
+    running: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -44,8 +44,10 @@ class ParityTask(Task):
         )
 
 
-PRESET_STEPS = 1500
+PRESET_STEPS = 500
 PRESET_LESSON = (
-    "Parity of 10 bits needs exactly one bit of memory that every 1 flips. A GRU with 32 units "
-    "finds it within a few hundred Adam steps; lengthen the sequence and watch it get harder."
+    "Parity needs one bit of memory that every 1 flips. With a target after every bit (running "
+    "parity) a 32-unit GRU gets all 10 right within 500 steps. Switch `running` off, so the only "
+    "target comes after the last bit, and the same network stays at chance from 4 bits on: the "
+    "computation is the same, but one signal at the end gives gradient descent no slope to follow."
 )

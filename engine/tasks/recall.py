@@ -18,7 +18,7 @@ class RecallTask(Task):
     (from `distractors` other symbols). After the last step the model must name the signal.
     Inputs are one-hot over signals + distractors; chance accuracy is 1 / symbols."""
 
-    lag: int = 20
+    lag: int = 50
     symbols: int = 4
     distractors: int = 4
 
@@ -45,12 +45,20 @@ class RecallTask(Task):
     @property
     def preset(self) -> Preset:
         return Preset(
-            model=ModelConfig(arch="lstm", hidden_size=64),
-            train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),
+            model=ModelConfig(arch="lstm", hidden_size=64, forget_bias=3.0),
+            train=TrainConfig(optimizer="adam", lr=1e-3, batch_size=64, clip_norm=1.0),
             steps=PRESET_STEPS,
             lesson=PRESET_LESSON,
         )
 
 
-PRESET_STEPS = 1500
-PRESET_LESSON = "Calibration pending."
+# Calibrated on this CPU over seeds 0-2 (about 100 runs): with Adam a tanh RNN learns this task
+# up to lag 50 if given 3000-5000 steps, so the budget matters as much as the lag; 2000 steps
+# at lr 1e-3 keep it (and the GRU) at chance every time. A default LSTM is no better; its
+# forget gate must start open (bias 3; bias 1 only carries it to lag 20).
+PRESET_STEPS = 2000
+PRESET_LESSON = (
+    "At lag 50 a tanh RNN and a GRU stay at chance (25%) for all 2000 steps, while an LSTM whose "
+    "forget gate starts open (forget bias 3) names the signal every time within a few hundred "
+    "steps. Slide the lag down to 5 and all three succeed: what fails is memory across time."
+)

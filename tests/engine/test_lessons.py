@@ -15,9 +15,8 @@ pytestmark = pytest.mark.training
 
 def train_preset(task, **model_changes):
     preset = task.preset
-    torch.manual_seed(preset.train.seed)
     cfg = dataclasses.replace(preset.model, **model_changes)
-    model = engine.build_model(cfg, task)
+    model = engine.build_model(cfg, task, seed=preset.train.seed)
     trainer = engine.Trainer(model, task, preset.train)
     trainer.step(preset.steps)
     assert trainer.diverged_at is None
@@ -33,3 +32,72 @@ def test_adding_problem_lstm_learns_where_tanh_rnn_stays_at_the_baseline():
     rnn_mse, rnn_r2 = rnn.evaluate(2000)
     assert lstm_mse < 0.01
     assert rnn_mse > 0.15 and abs(rnn_r2) < 0.05  # no better than always guessing 1.0 (MSE 1/6)
+
+
+def test_running_parity_is_learned_but_parity_with_one_final_target_is_not():
+    running = engine.make_task("parity", seq_len=10, running=True)
+    _, trainer = train_preset(running)
+    assert trainer.evaluate(1000)[1] > 0.99
+    final = engine.make_task("parity", seq_len=10, running=False)
+    _, trainer = train_preset(final)
+    assert trainer.evaluate(1000)[1] < 0.6
+
+
+def test_sine_forecast_preset_explains_the_variance():
+    _, trainer = train_preset(engine.make_task("sine"))
+    assert trainer.evaluate(500)[1] > 0.99  # R²
+
+
+def test_charlm_preset_learns_python_source():
+    task = engine.make_task("charlm")
+    _, trainer = train_preset(task)
+    loss, accuracy = trainer.evaluate(64)
+    assert loss < 1.6 < task.uniform_loss and accuracy > 0.55
+
+
+def bag_of_words_accuracy(task, steps=1500):
+    """The word-order-blind baseline: mean of word embeddings, then a linear layer."""
+    torch.manual_seed(0)
+    bag = torch.nn.EmbeddingBag(len(task.vocab), 32, mode="mean", padding_idx=0)
+    head = torch.nn.Linear(32, 2)
+    opt = torch.optim.Adam([*bag.parameters(), *head.parameters()], lr=3e-3)
+    batches = torch.Generator().manual_seed(0)
+    for _ in range(steps):
+        x, y = task.batch(32, batches)
+        loss = torch.nn.functional.cross_entropy(head(bag(x)), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    x, y = task.test_set()
+    return (head(bag(x)).argmax(dim=1) == y).float().mean().item()
+
+
+def test_sentiment_lstm_reads_word_order_that_a_bag_of_words_cannot():
+    task = engine.make_task("sentiment")
+    _, trainer = train_preset(task)
+    lstm_accuracy = trainer.evaluate()[1]
+    assert lstm_accuracy > 0.95
+    assert bag_of_words_accuracy(task) < 0.8
+
+
+def test_reverse_preset_encoder_decoder_gets_most_whole_sequences_right():
+    task = engine.make_task("reverse")
+    model, _ = train_preset(task)
+    x, y = task.batch(500, torch.Generator().manual_seed(9))
+    model.eval()
+    with torch.no_grad():
+        assert task.sequence_accuracy(model(x), y) > 0.85  # greedy decoding, no teacher
+
+
+def test_delayed_recall_lstm_remembers_across_50_steps_where_rnn_and_gru_do_not():
+    task = engine.make_task("recall", lag=50)
+    assert task.preset.model.forget_bias == 3.0
+    chance = 1 / task.symbols
+    _, lstm = train_preset(task)
+    assert lstm.evaluate(1000)[1] > 0.95
+    for arch in ("rnn", "gru"):
+        _, trainer = train_preset(task, arch=arch, forget_bias=None)
+        assert trainer.evaluate(1000)[1] < chance + 0.1
+    easy = engine.make_task("recall", lag=5)
+    _, rnn = train_preset(easy, arch="rnn", forget_bias=None)
+    assert rnn.evaluate(1000)[1] > 0.95

@@ -14,12 +14,13 @@ import engine
 VARIANTS = {
     "adding": ("adding", dict(seq_len=12)),
     "recall": ("recall", dict(lag=7, symbols=3, distractors=5)),
-    "parity": ("parity", dict(seq_len=9)),
+    "parity": ("parity", dict(seq_len=9, running=False)),
     "parity-running": ("parity", dict(seq_len=9, running=True)),
     "sine-forecast": ("sine", dict(seq_len=30)),
     "sine-generate": ("sine", dict(seq_len=30, mode="generate")),
     "charlm": ("charlm", dict(seq_len=16)),
     "sentiment": ("sentiment", dict(seq_len=20)),
+    "reverse": ("reverse", dict(seq_len=6, symbols=5)),
 }
 
 # What each spec must say, from the task's definition (not read back from the code).
@@ -32,9 +33,10 @@ EXPECTED_SPEC = {
     "sine-generate": dict(mapping="vec2seq", input_kind="values", input_size=3, output_size=1, loss="mse", out_len=30),
     "charlm": dict(mapping="seq2seq", input_kind="tokens", loss="ce"),
     "sentiment": dict(mapping="seq2vec", input_kind="tokens", output_size=2, loss="ce"),
+    "reverse": dict(mapping="encdec", input_kind="tokens", input_size=5, output_size=5 + 2, loss="ce", out_len=7),
 }
 EXPECTED_T = {"adding": 12, "recall": 8, "parity": 9, "parity-running": 9, "sine-forecast": 30,
-              "sine-generate": 30, "charlm": 16, "sentiment": 20}
+              "sine-generate": 30, "charlm": 16, "sentiment": 20, "reverse": 6}
 
 
 def make(variant: str, seed: int = 0):
@@ -74,7 +76,7 @@ def test_batch_shapes_and_dtypes_match_spec(variant):
         assert 0 <= x.min() and x.max() < spec.input_size
     else:
         assert x.shape == (B, T, spec.input_size) and x.dtype == torch.float32
-    out_steps = {"seq2vec": (), "seq2seq": (T,), "vec2seq": (T,)}[spec.mapping]
+    out_steps = {"seq2vec": (), "seq2seq": (T,), "vec2seq": (T,), "encdec": (spec.out_len,)}[spec.mapping]
     if spec.loss == "ce":
         assert y.shape == (B, *out_steps) and y.dtype == torch.long
         assert 0 <= y.min() and y.max() < spec.output_size
@@ -154,7 +156,7 @@ def parity_of(bits) -> int:
 
 
 def test_parity_of_the_whole_sequence():
-    task = engine.make_task("parity", seq_len=11, seed=3)
+    task = engine.make_task("parity", seq_len=11, running=False, seed=3)
     x, y = task.batch(200)
     assert set(x.unique().tolist()) == {0.0, 1.0}
     assert [parity_of(row) for row in x[..., 0].tolist()] == y.tolist()
