@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -70,8 +71,11 @@ def check_seq_len(seq_len) -> None:
 
 @dataclass
 class Task(ABC):
-    """Base class. Subclasses set `spec` and `preset` and implement `sample`."""
+    """Base class. Subclasses set `spec` in __post_init__, implement `sample`, and declare
+    `preset`: the model and training settings under which the task (with its default
+    parameters) teaches its lesson."""
 
+    preset: ClassVar[Preset]
     seed: int = 0
     spec: TaskSpec = field(init=False)
     vocab: tuple[str, ...] | None = field(init=False, default=None)  # token -> text, for tokens
@@ -99,10 +103,6 @@ class Task(ABC):
     def metric_name(self) -> str:
         return METRIC_NAMES[self.spec.loss]
 
-    @property
-    @abstractmethod
-    def preset(self) -> Preset:
-        """The model and training settings under which this task teaches its lesson."""
 
     def params(self) -> dict:
         """The parameters make_task was called with, so the task can be made again."""

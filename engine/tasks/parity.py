@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -20,6 +21,18 @@ class ParityTask(Task):
     seq_len: int = 10
     running: bool = True
 
+    preset: ClassVar[Preset] = Preset(
+        model=ModelConfig(arch="gru", hidden_size=32),
+        train=TrainConfig(optimizer="adam", lr=1e-2, batch_size=64, clip_norm=1.0),
+        steps=500,
+        lesson=(
+            "Parity needs one bit of memory that every 1 flips. With a target after every bit (running "
+            "parity) a 32-unit GRU gets all 10 right within 500 steps. Switch `running` off, so the only "
+            "target comes after the last bit, and the same network stays at chance from 4 bits on: the "
+            "computation is the same, but one signal at the end gives gradient descent no slope to follow."
+        ),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)
@@ -33,21 +46,3 @@ class ParityTask(Task):
         running_parity = bits.cumsum(dim=1) % 2  # [B, T]
         y = running_parity if self.running else running_parity[:, -1]  # [B, T] or [B]
         return bits.unsqueeze(2).float(), y  # x: [B, T, 1]
-
-    @property
-    def preset(self) -> Preset:
-        return Preset(
-            model=ModelConfig(arch="gru", hidden_size=32),
-            train=TrainConfig(optimizer="adam", lr=1e-2, batch_size=64, clip_norm=1.0),
-            steps=PRESET_STEPS,
-            lesson=PRESET_LESSON,
-        )
-
-
-PRESET_STEPS = 500
-PRESET_LESSON = (
-    "Parity needs one bit of memory that every 1 flips. With a target after every bit (running "
-    "parity) a 32-unit GRU gets all 10 right within 500 steps. Switch `running` off, so the only "
-    "target comes after the last bit, and the same network stays at chance from 4 bits on: the "
-    "computation is the same, but one signal at the end gives gradient descent no slope to follow."
-)

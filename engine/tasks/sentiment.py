@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -60,6 +61,17 @@ class SentimentTask(Task):
     max_vocab: int = 2000
     csv_text: str | bytes | None = None
 
+    preset: ClassVar[Preset] = Preset(
+        model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=32),
+        train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
+        steps=800,
+        lesson=(
+            "The shipped reviews hide their verdict in word order: 'was not good' and 'was good' share "
+            "their words, so a bag of words tops out near 70% on the held-out reviews. An LSTM reading "
+            "left to right carries the 'not' to the adjective and passes 95% within 800 steps."
+        ),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)
@@ -99,20 +111,3 @@ class SentimentTask(Task):
 
     def decode(self, ids) -> str:
         return " ".join(self.vocab[int(i)] for i in ids if int(i) != 0)
-
-    @property
-    def preset(self) -> Preset:
-        return Preset(
-            model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=32),
-            train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
-            steps=PRESET_STEPS,
-            lesson=PRESET_LESSON,
-        )
-
-
-PRESET_STEPS = 800
-PRESET_LESSON = (
-    "The shipped reviews hide their verdict in word order: 'was not good' and 'was good' share "
-    "their words, so a bag of words tops out near 70% on the held-out reviews. An LSTM reading "
-    "left to right carries the 'not' to the adjective and passes 95% within 800 steps."
-)

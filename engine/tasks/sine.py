@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -27,6 +28,18 @@ class SineTask(Task):
     mode: str = "forecast"
     noise: float = 0.0
 
+    preset: ClassVar[Preset] = Preset(
+        model=ModelConfig(arch="lstm", hidden_size=32),
+        train=TrainConfig(optimizer="adam", lr=1e-2, batch_size=32, clip_norm=1.0),
+        steps=500,
+        lesson=(
+            "To forecast a sine wave the network must infer its period from a few steps, then keep the "
+            "phase in its state. A 32-unit LSTM explains over 99% of the variance (R² > 0.99) within "
+            "500 steps; the errors that remain sit in the first steps of each sequence, before the "
+            "state has seen enough of the wave."
+        ),
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)
@@ -49,21 +62,3 @@ class SineTask(Task):
             return x, wave[:, :-1].unsqueeze(2)  # y: [B, T, 1]
         noisy = wave[:, :-1] + self.noise * torch.randn(batch_size, self.seq_len, generator=generator)  # [B, T]
         return noisy.unsqueeze(2), wave[:, 1:].unsqueeze(2)  # x, y: [B, T, 1]
-
-    @property
-    def preset(self) -> Preset:
-        return Preset(
-            model=ModelConfig(arch="lstm", hidden_size=32),
-            train=TrainConfig(optimizer="adam", lr=1e-2, batch_size=32, clip_norm=1.0),
-            steps=PRESET_STEPS,
-            lesson=PRESET_LESSON,
-        )
-
-
-PRESET_STEPS = 500
-PRESET_LESSON = (
-    "To forecast a sine wave the network must infer its period from a few steps, then keep the "
-    "phase in its state. A 32-unit LSTM explains over 99% of the variance (R² > 0.99) within "
-    "500 steps; the errors that remain sit in the first steps of each sequence, before the "
-    "state has seen enough of the wave."
-)
