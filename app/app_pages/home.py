@@ -22,9 +22,9 @@ def run() -> None:
     st.subheader("Pages on the way")
     for name, what in COMING:
         st.markdown(f"- **{name}**: {what}")
-    st.subheader("Tasks the engine trains today")
-    st.dataframe(
-        [{"task": name, "lesson": engine.make_task(name).preset.lesson} for name in engine.TASKS],
-        hide_index=True,
-        width="stretch",
-    )
+    st.subheader("Lessons the engine already trains")
+    st.caption("Each task's preset, measured on a 2-core CPU; the Build & Train page will load them.")
+    for name, task in engine.TASKS.items():
+        preset = task.preset
+        model = f"{preset.model.arch.upper()}, {preset.model.hidden_size} units"
+        st.markdown(f"**{name}** ({model}, {preset.steps} steps): {preset.lesson}")
