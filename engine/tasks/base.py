@@ -102,8 +102,3 @@ class Task(ABC):
     @property
     def metric_name(self) -> str:
         return METRIC_NAMES[self.spec.loss]
-
-
-    def params(self) -> dict:
-        """The parameters make_task was called with, so the task can be made again."""
-        return {k: v for k, v in asdict(self).items() if k not in ("spec", "vocab")}
