@@ -87,15 +87,16 @@ def unroll_layer(
     *,
     activation: str = "tanh",
     reverse: bool = False,
-    taps: Tensor | None = None,  # [T, B, H]: added to h_t, so taps.grad[t] is dL/dh_t
+    taps: Tensor | None = None,  # [T, B, H]: added to h_t, so dL/d(taps)[t] is dL/dh_t
     keep_gates: bool = True,
 ) -> LayerTrace:
     """Run one direction of one layer over a sequence with the written-out equations.
 
     The input projections of all steps are one matmul up front; the loop iterates with
     unbind(0), because indexing x[t] makes backward allocate a full-size zero tensor per step.
-    A zero `taps` tensor that requires grad turns the total BPTT gradient dL/dh_t (through
-    every later step and every upper layer) into taps.grad[t], with nothing retained by hand.
+    A zero `taps` tensor that requires grad makes the total BPTT gradient dL/dh_t (through
+    every later step and every upper layer) the gradient of the loss with respect to taps[t],
+    with nothing retained by hand.
     """
     a_x = (inputs @ w.w_ih.T + w.b_ih).unbind(0)  # T x [B, G*H]
     tap_steps = taps.unbind(0) if taps is not None else None

@@ -5,9 +5,13 @@ file is recognised by its first bytes and refused before anything in it is read 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 from pathlib import Path
+
+import torch
+from torch import nn
 
 from safetensors import SafetensorError
 from safetensors.torch import load as load_bytes
@@ -15,14 +19,13 @@ from safetensors.torch import save as save_bytes
 
 from .config import ModelConfig
 from .build import build_model
-from .model import SequenceModel
 from .tasks.base import TaskSpec
 
 FORMAT = "unrolled-checkpoint-1"
 MAX_HEADER = 10_000_000
 
 
-def to_bytes(model: SequenceModel) -> bytes:
+def to_bytes(model: nn.Module) -> bytes:
     """The model as safetensors bytes; its ModelConfig and TaskSpec travel in the metadata."""
     tensors = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
     metadata = {
@@ -33,7 +36,7 @@ def to_bytes(model: SequenceModel) -> bytes:
     return save_bytes(tensors, metadata=metadata)
 
 
-def save(model: SequenceModel, path) -> Path:
+def save(model: nn.Module, path) -> Path:
     path = Path(path)
     path.write_bytes(to_bytes(model))
     return path
@@ -62,7 +65,7 @@ def check_safetensors(data: bytes) -> dict:
         raise ValueError("this .safetensors file has a damaged header; save it again") from None
 
 
-def from_bytes(data: bytes) -> SequenceModel:
+def from_bytes(data: bytes) -> nn.Module:
     header = check_safetensors(data)
     metadata = header.get("__metadata__")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
@@ -75,17 +78,34 @@ def from_bytes(data: bytes) -> SequenceModel:
         spec = TaskSpec(**json.loads(metadata["task_spec"]))
     except (KeyError, TypeError, json.JSONDecodeError) as err:
         raise ValueError(f"this checkpoint's config is damaged ({err}); save it again") from None
-    model = build_model(cfg, spec)
+    # The header must describe exactly the tensors the config implies, before anything is
+    # allocated: a few hundred forged bytes must not make us build (or read) a huge model.
+    described = {k: v for k, v in header.items() if k != "__metadata__"}
+    expected = expected_shapes(cfg, spec)
+    if set(described) != set(expected) or any(
+        not isinstance(v, dict) or v.get("shape") != expected[k] or v.get("dtype") not in FLOAT_DTYPES
+        for k, v in described.items()
+    ):
+        raise ValueError("this checkpoint's weights do not match its config; save it again")
     try:
         tensors = load_bytes(data)
     except SafetensorError as err:
         raise ValueError(f"this checkpoint's weights are damaged or cut short ({err}); save it again") from None
-    expected = model.state_dict()
-    if set(tensors) != set(expected) or any(tensors[k].shape != expected[k].shape for k in expected):
-        raise ValueError("this checkpoint's weights do not match its config; save it again")
+    model = build_model(cfg, spec)
     model.load_state_dict(tensors)
     return model
 
 
-def load(path) -> SequenceModel:
+FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")
+
+
+def expected_shapes(cfg: ModelConfig, spec: TaskSpec) -> dict[str, list[int]]:
+    """Every tensor name and shape a model of this config has, found without allocating it
+    (the meta device; the shapes do not depend on the initialisation)."""
+    with torch.device("meta"):
+        model = build_model(dataclasses.replace(cfg, init="default", spectral_radius=None), spec)
+    return {name: list(t.shape) for name, t in model.state_dict().items()}
+
+
+def load(path) -> nn.Module:
     return from_bytes(Path(path).read_bytes())

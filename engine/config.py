@@ -62,7 +62,8 @@ class ModelConfig:
     dropout         between stacked layers, as nn.LSTM applies it (training only)
     init            "default" (PyTorch's uniform), "orthogonal" W_hh, "identity" W_hh with zero
                     bias (IRNN, Le et al. 2015), or "scaled": W_hh rescaled to `spectral_radius`
-    spectral_radius with init="scaled": the largest |eigenvalue| of every W_hh (or gate block)
+    spectral_radius init="scaled" only, and required there: the largest |eigenvalue| of every
+                    W_hh (or gate block)
     forget_bias     LSTM only: initial value of the forget-gate bias (b_if + b_hf); None keeps
                     PyTorch's default. 1.0 is the common choice (Jozefowicz et al. 2015).
     """
@@ -76,7 +77,7 @@ class ModelConfig:
     embedding_dim: int = 16
     dropout: float = 0.0
     init: str = "default"
-    spectral_radius: float = 1.0
+    spectral_radius: float | None = None
     forget_bias: float | None = None
 
     def __post_init__(self) -> None:
@@ -98,7 +99,13 @@ class ModelConfig:
         if self.dropout > 0 and self.num_layers == 1:
             raise ValueError("dropout acts between stacked layers; set num_layers >= 2 or dropout=0")
         check_choice("init", self.init, INITS)
-        check_float("spectral_radius", self.spectral_radius, 0.0, 10.0, low_open=True)
+        if (self.init == "scaled") != (self.spectral_radius is not None):
+            raise ValueError(
+                "spectral_radius goes with init='scaled' (and init='scaled' needs one): set both, "
+                "e.g. init='scaled', spectral_radius=1.1, or neither"
+            )
+        if self.spectral_radius is not None:
+            check_float("spectral_radius", self.spectral_radius, 0.0, 10.0, low_open=True)
         if self.forget_bias is not None:
             if self.arch != "lstm":
                 raise ValueError("forget_bias applies to arch='lstm' only; leave it None")

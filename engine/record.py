@@ -2,7 +2,7 @@
 
 The model trains on PyTorch's kernels, which keep neither gates nor per-step gradients. To open
 it up we replay the one sample with `unroll_layer`, layer by layer, with a zero "tap" added to
-every h_t: one backward pass then leaves the total BPTT gradient dL/dh_t in the taps' gradient.
+every h_t: the gradient of the loss with respect to those taps is the total BPTT gradient dL/dh_t.
 Nothing is hooked into the model, and the model's weights, .grad, requires_grad flags and
 train/eval mode are exactly as they were afterwards, even if recording fails.
 """
@@ -11,64 +11,83 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import torch
-from torch import Tensor
-
-from torch import nn
+from torch import Tensor, nn
 
 from .cells import GATE_COUNT, GATE_NAMES, LayerTrace, unroll_layer
 from .config import ModelConfig
 from .losses import compute_loss
 from .recording import Recording, StackTrace
-from .recurrent import layer_weights
-from .replay import StackReplay, Taps, initial_state
+from .recurrent import initial_state, layer_weights
+from .replay import StackReplay, Taps
 
 
 @contextmanager
 def opened(model: nn.Module):
-    """Eval mode and every parameter differentiable for the replay; the model restored after."""
-    was_training = model.training
+    """Eval mode, autograd on and every parameter differentiable for the replay (even inside a
+    caller's no_grad or inference_mode); every module's mode and every parameter's flag
+    restored after."""
+    modes = [m.training for m in model.modules()]
     flags = [p.requires_grad for p in model.parameters()]
     try:
-        model.eval()  # dropout off: the recording shows the network as it predicts
-        for p in model.parameters():
-            p.requires_grad_(True)
-        yield
+        with torch.inference_mode(False), torch.enable_grad():
+            model.eval()  # dropout off: the recording shows the network as it predicts
+            for p in model.parameters():
+                p.requires_grad_(True)
+            yield
     finally:
-        model.train(was_training)
+        for m, mode in zip(model.modules(), modes):
+            m.training = mode
         for p, flag in zip(model.parameters(), flags):
             p.requires_grad_(flag)
+
+
+# J_t for every t is T*H*H numbers; past this many the recording refuses rather than fill memory.
+MAX_JACOBIAN_ENTRIES = 2**25  # e.g. T=500 with H=256, or T=2000 with H=128: 128 MB of float32
+# Rows of the identity backpropagated at once: bounds the replayed batch's graph (~100 MB).
+GRAPH_BUDGET = 2**22
 
 
 def jacobian_norms(stack: StackReplay) -> Tensor:
     """||dh_T/dh_t||_2 for every layer, direction and t: [L, dirs, T].
 
-    Within one layer and direction, with that layer's inputs held fixed. The sample is run H
-    times as a batch and the identity is backpropagated from h_T, so one backward pass gives
-    every J_t = dh_T/dh_t (row b of J_t is the gradient of h_T[b]). For an LSTM this is the
-    derivative through h_t alone, with c_t held: the h-to-h block of the chained state Jacobian.
+    Within one layer and direction, with that layer's inputs held fixed; "T" is the direction's
+    last step (position 0 for a backward direction). The sample is replayed as a batch, one copy
+    per row of the identity backpropagated from h_T, so one backward pass gives those rows of
+    every J_t = dh_T/dh_t at once. For an LSTM this is the derivative through h_t alone, with c_t
+    held: the h-to-h block of the chained (h, c) state Jacobian.
     """
     cfg, x_in = stack.cfg, stack.x_in
     H, T = cfg.hidden_size, x_in.shape[1]
-    eye = torch.eye(H, dtype=x_in.dtype)  # [H, H]
+    if T * H * H > MAX_JACOBIAN_ENTRIES:
+        raise ValueError(
+            f"jacobian_norm at T={T}, H={H} needs {T * H * H * 4 / 2**20:,.0f} MB; record with "
+            "jacobians=False, or use a shorter sequence or a smaller hidden size"
+        )
+    rows_at_once = max(1, min(H, GRAPH_BUDGET // (T * H * GATE_COUNT[cfg.arch])))
     norms = torch.zeros(cfg.num_layers, cfg.num_directions, T, dtype=x_in.dtype)  # [L, dirs, T]
     layer_in = x_in.detach()[0]  # [T, D]
     for layer in range(cfg.num_layers):
-        inputs = layer_in[:, None, :].expand(-1, H, -1)  # [T, H(batch), D]
         for direction in range(cfg.num_directions):
-            taps = torch.zeros(T, H, H, dtype=x_in.dtype, requires_grad=True)  # [T, H(batch), H]
-            h0, c0 = initial_state(cfg, stack.state, layer * cfg.num_directions + direction, x_in)  # [1, H]
-            trace = unroll_layer(
-                cfg.arch,
-                layer_weights(stack.rnn, layer, direction),
-                inputs,
-                h0.detach().expand(H, -1),  # [H(batch), H]
-                c0.detach().expand(H, -1) if c0 is not None else None,
-                activation=cfg.activation,
-                reverse=direction == 1,
-                taps=taps,
-                keep_gates=False,
-            )
-            (jac,) = torch.autograd.grad((trace.h_last * eye).sum(), taps)  # [T, H, H]: J_t
+            k = layer * cfg.num_directions + direction
+            h0, c0 = initial_state(cfg, stack.state, k, x_in)  # [1, H]: where the replay started
+            jac = torch.empty(T, H, H, dtype=x_in.dtype)  # [T, H, H]: J_t
+            for first in range(0, H, rows_at_once):
+                rows = torch.arange(first, min(first + rows_at_once, H))  # [R]
+                R = len(rows)
+                taps = torch.zeros(T, R, H, dtype=x_in.dtype, requires_grad=True)  # [T, R, H]
+                trace = unroll_layer(
+                    cfg.arch,
+                    layer_weights(stack.rnn, layer, direction),
+                    layer_in[:, None, :].expand(-1, R, -1),  # [T, R, D]
+                    h0.detach().expand(R, -1),  # [R, H]
+                    c0.detach().expand(R, -1) if c0 is not None else None,
+                    activation=cfg.activation,
+                    reverse=direction == 1,
+                    taps=taps,
+                    keep_gates=False,
+                )
+                pick = torch.eye(H, dtype=x_in.dtype)[rows]  # [R, H]: copy r backpropagates e_r
+                (jac[:, first : first + R],) = torch.autograd.grad((trace.h_last * pick).sum(), taps)
             norms[layer, direction] = torch.linalg.matrix_norm(jac, ord=2)  # [T]
         layer_in = torch.cat([t.h[:, 0] for t in stack.traces[layer]], dim=1).detach()  # [T, dirs*H]
     return norms
@@ -112,7 +131,7 @@ def stack_trace(stack: StackReplay, grad_taps: Tensor, jacobians: bool) -> Stack
 
 def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians: bool = True) -> Recording:
     """Everything the pages plot, for sample `index` of the batch (x, y)."""
-    if not 0 <= index < len(x):
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(x):
         raise ValueError(f"index must be between 0 and {len(x) - 1} (the batch has {len(x)} samples), got {index}")
     xs, ys = x[index : index + 1], y[index : index + 1]
     with opened(model):

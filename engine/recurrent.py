@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .cells import GATE_COUNT, LayerWeights, unroll_layer
+from .cells import GATE_COUNT, LayerTrace, LayerWeights, unroll_layer
 from .config import ModelConfig
 
 State = Tensor | tuple[Tensor, Tensor]  # h_n, or (h_n, c_n) for the LSTM: each [L*dirs, B, H]
@@ -33,13 +33,8 @@ class LoopRecurrent(nn.Module):
 
     def __init__(self, cfg: ModelConfig, input_size: int):
         super().__init__()
-        self.arch = cfg.arch
-        self.activation = cfg.activation
-        self.hidden_size = cfg.hidden_size
-        self.num_layers = cfg.num_layers
-        self.bidirectional = cfg.bidirectional
-        self.dropout = cfg.dropout
-        self.peephole = cfg.peephole
+        self.cfg = cfg
+        self.peephole = cfg.peephole  # read by layer_weights, as on PyTorch's modules (absent: False)
         gates_h = GATE_COUNT[cfg.arch] * cfg.hidden_size
         for layer in range(cfg.num_layers):
             layer_input = input_size if layer == 0 else cfg.hidden_size * cfg.num_directions
@@ -57,40 +52,10 @@ class LoopRecurrent(nn.Module):
             nn.init.uniform_(p, -bound, bound)
 
     def forward(self, x: Tensor, state: State | None = None) -> tuple[Tensor, State]:
-        batch = x.shape[0]
-        dirs = 2 if self.bidirectional else 1
-        zeros = x.new_zeros(self.num_layers * dirs, batch, self.hidden_size)  # [L*dirs, B, H]
-        if state is None:
-            h0, c0 = zeros, (zeros if self.arch == "lstm" else None)
-        else:
-            h0, c0 = state if self.arch == "lstm" else (state, None)
-        layer_in = x.transpose(0, 1)  # [T, B, D]
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(dirs):
-                k = layer * dirs + direction
-                trace = unroll_layer(
-                    self.arch,
-                    layer_weights(self, layer, direction),
-                    layer_in,
-                    h0[k],
-                    c0[k] if c0 is not None else None,
-                    activation=self.activation,
-                    reverse=direction == 1,
-                    keep_gates=False,
-                )
-                outs.append(trace.h)  # [T, B, H]
-                h_n.append(trace.h_last)
-                c_n.append(trace.c_last)
-            layer_in = torch.cat(outs, dim=2)  # [T, B, dirs*H]
-            if self.training and self.dropout > 0 and layer < self.num_layers - 1:
-                layer_in = F.dropout(layer_in, self.dropout)
-        output = layer_in.transpose(0, 1)  # [B, T, dirs*H]
-        h_n = torch.stack(h_n)  # [L*dirs, B, H]
-        if self.arch == "lstm":
-            return output, (h_n, torch.stack(c_n))
-        return output, h_n
+        """x: [B, T, D] -> output [B, T, dirs*H] and the final state, as nn.LSTM returns them."""
+        dropout = self.cfg.dropout if self.training else 0.0
+        traces, output = replay_stack(self.cfg, self, x, None, state, keep_gates=False, dropout=dropout)
+        return output, final_state(self.cfg, traces)
 
 
 def make_recurrent(cfg: ModelConfig, input_size: int) -> nn.Module:
@@ -125,3 +90,62 @@ def layer_weights(rnn: nn.Module, layer: int, direction: int) -> LayerWeights:
         b_hh=getattr(rnn, f"bias_hh{s}"),
         peephole=peephole,
     )
+
+
+def initial_state(cfg: ModelConfig, state: State | None, k: int, like: Tensor) -> tuple[Tensor, Tensor | None]:
+    """h0 and c0 ([B, H] each) of layer-direction k (= layer * dirs + direction), from a stack's
+    initial state in nn.LSTM's layout, or zeros."""
+    if state is None:
+        zeros = like.new_zeros(like.shape[0], cfg.hidden_size)  # [B, H]
+        return zeros, (zeros if cfg.arch == "lstm" else None)
+    if cfg.arch == "lstm":
+        return state[0][k], state[1][k]
+    return state[k], None
+
+
+def replay_stack(
+    cfg: ModelConfig,
+    rnn: nn.Module,
+    x_in: Tensor,  # [B, T, D]
+    taps: Tensor | None = None,  # [L, dirs, T, B, H]
+    state: State | None = None,
+    *,
+    keep_gates: bool = True,
+    dropout: float = 0.0,
+) -> tuple[list[list[LayerTrace]], Tensor]:
+    """Run a whole recurrent stack (every layer, both directions) with unroll_layer, on the
+    weights of `rnn` (an nn.LSTM/GRU/RNN or a LoopRecurrent). Returns traces[layer][direction]
+    and the stack's output [B, T, dirs*H], exactly what the PyTorch module outputs."""
+    layer_in = x_in.transpose(0, 1)  # [T, B, D]
+    traces = []
+    for layer in range(cfg.num_layers):
+        row = []
+        for direction in range(cfg.num_directions):
+            h0, c0 = initial_state(cfg, state, layer * cfg.num_directions + direction, x_in)
+            row.append(
+                unroll_layer(
+                    cfg.arch,
+                    layer_weights(rnn, layer, direction),
+                    layer_in,
+                    h0,
+                    c0,
+                    activation=cfg.activation,
+                    reverse=direction == 1,
+                    taps=taps[layer, direction] if taps is not None else None,
+                    keep_gates=keep_gates,
+                )
+            )
+        traces.append(row)
+        layer_in = torch.cat([trace.h for trace in row], dim=2)  # [T, B, dirs*H]
+        if dropout > 0 and layer < cfg.num_layers - 1:  # between layers, as nn.LSTM applies it
+            layer_in = F.dropout(layer_in, dropout)
+    return traces, layer_in.transpose(0, 1)  # [B, T, dirs*H]
+
+
+def final_state(cfg: ModelConfig, traces: list[list[LayerTrace]]) -> State:
+    """h_n (and c_n) in nn.LSTM's layout: [L*dirs, B, H]."""
+    last = [trace for row in traces for trace in row]
+    h_n = torch.stack([t.h_last for t in last])
+    if cfg.arch == "lstm":
+        return h_n, torch.stack([t.c_last for t in last])
+    return h_n

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .cells import LayerTrace, unroll_layer
+from .cells import LayerTrace
 from .config import ModelConfig
-from .recurrent import State, layer_weights
+from .recurrent import State, final_state, replay_stack
 
 
 class Taps:
-    """Zero tensors added to every h_t of a replay. After backward, taps.grad[..., t, :, :] is
-    dL/dh_t: the total BPTT gradient, through every later step and every upper layer."""
+    """Zero tensors added to every h_t of a replay. The gradient of the loss with respect to a
+    stack's taps, [L, dirs, T, B, H], is dL/dh_t: the total BPTT gradient, through every later
+    step and every upper layer."""
 
     def __init__(self) -> None:
         self.by_stack: dict[str, Tensor] = {}
@@ -42,55 +43,13 @@ class StackReplay:
 
     def final_state(self) -> State:
         """h_n (and c_n), nn.LSTM's layout: [L*dirs, B, H]."""
-        last = [trace for row in self.traces for trace in row]
-        h_n = torch.stack([t.h_last for t in last])
-        if self.cfg.arch == "lstm":
-            return h_n, torch.stack([t.c_last for t in last])
-        return h_n
+        return final_state(self.cfg, self.traces)
 
 
 @dataclass
 class Replay:
     y_hat: Tensor
     stacks: dict[str, StackReplay]
-
-
-def initial_state(cfg: ModelConfig, state: State | None, k: int, like: Tensor) -> tuple[Tensor, Tensor | None]:
-    """h0 and c0 ([B, H] each) of layer-direction k, from a stack's initial state or zeros."""
-    if state is None:
-        zeros = like.new_zeros(like.shape[0], cfg.hidden_size)  # [B, H]
-        return zeros, (zeros if cfg.arch == "lstm" else None)
-    if cfg.arch == "lstm":
-        return state[0][k], state[1][k]
-    return state[k], None
-
-
-def replay_stack(
-    cfg: ModelConfig, rnn: nn.Module, x_in: Tensor, taps: Tensor | None, state: State | None = None
-) -> tuple[list[list[LayerTrace]], Tensor]:
-    """Run a recurrent stack with unroll_layer. x_in: [B, T, D]; taps: [L, dirs, T, B, H].
-    Returns traces[layer][direction] and the stack's output [B, T, dirs*H]."""
-    layer_in = x_in.transpose(0, 1)  # [T, B, D]
-    traces = []
-    for layer in range(cfg.num_layers):
-        row = []
-        for direction in range(cfg.num_directions):
-            h0, c0 = initial_state(cfg, state, layer * cfg.num_directions + direction, x_in)
-            row.append(
-                unroll_layer(
-                    cfg.arch,
-                    layer_weights(rnn, layer, direction),
-                    layer_in,
-                    h0,
-                    c0,
-                    activation=cfg.activation,
-                    reverse=direction == 1,
-                    taps=taps[layer, direction] if taps is not None else None,
-                )
-            )
-        traces.append(row)
-        layer_in = torch.cat([trace.h for trace in row], dim=2)  # [T, B, dirs*H]
-    return traces, layer_in.transpose(0, 1)  # [B, T, dirs*H]
 
 
 def run_stack(name: str, cfg: ModelConfig, rnn: nn.Module, x_in: Tensor, taps: Taps | None, state=None):

@@ -12,7 +12,7 @@ import dataclasses
 import torch
 from torch import Tensor, nn
 
-from .config import ModelConfig
+from .config import MAX_HIDDEN, ModelConfig
 from .init import initialise
 from .losses import IGNORE
 from .model import param_groups
@@ -25,6 +25,11 @@ SOS, EOS = 0, 1
 
 def decoder_config(cfg: ModelConfig) -> ModelConfig:
     """Unidirectional, and as wide as the encoder's states side by side (both directions)."""
+    if cfg.hidden_size * cfg.num_directions > MAX_HIDDEN:
+        raise ValueError(
+            f"a bidirectional encoder's decoder is 2 x hidden_size = {2 * cfg.hidden_size} wide, over "
+            f"the limit of {MAX_HIDDEN}; use hidden_size <= {MAX_HIDDEN // 2}"
+        )
     return dataclasses.replace(cfg, bidirectional=False, hidden_size=cfg.hidden_size * cfg.num_directions)
 
 

@@ -19,7 +19,8 @@ class TrainConfig:
     clip_value   clamp every gradient entry to [-clip_value, clip_value]; None = off
     bptt_window  truncated BPTT: backpropagate at most this many steps (the hidden state is
                  carried forward but detached every window); 0 = full BPTT
-    seed         seeds the weights' initialisation and the batches, so a run can be repeated
+    seed         seeds the batches and dropout, so a run can be repeated (pass the same seed to
+                 build_model to start from the same weights)
     """
 
     optimizer: str = "adam"

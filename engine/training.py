@@ -9,10 +9,15 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from contextlib import nullcontext
+
 import pandas as pd
 import torch
 from torch import Tensor, nn
+from torch.nn.utils import get_total_norm
 
+from .config import check_int
+from .rng import PrivateRNG
 from .tasks.base import Task
 from .train_config import TrainConfig
 
@@ -44,10 +49,9 @@ def detach_state(state):
 
 
 def global_norm(params: list[nn.Parameter]) -> float:
+    """The L2 norm of all gradients together, as clip_grad_norm_ measures it."""
     grads = [p.grad for p in params if p.grad is not None]
-    if not grads:
-        return 0.0
-    return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))).item()
+    return get_total_norm(grads).item() if grads else 0.0
 
 
 class Trainer:
@@ -63,15 +67,17 @@ class Trainer:
                     f"truncated BPTT is for one model reading one sequence; set bptt_window=0 for "
                     f"a {task.spec.mapping} task"
                 )
+        if model.spec != task.spec:
+            raise ValueError(
+                f"this model was built for a {model.spec.name} task shaped {model.spec}, not for "
+                f"this {task.spec.name} task; build the model for this task with engine.build_model"
+            )
         self.model, self.task, self.cfg = model, task, cfg
         self.params = list(model.parameters())
         self.optimizer = make_optimizer(cfg, self.params)
         self.batches = torch.Generator().manual_seed(cfg.seed)
-        # Dropout draws from torch's global generator; keep our own copy of its state so a run
-        # repeats exactly whatever else the process (another session) draws in between.
-        with torch.random.fork_rng():
-            torch.manual_seed(cfg.seed)
-            self.dropout_rng = torch.get_rng_state()
+        # Dropout can only draw from torch's global generator, shared by every session.
+        self.dropout_rng = PrivateRNG(cfg.seed) if model.cfg.dropout > 0 else None
         self.history: list[StepStats] = []
         self.diverged_at: int | None = None
 
@@ -86,10 +92,11 @@ class Trainer:
         return f"trained {self.steps_done} steps"
 
     def step(self, n: int = 1) -> list[StepStats]:
-        """Run up to n training steps; stops early (and for good) if training diverges."""
+        """Run up to n training steps; stops early (and for good: start a new Trainer) if
+        training diverges."""
+        check_int("n", n, 0, 1_000_000)
         done = []
-        with torch.random.fork_rng():
-            torch.set_rng_state(self.dropout_rng)
+        with self.dropout_rng.active() if self.dropout_rng else nullcontext():
             for _ in range(n):
                 if self.diverged_at is not None:
                     break
@@ -99,7 +106,6 @@ class Trainer:
                 done.append(stats)
                 if stats.diverged:
                     self.diverged_at = stats.step
-            self.dropout_rng = torch.get_rng_state()
         return done
 
     def train_step(self, x: Tensor, y: Tensor) -> StepStats:
@@ -118,9 +124,10 @@ class Trainer:
         grad_norm_clipped = global_norm(self.params) if clipped else grad_norm
         before = [p.detach().clone() for p in self.params]
         self.optimizer.step()
-        if not all(torch.isfinite(n) for n in torch._foreach_norm([p.detach() for p in self.params])):
+        if not math.isfinite(get_total_norm(self.params).item()):  # the update overflowed
             with torch.no_grad():
-                torch._foreach_copy_([p.data for p in self.params], before)
+                for p, old in zip(self.params, before):
+                    p.copy_(old)
             return StepStats(step, loss, float("nan"), grad_norm, grad_norm_clipped, diverged=True)
         metric = self.task.metric(y_hat.detach(), y)
         return StepStats(step, loss, metric, grad_norm, grad_norm_clipped, diverged=False)
@@ -147,8 +154,9 @@ class Trainer:
                 loss = self.task.loss(y_hat, y[:, chunk]) * (chunk.stop - chunk.start) / T
                 outputs.append(y_hat.detach())
             elif chunk.stop == T:
-                loss = self.task.loss(model.readout(out), y)
-                outputs.append(model.readout(out).detach())
+                y_hat = model.readout(out)  # [B, out]
+                loss = self.task.loss(y_hat, y)
+                outputs.append(y_hat.detach())
             else:
                 loss = None  # a seq2vec task has no target before the last step
             if loss is not None:

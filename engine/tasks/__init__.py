@@ -25,13 +25,13 @@ TASKS: dict[str, type[Task]] = {
 
 def task_params(name: str) -> dict:
     """The parameters a task takes, with their defaults."""
+    if not isinstance(name, str) or name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
     signature = inspect.signature(TASKS[name])
     return {p.name: p.default for p in signature.parameters.values()}
 
 
 def make_task(name: str, **params) -> Task:
-    if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
     unknown = set(params) - set(task_params(name))
     if unknown:
         raise ValueError(

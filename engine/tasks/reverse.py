@@ -9,7 +9,7 @@ import torch
 from ..config import ModelConfig, check_int
 from ..losses import IGNORE
 from ..train_config import TrainConfig
-from .base import Preset, Task, TaskSpec, check_seq_len
+from .base import MAX_SEQ_LEN, Preset, Task, TaskSpec
 
 SPECIALS = ("<sos>", "<eos>")  # target tokens 0 and 1, the EncoderDecoder's convention
 
@@ -36,7 +36,7 @@ class ReverseTask(Task):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_seq_len(self.seq_len)
+        check_int("seq_len", self.seq_len, 2, MAX_SEQ_LEN - 1)  # the target adds <eos>
         check_int("symbols", self.symbols, 2, 1000)
         self.vocab = tuple(str(s) for s in range(self.symbols))
         self.target_vocab = SPECIALS + self.vocab

@@ -16,13 +16,22 @@ from .text import decode_text, word_vocab, words
 
 LABELS = {"negative": 0, "positive": 1, "0": 0, "1": 1, "neg": 0, "pos": 1}
 MAX_WORD_VOCAB = 20_000
+MAX_CSV_CHARS = 100_000_000  # the IMDB 50K file is about 66 million characters
 TEST_SHARE = 0.2
 
 
 def read_reviews(csv_text: str) -> tuple[list[str], list[int]]:
-    """Rows of a `review,sentiment` CSV (the Kaggle IMDB 50K layout), or a ValueError saying what to fix.
-    A review whose words repeat an earlier one is kept once (the first), so no review is both
-    trained on and held out."""
+    """Rows of a `review,sentiment` CSV (the Kaggle IMDB 50K layout), or a ValueError saying what to fix."""
+    try:
+        return parse_reviews(csv_text)
+    except csv.Error as err:
+        raise ValueError(
+            f"the CSV cannot be read ({err}); a quote that is opened and never closed is the usual "
+            "cause: quote each review that contains commas, and double any quote inside it"
+        ) from None
+
+
+def parse_reviews(csv_text: str) -> tuple[list[str], list[int]]:
     reader = csv.DictReader(io.StringIO(csv_text))
     columns = [c.strip().lower() for c in (reader.fieldnames or [])]
     if "review" not in columns or "sentiment" not in columns:
@@ -30,21 +39,15 @@ def read_reviews(csv_text: str) -> tuple[list[str], list[int]]:
             f"the CSV needs columns 'review' and 'sentiment' (the IMDB 50K layout); it has {columns or 'none'}"
         )
     reader.fieldnames = columns
-    reviews, labels, seen = [], [], set()
-    for line, row in enumerate(reader, start=2):
+    reviews, labels = [], []
+    for row in reader:
         label = (row["sentiment"] or "").strip().lower()
         if label not in LABELS:
             raise ValueError(
-                f"line {line}: sentiment {row['sentiment']!r} is not one of positive/negative (or 1/0)"
+                f"line {reader.line_num}: sentiment {row['sentiment']!r} is not one of positive/negative (or 1/0)"
             )
-        key = tuple(words(row["review"] or ""))
-        if key in seen:  # a repeated review would sit in both the training and the held-out rows
-            continue
-        seen.add(key)
         reviews.append(row["review"] or "")
         labels.append(LABELS[label])
-    if len(reviews) < 10:
-        raise ValueError(f"the CSV has {len(reviews)} distinct reviews; give at least 10")
     return reviews, labels
 
 
@@ -79,17 +82,21 @@ class SentimentTask(Task):
         if self.csv_text is None:
             source = REVIEWS_CSV.read_text(encoding="utf-8")
         else:
-            source = self.csv_text = decode_text(self.csv_text, "CSV file")
+            source = self.csv_text = decode_text(self.csv_text, "CSV file", limit=MAX_CSV_CHARS)
         reviews, labels = read_reviews(source)
         tokenised = [words(r) for r in reviews]
         self.vocab = word_vocab(tokenised, self.max_vocab)
         index = {w: i for i, w in enumerate(self.vocab)}
-        x = torch.zeros(len(reviews), self.seq_len, dtype=torch.long)  # [N, T], 0 is <pad>
-        for row, text in enumerate(tokenised):
+        # A review is kept once as the model sees it (its last seq_len words, rare ones as
+        # <unk>): a repeat would otherwise sit in both the training and the held-out rows.
+        rows: dict[tuple[int, ...], int] = {}
+        for text, label in zip(tokenised, labels):
             ids = [index.get(w, 1) for w in text[-self.seq_len :]]
-            if ids:
-                x[row, self.seq_len - len(ids) :] = torch.tensor(ids)
-        y = torch.tensor(labels)  # [N]
+            rows.setdefault((0,) * (self.seq_len - len(ids)) + tuple(ids), label)
+        if len(rows) < 10:
+            raise ValueError(f"the CSV has {len(rows)} distinct reviews; give at least 10")
+        x = torch.tensor(list(rows))  # [N, T], front-padded with 0 = <pad>
+        y = torch.tensor(list(rows.values()))  # [N]
         order = torch.randperm(len(y), generator=torch.Generator().manual_seed(self.seed))
         n_test = max(1, int(len(y) * TEST_SHARE))
         self.test_x, self.test_y = x[order[:n_test]], y[order[:n_test]]  # held out

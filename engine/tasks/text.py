@@ -18,7 +18,7 @@ def stdlib_corpus() -> str:
     return "\n".join((folder / name).read_text(encoding="utf-8") for name in STDLIB_FILES)
 
 
-def decode_text(data: bytes | str, what: str = "text") -> str:
+def decode_text(data: bytes | str, what: str = "text", limit: int = MAX_TEXT_CHARS) -> str:
     """Uploaded bytes to text, or a ValueError saying why they are not usable."""
     if isinstance(data, bytes):
         try:
@@ -32,8 +32,8 @@ def decode_text(data: bytes | str, what: str = "text") -> str:
         raise ValueError(f"the {what} must be text, got {type(data).__name__}")
     if not data.strip():
         raise ValueError(f"the {what} is empty; give it some text")
-    if len(data) > MAX_TEXT_CHARS:
-        raise ValueError(f"the {what} has {len(data):,} characters; the limit is {MAX_TEXT_CHARS:,}, so cut it")
+    if len(data) > limit:
+        raise ValueError(f"the {what} has {len(data):,} characters; the limit is {limit:,}, so cut it")
     return data
 
 
@@ -48,10 +48,11 @@ def char_vocab(text: str) -> tuple[str, ...]:
 
 
 WORD = re.compile(r"[a-z0-9']+")
+HTML_TAG = re.compile(r"<[^>]*>")  # IMDB reviews break lines with <br />
 
 
 def words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
+    return WORD.findall(HTML_TAG.sub(" ", text.lower()))
 
 
 def word_vocab(texts: list[list[str]], max_vocab: int) -> tuple[str, ...]:

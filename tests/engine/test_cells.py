@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import engine
-from engine.replay import replay_stack
+from engine.recurrent import replay_stack
 
 from .cases import CASES, case_id, double_model
 

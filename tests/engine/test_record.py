@@ -5,7 +5,7 @@ import torch
 
 import engine
 from engine.losses import compute_loss
-from engine.replay import replay_stack
+from engine.recurrent import replay_stack
 
 from .cases import CASES, case_id, double_model
 
@@ -238,3 +238,53 @@ def test_recording_leaves_the_model_exactly_as_it_was():
         assert p.requires_grad == flags[n]
         assert (p.grad is None and grads[n] is None) or torch.equal(p.grad, grads[n])
     assert not model._forward_hooks and not model.rnn._forward_hooks
+
+
+def test_recording_works_inside_no_grad_and_restores_every_module_mode():
+    task = engine.make_task("adding", seq_len=6)
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=4), task, seed=0)
+    model.train()
+    model.rnn.eval()  # a mixed state: only the head trains
+    x, y = task.batch(2)
+    with torch.no_grad():
+        rec = engine.record(model, x, y)
+    with torch.inference_mode():
+        engine.record(model, x, y)
+    assert rec.grad_norm_h.min() > 0
+    assert model.training and model.head.training and not model.rnn.training
+
+
+def test_a_recording_that_fails_midway_still_restores_the_model(monkeypatch):
+    task = engine.make_task("adding", seq_len=6)
+    model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=4, num_layers=2, dropout=0.3), task)
+    model.train()
+    model.rnn.weight_hh_l0.requires_grad_(False)
+    seen = {}
+
+    def failing_replay(*args, **kwargs):
+        seen["training"] = model.training
+        seen["frozen"] = model.rnn.weight_hh_l0.requires_grad
+        raise RuntimeError("replay failed")
+
+    monkeypatch.setattr(model, "replay", failing_replay)
+    with pytest.raises(RuntimeError, match="replay failed"):
+        engine.record(model, *task.batch(1))
+    assert seen == {"training": False, "frozen": True}  # the replay ran opened up...
+    assert model.training and not model.rnn.weight_hh_l0.requires_grad  # ...and it was closed again
+
+
+def test_jacobians_computed_in_row_chunks_equal_all_rows_at_once(monkeypatch):
+    import importlib
+
+    recorder = importlib.import_module("engine.record")  # the module; engine.record is the function
+
+    task = engine.make_task("adding", seq_len=9)
+    model = double_model(dict(arch="lstm", num_layers=2, bidirectional=True), task, hidden=6)
+    x, y = task.batch(1)
+    whole = engine.record(model, x.double(), y.double()).jacobian_norm
+    monkeypatch.setattr(recorder, "GRAPH_BUDGET", 9 * 6 * 4 * 2)  # two rows of the identity at a time
+    chunked = engine.record(model, x.double(), y.double()).jacobian_norm
+    torch.testing.assert_close(chunked, whole, atol=1e-13, rtol=0)
+    monkeypatch.setattr(recorder, "MAX_JACOBIAN_ENTRIES", 9 * 6 * 6 - 1)
+    with pytest.raises(ValueError, match="jacobians=False"):
+        engine.record(model, x.double(), y.double())

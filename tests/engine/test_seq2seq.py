@@ -120,14 +120,27 @@ def test_recorded_gradients_reach_the_encoder_through_the_context(case):
     assert frame.t.max() == 6 and frame.unit.max() == H * dirs - 1
 
 
-def test_decoder_jacobians_start_from_the_context_not_from_zeros():
-    task, model = model_for(dict(arch="rnn", activation="linear"), hidden=4)
+def test_decoder_jacobians_follow_the_trajectory_that_starts_from_the_context():
+    """A GRU's per-step Jacobians depend on the states they are taken at, and those start from
+    the encoder's context: the chained product of per-step Jacobians along the recorded decoder
+    states must give the recorded norms."""
+    from engine.cells import gru_step
+    from engine.recurrent import layer_weights
+
+    task, model = model_for(dict(arch="gru"), hidden=4)
     x, y = task.batch(1)
     rec = engine.record(model, x, y)
-    W = model.decoder.weight_hh_l0.detach()  # linear RNN: ||dh_T/dh_t|| = ||W^(T-t)||
-    for t in range(7):
-        expected = torch.linalg.matrix_norm(torch.linalg.matrix_power(W, 6 - t), ord=2).item()
-        assert rec.stacks["decoder"].jacobian_norm[0, 0, t].item() == pytest.approx(expected, rel=1e-9)
+    states = rec.stacks["decoder"].hidden[0, 0]  # [T_out, H]
+    w = layer_weights(model.decoder, 0, 0)
+    dec_in = model.target_embedding(model.teacher_inputs(y))[0].detach()  # [T_out, E]
+    product = torch.eye(4, dtype=torch.float64)
+    for t in range(6, -1, -1):
+        expected = torch.linalg.matrix_norm(product, ord=2).item()
+        assert rec.stacks["decoder"].jacobian_norm[0, 0, t].item() == pytest.approx(expected, rel=1e-8)
+        if t > 0:
+            a_x = (dec_in[t] @ w.w_ih.T + w.b_ih)[None]
+            step = lambda h, a_x=a_x: gru_step(a_x, h[None], w)[0][0]
+            product = product @ torch.autograd.functional.jacobian(step, states[t - 1])
 
 
 def test_encoder_decoder_trains_saves_and_freezes_like_any_model(tmp_path):

@@ -384,3 +384,13 @@ def test_batch_uses_the_given_generator(variant):
     assert same(given, again)
     assert not same(given, make(variant, seed=0).batch(16))
     assert same(task.batch(16), fresh.batch(16))  # the task's own generator was not used
+
+
+def test_imdb_line_breaks_are_not_words_and_repeats_are_kept_once_as_the_model_sees_them():
+    rows = ["review,sentiment"]
+    rows += [f'"A fine film.<br /><br />I liked it, number {i}.",positive' for i in range(12)]
+    rows += ['"opening words differ, same ending: it was bad",negative', '"other start, same ending: it was bad",negative']
+    task = engine.make_task("sentiment", seq_len=4, csv_text="\n".join(rows))
+    assert "br" not in task.vocab
+    seen = [tuple(r.tolist()) for r in torch.cat([task.train_x, task.test_x])]
+    assert len(seen) == len(set(seen)) == 13  # the two reviews ending "it was bad" are one row at seq_len 4

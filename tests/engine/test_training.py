@@ -51,19 +51,15 @@ def test_clipping_by_norm_caps_the_applied_gradient():
     assert any(s.grad_norm > 0.05 for s in trainer.history)
 
 
-def test_clipping_by_value_bounds_every_entry():
+def test_clipping_by_value_bounds_every_entry_of_the_update():
     model, task = small()
-    cfg = engine.TrainConfig(optimizer="sgd", lr=1e-3, clip_value=1e-4)
-    trainer = engine.Trainer(model, task, cfg)
-    x, y = task.batch(32)
-    trainer.optimizer.zero_grad()
-    trainer.forward_backward(x, y)
-    torch.nn.utils.clip_grad_value_(list(model.parameters()), 1e-4)
-    assert max(p.grad.abs().max().item() for p in model.parameters()) <= 1e-4
+    trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="sgd", lr=1e-3, clip_value=1e-4))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
-    trainer.step(1)
+    stats = trainer.step(1)[0]
+    assert stats.grad_norm_clipped < stats.grad_norm
     for n, p in model.named_parameters():  # SGD moved each entry by at most lr * clip_value
         assert (p.detach() - before[n]).abs().max().item() <= 1e-3 * 1e-4 + 3e-8  # + float32 spacing
+    assert max(p.grad.abs().max().item() for p in model.parameters()) <= 1e-4
 
 
 def test_truncated_bptt_cuts_the_gradient_at_the_window():
@@ -126,7 +122,69 @@ def test_divergence_stops_cleanly_and_keeps_the_last_finite_weights():
     for name, p in model.named_parameters():
         assert torch.isfinite(p).all()
         assert torch.equal(p, snapshots[-1][name])  # the diverging step was not applied
-    assert trainer.step(5) == []  # stays stopped until reset
+    assert trainer.step(5) == []  # stays stopped: a new Trainer starts again
+
+
+def test_an_update_that_overflows_a_weight_is_undone():
+    """Finite loss and gradient, but the optimizer writes inf: the step is rolled back."""
+    model, task = small(arch="gru")
+    trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="sgd", lr=0.1))
+    trainer.step(2)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    real_step = trainer.optimizer.step
+
+    def overflowing_step():
+        real_step()
+        with torch.no_grad():
+            model.head.weight[0, 0] = float("inf")
+
+    trainer.optimizer.step = overflowing_step
+    stats = trainer.step(1)[0]
+    assert stats.diverged and math.isfinite(stats.loss) and math.isfinite(stats.grad_norm)
+    assert trainer.status == "diverged at step 3"
+    for n, p in model.named_parameters():
+        assert torch.equal(p, before[n])
+
+
+def test_a_seeded_dropout_run_repeats_while_another_session_builds_and_trains():
+    import threading
+
+    task = engine.make_task("adding", seq_len=20)
+    cfg = engine.ModelConfig(hidden_size=16, num_layers=2, dropout=0.5)
+
+    def run():
+        model = engine.build_model(cfg, task, seed=2)
+        trainer = engine.Trainer(model, task, engine.TrainConfig(seed=2, batch_size=8))
+        return [s.loss for s in trainer.step(15)]
+
+    alone = run()
+    stop = threading.Event()
+
+    def noise():  # another session: unseeded models, dropout, its own seed
+        while not stop.is_set():
+            model = engine.build_model(cfg, task)
+            engine.Trainer(model, task, engine.TrainConfig(seed=9, batch_size=8)).step(2)
+
+    thread = threading.Thread(target=noise)
+    thread.start()
+    try:
+        together = run()
+    finally:
+        stop.set()
+        thread.join()
+    assert together == alone
+
+
+def test_a_trainer_refuses_a_model_built_for_another_task_and_bad_step_counts():
+    model, _ = small()
+    other = engine.make_task("parity", seq_len=20)
+    with pytest.raises(ValueError, match="built for a adding task"):
+        engine.Trainer(model, other, engine.TrainConfig())
+    trainer = engine.Trainer(model, engine.make_task("adding", seq_len=20), engine.TrainConfig())
+    with pytest.raises(ValueError, match="n must be a whole number"):
+        trainer.step(1.5)
+    with pytest.raises(ValueError, match="engine.make_task"):
+        engine.build_model(engine.ModelConfig(), "adding")
 
 
 def test_freezing_a_layer_keeps_its_weights_while_others_learn():

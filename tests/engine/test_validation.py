@@ -236,3 +236,21 @@ def test_record_index_outside_the_batch(index):
     x, y = task.batch(4)
     raises_saying(lambda: engine.record(model, x, y, index=index), "index", "between 0 and 3", "4 samples",
                   f"got {index}")
+
+
+@pytest.mark.parametrize("kwargs", [dict(init="scaled"), dict(spectral_radius=1.2), dict(init="orthogonal", spectral_radius=0.9)])
+def test_spectral_radius_and_scaled_init_go_together(kwargs):
+    raises_saying(lambda: engine.ModelConfig(**kwargs), "spectral_radius goes with init='scaled'")
+
+
+def test_a_csv_with_an_unclosed_quote_says_what_to_fix():
+    rows = "review,sentiment\n" + "".join(f"fine film {i},positive\n" for i in range(12))
+    broken = rows + '"this review never closes its quote,negative\n' + "x" * 140_000 + "\n"
+    raises_saying(lambda: engine.make_task("sentiment", csv_text=broken), "quote")
+
+
+def test_encoder_decoder_limits_name_the_users_own_fields():
+    raises_saying(lambda: engine.make_task("reverse", seq_len=2000), "seq_len", "1999")
+    task = engine.make_task("reverse", seq_len=4)
+    cfg = engine.ModelConfig(hidden_size=1024, bidirectional=True)
+    raises_saying(lambda: engine.build_model(cfg, task), "hidden_size <= 512")
