@@ -7,9 +7,8 @@ and the model keeps its last finite weights.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-
 from contextlib import nullcontext
+from dataclasses import asdict, dataclass
 
 import pandas as pd
 import torch
