@@ -53,19 +53,24 @@ def global_norm(params: list[nn.Parameter]) -> float:
     return get_total_norm(grads).item() if grads else 0.0
 
 
+def check_fits(model: nn.Module, task: Task, cfg: TrainConfig) -> None:
+    """ValueError unless this model, task and training config can train together."""
+    if cfg.bptt_window:
+        if model.cfg.bidirectional:
+            raise ValueError(
+                "truncated BPTT carries the state forward in time, which a bidirectional layer "
+                "cannot do; set bptt_window=0 or bidirectional=False"
+            )
+        if task.spec.mapping not in ("seq2seq", "seq2vec"):
+            raise ValueError(
+                f"truncated BPTT is for one model reading one sequence; set bptt_window=0 for "
+                f"a {task.spec.mapping} task"
+            )
+
+
 class Trainer:
     def __init__(self, model: nn.Module, task: Task, cfg: TrainConfig):
-        if cfg.bptt_window:
-            if model.cfg.bidirectional:
-                raise ValueError(
-                    "truncated BPTT carries the state forward in time, which a bidirectional layer "
-                    "cannot do; set bptt_window=0 or bidirectional=False"
-                )
-            if task.spec.mapping not in ("seq2seq", "seq2vec"):
-                raise ValueError(
-                    f"truncated BPTT is for one model reading one sequence; set bptt_window=0 for "
-                    f"a {task.spec.mapping} task"
-                )
+        check_fits(model, task, cfg)
         if model.spec != task.spec:
             raise ValueError(
                 f"this model was built for a {model.spec.name} task shaped {model.spec}, not for "
@@ -79,6 +84,21 @@ class Trainer:
         self.dropout_rng = PrivateRNG(cfg.seed) if model.cfg.dropout > 0 else None
         self.history: list[StepStats] = []
         self.diverged_at: int | None = None
+
+    def retune(self, cfg: TrainConfig) -> None:
+        """Train on with new settings, from the weights as they are (a student turning the
+        learning rate down mid-run). The same optimizer keeps its state (Adam's moments); another
+        optimizer starts afresh. A new seed changes the batches and dropout from here on."""
+        check_fits(self.model, self.task, cfg)
+        if cfg.optimizer == self.cfg.optimizer:
+            for group in self.optimizer.param_groups:
+                group["lr"] = cfg.lr
+        else:
+            self.optimizer = make_optimizer(cfg, self.params)
+        if cfg.seed != self.cfg.seed:
+            self.batches = torch.Generator().manual_seed(cfg.seed)
+            self.dropout_rng = PrivateRNG(cfg.seed) if self.model.cfg.dropout > 0 else None
+        self.cfg = cfg
 
     @property
     def steps_done(self) -> int:

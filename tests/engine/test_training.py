@@ -236,3 +236,20 @@ def test_vec2seq_and_token_models_have_the_task_shapes():
     x, y = senti.batch(4)
     assert model(x).shape == (4, 2)
     assert not math.isnan(engine.Trainer(model, senti, engine.TrainConfig()).step(2)[-1].loss)
+
+
+def test_retune_trains_on_from_the_same_weights_with_the_new_settings():
+    model, task = small()
+    trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="adam", lr=1e-3, batch_size=8))
+    trainer.step(3)
+    adam_state = trainer.optimizer.state[model.head.weight]["exp_avg"].clone()
+    trainer.retune(engine.TrainConfig(optimizer="adam", lr=5e-2, batch_size=8, clip_norm=0.01))
+    assert trainer.optimizer.param_groups[0]["lr"] == 5e-2
+    assert torch.equal(trainer.optimizer.state[model.head.weight]["exp_avg"], adam_state)  # moments kept
+    stats = trainer.step(2)
+    assert [s.step for s in stats] == [4, 5] and stats[-1].grad_norm_clipped <= 0.01 * (1 + 1e-5)
+    trainer.retune(engine.TrainConfig(optimizer="sgd", lr=0.1, batch_size=8))
+    assert isinstance(trainer.optimizer, torch.optim.SGD) and not trainer.optimizer.state
+    with pytest.raises(ValueError, match="bidirectional"):
+        bi, task = small(bidirectional=True)
+        engine.Trainer(bi, task, engine.TrainConfig()).retune(engine.TrainConfig(bptt_window=5))
