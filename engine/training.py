@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 import torch
@@ -217,4 +217,5 @@ class Trainer:
         self.freeze(*parts, frozen=False)
 
     def history_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([asdict(s) for s in self.history])
+        """One row per step; the columns are there even before the first step."""
+        return pd.DataFrame([asdict(s) for s in self.history], columns=[f.name for f in fields(StepStats)])

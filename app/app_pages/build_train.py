@@ -1,0 +1,188 @@
+"""Build & Train: pick a task and a network, then play, pause and step its training."""
+from __future__ import annotations
+
+import streamlit as st
+
+import charts
+import engine
+import settings_form
+import ui
+from lab import Lab
+from lessons import BY_KEY
+
+TICK_SECONDS = 0.4  # how often the curves redraw while playing
+TRAIN_SECONDS = 0.3  # training time per tick: the rest of the tick is drawing
+
+
+def run() -> None:
+    lab = ui.lab()
+    st.title("Build & Train")
+    ui.show_link_problem()
+    lesson = BY_KEY.get(st.session_state.get("lesson"))
+    if lesson:
+        st.info(f"**{lesson.title}.** {lesson.what_to_do}", icon=":material/school:")
+    left, right = st.columns([1, 2], gap="large")
+    with left:
+        settings(lab)
+    ui.write_link(lab.setup)
+    with right:
+        controls(lab)
+        training_view(lab)
+    network(lab)
+    save_and_load(lab)
+
+
+def settings(lab: Lab) -> None:
+    if settings_form.needs_fill(lab.setup):
+        settings_form.fill(lab.setup)
+    with st.container(border=True):
+        upload = upload_box(lab)
+        before = lab.setup
+        try:
+            wanted = settings_form.read(lab.setup, lab.task.spec)
+            outcome = lab.change(wanted, upload)
+        except ValueError as err:
+            st.error(f"{err}. The model you had is unchanged.", icon=":material/block:")
+            return
+    if outcome == "unchanged":
+        return
+    if outcome == "rebuilt":
+        st.toast("New settings: a fresh model was built.")
+        lesson = BY_KEY.get(st.session_state.get("lesson"))
+        if lesson is None or lesson.setup.task != lab.setup.task:  # the lesson's text no longer applies
+            st.session_state.pop("lesson", None)
+            st.session_state["target_steps"] = engine.TASKS[lab.setup.task].preset.steps
+    if wanted.task == before.task:
+        settings_form.mark_shown(lab.setup)
+    else:  # a new task brings its preset: redraw so every widget shows it
+        st.rerun()
+
+
+def upload_box(lab: Lab):
+    """For tasks that read files: the student's own corpus or CSV (kept until replaced)."""
+    what = lab.setup.upload_param
+    if what is None:
+        return None
+    label = "Your own text (UTF-8)" if what == "text" else "Your own reviews (CSV with review,sentiment columns)"
+    file = st.file_uploader(label, type=None, key=f"upload.{lab.setup.task}")
+    return file.getvalue() if file is not None else None
+
+
+def network(lab: Lab) -> None:
+    st.subheader("The network as built")
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(charts.network_diagram(lab.model), key="diagram")
+    with right:
+        st.dataframe(charts.layer_table(lab.model), hide_index=True)
+        st.caption(
+            "The network as built: every box is a layer, with its size and how many weights it "
+            "trains. A bidirectional layer is two recurrent layers reading in opposite directions."
+        )
+
+
+def toggle_play(lab: Lab) -> None:
+    lab.playing = not lab.playing
+
+
+def one_step(lab: Lab) -> None:
+    lab.playing = False
+    lab.trainer.step(1)
+
+
+def controls(lab: Lab) -> None:
+    """Buttons act in callbacks, before the page redraws, so each label shows the new state."""
+    st.session_state.setdefault("target_steps", engine.TASKS[lab.setup.task].preset.steps)
+    stopped = lab.trainer.diverged_at is not None
+    play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
+    play.button(
+        "Pause" if lab.playing else "Play", key="play", type="primary", width="stretch", disabled=stopped,
+        icon=":material/pause:" if lab.playing else ":material/play_arrow:", on_click=toggle_play, args=(lab,),
+    )
+    step.button(
+        "Step", key="step", width="stretch", disabled=stopped, help="one training step",
+        icon=":material/skip_next:", on_click=one_step, args=(lab,),
+    )
+    reset.button(
+        "Reset", key="reset", width="stretch", help="fresh weights from the seed; history cleared",
+        icon=":material/restart_alt:", on_click=lab.reset,
+    )
+    until.number_input("Train up to step", min_value=1, max_value=1_000_000, step=100, key="target_steps")
+
+
+def training_view(lab: Lab) -> None:
+    @st.fragment(run_every=TICK_SECONDS if lab.playing else None)
+    def live() -> None:
+        # Draw first, then train: the charts on screen are never left waiting (and greyed out)
+        # while the next steps run; they show the next steps on the next tick.
+        ui.sidebar_summary(lab)
+        trainer = lab.trainer
+        target = st.session_state["target_steps"]
+        st.progress(min(1.0, trainer.steps_done / target), text=f"step {trainer.steps_done:,} of {target:,}")
+        if trainer.diverged_at is not None:
+            diverged_panel(trainer)
+        history = trainer.history_frame()
+        st.plotly_chart(charts.training_curves(history, lab.task.metric_name, baseline_loss(lab)), key="curves")
+        st.caption(
+            "Loss (log scale) and the task's metric on each step's batch. A flat loss at the "
+            "baseline means the network predicts no better than a constant."
+        )
+        st.plotly_chart(charts.gradient_norm_curve(history, lab.setup.train.clip_norm), key="grad_norm")
+        st.caption(
+            "The size of the whole gradient each step, before and after clipping. Spikes are "
+            "exploding gradients; clipping caps what the optimizer is given."
+        )
+        if not lab.playing and trainer.steps_done >= target and trainer.diverged_at is None:
+            st.success(f"Reached step {target:,}. Raise 'Train up to step' to go on.")
+        if lab.playing:
+            lab.train_for(TRAIN_SECONDS, until=target)
+            if not lab.playing:  # reached the target or diverged: redraw the buttons, stop ticking
+                st.rerun()
+
+    live()
+
+
+def diverged_panel(trainer: engine.Trainer) -> None:
+    st.error(
+        f"**Training {trainer.status}**: the loss or the gradient became infinite or NaN, so that "
+        "step was not applied and the model keeps its last finite weights. Lower the learning "
+        "rate or turn on gradient clipping, then press Reset. The Gradients page (on its way) "
+        "will show the gradient exploding step by step.",
+        icon=":material/local_fire_department:",
+    )
+
+
+def baseline_loss(lab: Lab) -> float | None:
+    """The loss of the best constant guess, where the task has a simple one."""
+    if lab.setup.task == "adding":
+        return 1 / 6  # Var(U1 + U2)
+    if hasattr(lab.task, "uniform_loss"):
+        return lab.task.uniform_loss
+    return None
+
+
+def save_and_load(lab: Lab) -> None:
+    with st.expander("Save or load the model"):
+        name = f"unrolled-{lab.setup.task}-{lab.setup.model.arch}-step{lab.trainer.steps_done}"
+        left, right = st.columns(2)
+        left.download_button(
+            "Download the model (.safetensors)", engine.to_bytes(lab.model), f"{name}.safetensors",
+            help="weights and config in one file; load it here or with engine.load in a notebook",
+        )
+        right.download_button(
+            "Download the training history (.csv)", lab.trainer.history_frame().to_csv(index=False),
+            f"{name}-history.csv", mime="text/csv",
+        )
+        file = st.file_uploader("Load a model saved by Unrolled (.safetensors)", key="model_upload")
+        if file is not None and st.session_state.get("loaded_file") != file.file_id:
+            st.session_state["loaded_file"] = file.file_id
+            try:
+                lab.load_model(file.getvalue())
+            except ValueError as err:
+                st.error(f"{file.name}: {err}", icon=":material/block:")
+                return
+            st.session_state.pop("lesson", None)
+            st.rerun()
+
+
+run()

@@ -1,0 +1,105 @@
+"""Lab: one student's experiment, the task, model and trainer made from a Setup.
+
+It lives in that student's st.session_state (never in a shared cache), and has no Streamlit in
+it, so every rule of the page (what rebuilds the model, what only retunes training, what an
+upload may replace) is tested without a browser.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import engine
+
+from settings import Setup, preset_setup
+
+
+class Lab:
+    def __init__(self, setup: Setup, upload: str | bytes | None = None):
+        self.setup = setup
+        self.upload = upload  # a corpus or CSV the student uploaded for this task, if any
+        self.playing = False
+        self.build()
+
+    def build(self) -> None:
+        """A fresh model from the setup: the same seed gives the same starting weights."""
+        self.task = self.setup.make_task(self.upload)
+        self.model = engine.build_model(self.setup.model, self.task, seed=self.setup.train.seed)
+        self.trainer = engine.Trainer(self.model, self.task, self.setup.train)
+
+    def reset(self) -> None:
+        self.playing = False
+        self.build()
+
+    def start(self, setup: Setup) -> None:
+        """Begin again from `setup` (a lesson): a fresh model, no upload."""
+        self.setup, self.upload = setup, None
+        self.reset()
+
+    def change(self, setup: Setup, upload: str | bytes | None = None) -> str:
+        """Apply new settings. A new task, task parameter, model setting or upload builds a new
+        model (training restarts); new training settings carry on from the current weights.
+        Nothing changes if the new settings are refused (the ValueError says why)."""
+        rebuild = (setup.task, setup.task_params, setup.model, upload) != (
+            self.setup.task, self.setup.task_params, self.setup.model, self.upload
+        )
+        if rebuild:
+            task = setup.make_task(upload)  # may raise: then the current lab is untouched
+            model = engine.build_model(setup.model, task, seed=setup.train.seed)
+            trainer = engine.Trainer(model, task, setup.train)
+            self.setup, self.upload = setup, upload
+            self.task, self.model, self.trainer = task, model, trainer
+            self.playing = False
+            return "rebuilt"
+        if setup.train != self.setup.train:
+            self.trainer.retune(setup.train)
+            self.setup = setup
+            return "retuned"
+        return "unchanged"
+
+    def train_for(self, seconds: float, until: int) -> list[engine.StepStats]:
+        """Train in single steps for about `seconds`, and never past step `until`, so a page
+        tick stays short and a pause lands between two whole steps."""
+        done = []
+        start = time.perf_counter()
+        while self.trainer.steps_done < until and self.trainer.diverged_at is None:
+            done += self.trainer.step(1)
+            if time.perf_counter() - start > seconds:
+                break
+        if self.trainer.steps_done >= until or self.trainer.diverged_at is not None:
+            self.playing = False
+        return done
+
+    def load_model(self, data: bytes) -> None:
+        """Replace the model with an uploaded checkpoint. Its task becomes the current task (with
+        that task's default parameters if it is another one). Raises ValueError, leaving the lab
+        as it was, when the file is not a checkpoint or fits none of this app's tasks."""
+        model = engine.from_bytes(data)
+        if model.spec.name not in engine.TASKS:
+            raise ValueError(f"this model was trained on a task called {model.spec.name!r}, which this app does not have")
+        setup = self.setup if model.spec.name == self.setup.task else preset_setup(model.spec.name)
+        upload = self.upload if setup is self.setup else None
+        task = setup.make_task(upload)
+        if model.spec != task.spec:
+            raise ValueError(
+                f"this model reads {model.spec.input_size} inputs and gives {model.spec.output_size} "
+                f"outputs, but the {task.spec.name} task as set here needs {task.spec.input_size} and "
+                f"{task.spec.output_size}; set the task's parameters as they were when it was saved"
+            )
+        self.setup = dataclasses.replace(setup, model=model.cfg)
+        self.upload, self.task, self.model = upload, task, model
+        self.trainer = engine.Trainer(model, task, setup.train)
+        self.playing = False
+
+    def summary(self) -> dict[str, str]:
+        """What the sidebar shows on every page."""
+        cfg = self.setup.model
+        shape = f"{cfg.num_layers} x {cfg.hidden_size}" + (" bidirectional" if cfg.bidirectional else "")
+        last = self.trainer.history[-1].loss if self.trainer.history else None
+        return {
+            "task": self.setup.task,
+            "model": f"{cfg.arch.upper()} {shape}",
+            "parameters": f"{sum(p.numel() for p in self.model.parameters()):,}",
+            "steps trained": f"{self.trainer.steps_done:,}",
+            "last loss": "-" if last is None else f"{last:.4g}",
+        }

@@ -1,0 +1,146 @@
+"""The settings form of the Build & Train page: widgets in, a Setup out.
+
+Widgets hold what the student typed; the Lab holds what was accepted. When the two differ
+because the Lab changed elsewhere (a lesson, a link, an uploaded model), `fill` writes the Lab's
+setup into the widgets before they are drawn. A refused setting leaves the widgets as typed and
+the Lab as it was, with the reason on the page.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+import engine
+from engine.config import ACTIVATIONS, ARCHS, INITS
+from engine.train_config import OPTIMIZERS
+from settings import FILE_PARAMS, Setup, preset_setup
+
+SYNCED = "form_synced_with"  # the Lab setup the widgets last showed
+TASK_HELP = {
+    "adding": "add the two marked numbers of a long sequence (Hochreiter & Schmidhuber 1997)",
+    "recall": "name the symbol seen `lag` steps ago",
+    "parity": "is the number of ones so far odd?",
+    "sine": "forecast the next value of a sine wave, or draw one from its description",
+    "charlm": "predict the next character of Python's own source code (or your text)",
+    "sentiment": "positive or negative, word by word (generated reviews, or your CSV)",
+    "reverse": "encoder-decoder: write the input sequence backwards",
+}
+
+
+def key(section: str, name: str) -> str:
+    return f"form.{section}.{name}"
+
+
+def fill(setup: Setup) -> None:
+    """Show `setup` in the widgets (call before they are drawn)."""
+    st.session_state[key("task", "name")] = setup.task
+    for name, value in setup.task_params.items():
+        st.session_state[key("task", name)] = value
+    for section, values in (("model", setup.model.to_dict()), ("train", setup.train.to_dict())):
+        for name, value in values.items():
+            st.session_state[key(section, name)] = value
+        for name in ("forget_bias", "spectral_radius", "clip_norm", "clip_value"):
+            if name in values:  # optional numbers: a checkbox says whether they are on
+                st.session_state[key(section, name + "_on")] = values[name] is not None
+                st.session_state[key(section, name)] = 1.0 if values[name] is None else values[name]
+    st.session_state[SYNCED] = setup
+
+
+def needs_fill(setup: Setup) -> bool:
+    return st.session_state.get(SYNCED) != setup
+
+
+def mark_shown(setup: Setup) -> None:
+    """The widgets, as the student set them, show `setup`: nothing to fill."""
+    st.session_state[SYNCED] = setup
+
+
+def optional_number(section: str, name: str, label: str, help: str) -> float | None:
+    on = st.checkbox(label, key=key(section, name + "_on"), help=help)
+    value = st.number_input(f"{label}: value", key=key(section, name), format="%g", disabled=not on)
+    return value if on else None
+
+
+def task_form(current: Setup) -> tuple[str, dict]:
+    name = st.selectbox(
+        "Task", list(engine.TASKS), key=key("task", "name"), format_func=lambda t: f"{t}: {TASK_HELP[t]}"
+    )
+    if name != current.task:
+        return name, preset_setup(name).task_params
+    params = {}
+    for param, default in current.task_params.items():
+        widget_key = key("task", param)
+        if isinstance(default, bool):
+            params[param] = st.checkbox(param.replace("_", " "), key=widget_key)
+        elif param == "mode":
+            params[param] = st.radio("mode", ["forecast", "generate"], key=widget_key, horizontal=True)
+        elif isinstance(default, float):
+            params[param] = st.number_input(param.replace("_", " "), key=widget_key, format="%g")
+        else:
+            params[param] = st.number_input(param.replace("_", " "), key=widget_key, step=1)
+    return name, params
+
+
+def model_form(task_spec: engine.TaskSpec) -> dict:
+    s = "model"
+    values = {"arch": st.selectbox("Cell", ARCHS, key=key(s, "arch"), format_func=str.upper)}
+    arch = values["arch"]
+    values["activation"] = (
+        st.selectbox("Activation", ACTIVATIONS, key=key(s, "activation")) if arch == "rnn" else "tanh"
+    )
+    values["hidden_size"] = st.number_input("Hidden units H", key=key(s, "hidden_size"), step=8)
+    values["num_layers"] = st.number_input("Layers (stacked)", key=key(s, "num_layers"), step=1)
+    values["bidirectional"] = st.checkbox("Bidirectional", key=key(s, "bidirectional"))
+    values["peephole"] = arch == "lstm" and st.checkbox(
+        "Peephole connections", key=key(s, "peephole"), help="gates also see c_t (Gers & Schmidhuber 2000)"
+    )
+    values["dropout"] = (
+        st.number_input("Dropout between layers", key=key(s, "dropout"), format="%g", step=0.1)
+        if values["num_layers"] > 1 else 0.0
+    )
+    if task_spec.input_kind == "tokens":
+        values["embedding_dim"] = st.number_input("Embedding size", key=key(s, "embedding_dim"), step=8)
+    values["init"] = st.selectbox("Recurrent weights start", INITS, key=key(s, "init"))
+    values["spectral_radius"] = (
+        st.number_input("Spectral radius of W_hh", key=key(s, "spectral_radius"), format="%g", step=0.1)
+        if values["init"] == "scaled" else None
+    )
+    values["forget_bias"] = (
+        optional_number(s, "forget_bias", "Forget-gate bias", "start the forget gate open: 1 to 3 are common")
+        if arch == "lstm" else None
+    )
+    return values
+
+
+def train_form() -> dict:
+    s = "train"
+    return {
+        "optimizer": st.selectbox("Optimizer", OPTIMIZERS, key=key(s, "optimizer")),
+        "lr": st.number_input("Learning rate", key=key(s, "lr"), format="%g", step=1e-3),
+        "batch_size": st.number_input("Batch size", key=key(s, "batch_size"), step=8),
+        "clip_norm": optional_number(s, "clip_norm", "Clip gradient norm", "rescale the whole gradient to at most this norm"),
+        "clip_value": optional_number(s, "clip_value", "Clip each gradient value", "clamp every entry to ±value"),
+        "bptt_window": st.number_input(
+            "Truncated BPTT window (0 = full)", key=key(s, "bptt_window"), step=1,
+            help="backpropagate through at most this many steps",
+        ),
+        "seed": st.number_input("Seed", key=key(s, "seed"), step=1),
+    }
+
+
+def read(current: Setup, task_spec: engine.TaskSpec) -> Setup:
+    """Draw the form and return the setup it shows. Raises ValueError for a refused value."""
+    col_task, col_model, col_train = st.tabs(["Task", "Model", "Training"])
+    with col_task:
+        name, params = task_form(current)
+    if name != current.task:
+        return preset_setup(name)
+    with col_model:
+        model_values = model_form(task_spec)
+    with col_train:
+        train_values = train_form()
+    defaults = dataclasses.asdict(current.model)
+    model = engine.ModelConfig(**{**defaults, **model_values})
+    train = engine.TrainConfig(**train_values)
+    return Setup(name, model, train, {k: v for k, v in params.items() if k not in FILE_PARAMS})

@@ -1,0 +1,28 @@
+import sys
+from pathlib import Path
+
+APP = Path(__file__).resolve().parents[2] / "app"
+MAIN = str(APP / "main.py")
+sys.path.insert(0, str(APP))  # the app's own modules (lab, settings, lessons), as main.py sees them
+
+
+def plotted(values) -> list:
+    """A trace's x or y as plotted: plotly's JSON stores numeric arrays as typed base64."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(values, dict) and "bdata" in values:
+        array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
+        return array.reshape(values["shape"]).tolist() if "shape" in values else array.tolist()
+    return list(values)
+
+
+def chart(at, title: str) -> dict:
+    """The plotly figure on the page whose title contains `title`, as its JSON spec."""
+    import json
+
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    found = [s for s in specs if title in s["layout"].get("title", {}).get("text", "")]
+    assert len(found) == 1, [s["layout"].get("title", {}).get("text") for s in specs]
+    return found[0]

@@ -1,0 +1,162 @@
+"""The app shell and the Build & Train page, driven through AppTest."""
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+import engine
+import nav
+from lessons import BY_KEY
+from settings import DEFAULT
+
+from .conftest import MAIN, chart, plotted
+
+BUILD = nav.PATHS["build"]
+
+
+def app(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def build_page(at: AppTest) -> AppTest:
+    return at.switch_page(BUILD).run()
+
+
+def lab(at: AppTest):
+    return at.session_state["lab"]
+
+
+def test_every_page_in_the_navigation_loads_without_exception():
+    at = app()
+    assert not at.exception
+    for path in nav.PATHS.values():
+        at.switch_page(path).run()
+        assert not at.exception, path
+        assert at.title, path
+
+
+@pytest.mark.parametrize("key", list(BY_KEY))
+def test_a_lesson_button_loads_its_preset_and_opens_its_page(key):
+    at = app()
+    at.button(key=f"lesson.{key}").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Build & Train"
+    lesson = BY_KEY[key]
+    assert lab(at).setup == lesson.setup
+    assert lab(at).trainer.steps_done == 0
+    assert at.number_input(key="target_steps").value == lesson.steps
+    assert lesson.title in at.info[0].value
+    # the widgets show the lesson's settings, and the link carries them
+    assert at.selectbox(key="form.model.arch").value == lesson.setup.model.arch
+    assert at.query_params["arch"] == lesson.setup.model.arch
+
+
+def test_step_runs_exactly_one_training_step_and_the_curves_plot_it():
+    at = build_page(app())
+    at.button(key="step").click().run()
+    assert lab(at).trainer.steps_done == 1
+    at.button(key="step").click().run()
+    trainer = lab(at).trainer
+    assert trainer.steps_done == 2
+    spec = chart(at, "Training: loss")
+    loss = next(t for t in spec["data"] if t.get("name") == "loss")
+    assert plotted(loss["x"]) == [1, 2]
+    assert plotted(loss["y"]) == pytest.approx([s.loss for s in trainer.history])
+
+
+def test_play_trains_until_paused_and_pause_lands_between_whole_steps():
+    at = build_page(app())
+    at.button(key="play").click().run()
+    first = lab(at).trainer.steps_done
+    assert first > 0 and lab(at).playing
+    at.run()  # a tick of the playing fragment
+    assert lab(at).trainer.steps_done > first
+    at.button(key="play").click().run()  # now Pause
+    paused = lab(at).trainer.steps_done
+    assert not lab(at).playing
+    at.run()
+    assert lab(at).trainer.steps_done == paused
+    assert len(lab(at).trainer.history) == paused
+
+
+def test_reset_restores_the_fresh_model_of_the_seed():
+    at = build_page(app())
+    fresh = {k: v.clone() for k, v in lab(at).model.state_dict().items()}
+    for _ in range(3):
+        at.button(key="step").click().run()
+    assert not torch.equal(lab(at).model.rnn.weight_hh_l0, fresh["rnn.weight_hh_l0"])
+    at.button(key="reset").click().run()
+    assert lab(at).trainer.steps_done == 0
+    for k, v in lab(at).model.state_dict().items():
+        assert torch.equal(v, fresh[k])
+
+
+def test_a_divergent_setting_shows_the_diverged_panel_not_a_traceback():
+    at = app()
+    at.button(key="lesson.exploding").click().run()
+    for _ in range(2):
+        at.button(key="step").click().run()
+    assert not at.exception
+    trainer = lab(at).trainer
+    assert trainer.diverged_at == 2
+    assert any("diverged at step 2" in e.value for e in at.error)
+    assert at.button(key="step").disabled and at.button(key="play").disabled
+    assert all(torch.isfinite(p).all() for p in lab(at).model.parameters())
+
+
+def test_changing_the_model_rebuilds_it_but_changing_training_carries_on():
+    at = build_page(app())
+    at.button(key="step").click().run()
+    at.number_input(key="form.train.lr").set_value(0.01).run()
+    assert lab(at).trainer.steps_done == 1 and lab(at).setup.train.lr == 0.01
+    assert lab(at).trainer.optimizer.param_groups[0]["lr"] == 0.01
+    at.number_input(key="form.model.hidden_size").set_value(16).run()
+    assert lab(at).trainer.steps_done == 0 and lab(at).model.rnn.hidden_size == 16
+    assert at.query_params["hidden_size"] == "16"
+
+
+def test_a_refused_setting_says_why_and_keeps_the_model():
+    at = build_page(app())
+    at.button(key="step").click().run()
+    model = lab(at).model
+    at.number_input(key="form.train.lr").set_value(-1.0).run()
+    assert not at.exception
+    assert any("lr must be in (0.0, 100.0]" in e.value for e in at.error)
+    assert lab(at).model is model and lab(at).trainer.steps_done == 1
+    assert at.number_input(key="form.train.lr").value == -1.0  # what the student typed stays
+
+
+def test_switching_task_loads_that_tasks_preset_into_every_widget():
+    at = build_page(app())
+    at.selectbox(key="form.task.name").set_value("recall").run()
+    at.run()  # the page reruns itself to show the new preset; AppTest needs telling
+    setup = lab(at).setup
+    assert setup.task == "recall" and setup.model.forget_bias == 3.0
+    assert at.number_input(key="form.task.lag").value == 50
+    assert at.number_input(key="form.train.lr").value == engine.TASKS["recall"].preset.train.lr
+
+
+def test_a_link_reproduces_the_settings_and_a_bad_link_falls_back_with_a_message():
+    setup = BY_KEY["bidirectional"].setup
+    at = build_page(app(setup.to_query()))
+    assert lab(at).setup == setup
+    at = app({"task": "adding", "lr": "fast", "hidden_sise": "64"})
+    assert not at.exception
+    warning = at.warning[0].value
+    assert "lr must be a number" in warning and "hidden_sise is not a setting" in warning
+    assert lab(at).setup == DEFAULT
+
+
+def test_two_sessions_train_their_own_models():
+    one, two = build_page(app()), build_page(app())
+    two.number_input(key="form.model.hidden_size").set_value(32).run()
+    for _ in range(2):
+        one.button(key="step").click().run()
+    assert lab(one) is not lab(two)
+    assert lab(one).trainer.steps_done == 2 and lab(two).trainer.steps_done == 0
+    assert lab(one).model.rnn.hidden_size == 64 and lab(two).model.rnn.hidden_size == 32
+    fresh_two = engine.build_model(lab(two).setup.model, lab(two).task, seed=lab(two).setup.train.seed)
+    for k, v in lab(two).model.state_dict().items():  # untouched by the other session's training
+        assert torch.equal(v, fresh_two.state_dict()[k])

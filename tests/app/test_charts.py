@@ -1,0 +1,243 @@
+"""The figure builders plot exactly the numbers they are given, from really trained models."""
+import ast
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import engine
+
+APP = Path(__file__).resolve().parents[2] / "app"
+sys.path.insert(0, str(APP))  # the pages import it as `charts`
+import charts  # noqa: E402
+
+
+def trained(arch="lstm", task="adding", steps=30, optimizer="adam", lr=1e-2, clip_norm=None, **model):
+    t = engine.make_task(task, seq_len=12)
+    m = engine.build_model(engine.ModelConfig(arch=arch, hidden_size=8, **model), t, seed=0)
+    train = engine.TrainConfig(optimizer=optimizer, lr=lr, batch_size=8, clip_norm=clip_norm)
+    trainer = engine.Trainer(m, t, train)
+    trainer.step(steps)
+    return trainer
+
+
+def diverged_trainer():
+    """A relu RNN that trains calmly for 10 SGD steps, then explodes once the rate is raised."""
+    trainer = trained("rnn", steps=10, optimizer="sgd", lr=0.05, activation="relu", init="identity")
+    trainer.optimizer.param_groups[0]["lr"] = 100.0
+    trainer.step(100)
+    assert trainer.diverged_at is not None and trainer.diverged_at > 10
+    return trainer
+
+
+def trace(fig, name):
+    [found] = [t for t in fig.data if t.name == name]
+    return found
+
+
+def xy(fig, name):
+    t = trace(fig, name)
+    return np.asarray(t.x, dtype=float), np.asarray(t.y, dtype=float)
+
+
+def annotation_text(fig) -> str:
+    return "\n".join(a.text or "" for a in fig.layout.annotations)
+
+
+def assert_readable(fig):
+    assert fig.layout.title.text
+    assert fig.layout.template.layout.paper_bgcolor == "white"  # plotly_white
+    assert fig.layout.height and fig.layout.height <= 800
+
+
+def test_charts_module_does_not_import_streamlit():
+    tree = ast.parse((APP / "charts.py").read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any(name.split(".")[0] == "streamlit" for name in imported)
+
+
+def test_training_curves_plot_the_history_and_the_baseline():
+    trainer = trained(clip_norm=1.0)
+    h = trainer.history_frame()
+    fig = charts.training_curves(h, "R²", baseline_loss=1 / 6)
+    x, y = xy(fig, "loss")
+    np.testing.assert_array_equal(x, h["step"])
+    np.testing.assert_array_equal(y, h["loss"])
+    x, y = xy(fig, "R²")
+    np.testing.assert_array_equal(x, h["step"])
+    np.testing.assert_array_equal(y, h["metric"])
+    _, base = xy(fig, "baseline")
+    assert list(base) == [1 / 6, 1 / 6] and trace(fig, "baseline").line.dash == "dash"
+    assert "baseline" in annotation_text(fig)
+    assert fig.layout.yaxis.type == "log"  # every loss > 0
+    assert "loss" in fig.layout.yaxis.title.text and "MSE" in fig.layout.yaxis.title.text
+    assert "R²" in fig.layout.yaxis2.title.text
+    assert "step" in fig.layout.xaxis.title.text and "step" in fig.layout.xaxis2.title.text
+    assert "%{y" in trace(fig, "loss").hovertemplate
+    assert_readable(fig)
+    assert fig.layout.height == 300
+
+
+def test_accuracy_axis_runs_from_0_to_1():
+    h = trained("gru", task="parity", steps=10).history_frame()
+    fig = charts.training_curves(h, "accuracy")
+    np.testing.assert_array_equal(xy(fig, "accuracy")[1], h["metric"])
+    low, high = fig.layout.yaxis2.range
+    assert low == 0 and 1 <= high <= 1.05
+    assert "cross-entropy" in fig.layout.yaxis.title.text
+
+
+def test_linear_loss_axis_when_a_loss_is_zero():
+    h = trained(steps=5).history_frame()
+    h.loc[2, "loss"] = 0.0
+    assert charts.training_curves(h, "R²").layout.yaxis.type == "linear"
+
+
+@pytest.mark.parametrize("rows, expect_all", [(2000, True), (2001, False), (7919, False)])
+def test_long_histories_are_downsampled_keeping_the_last_step(rows, expect_all):
+    real = trained(steps=40, clip_norm=1.0).history_frame()
+    h = pd.concat([real] * (rows // len(real) + 1), ignore_index=True).iloc[:rows]
+    h["step"] = np.arange(1, rows + 1)
+    by_step = h.set_index("step")
+    for fig, columns in (
+        (charts.training_curves(h, "R²"), {"loss": "loss", "R²": "metric"}),
+        (charts.gradient_norm_curve(h, 1.0), {"before clipping": "grad_norm", "after clipping": "grad_norm_clipped"}),
+    ):
+        for name, column in columns.items():
+            x, y = xy(fig, name)
+            assert len(x) <= 2000 and (len(x) == rows) == expect_all
+            assert x[0] == 1 and x[-1] == rows  # first and last step always drawn
+            assert np.all(np.diff(x) > 0)
+            np.testing.assert_array_equal(y, by_step.loc[x.astype(int), column])
+    title = charts.training_curves(h, "R²").layout.title.text
+    assert ("drawn" in title) != expect_all
+
+
+def test_gradient_norm_curve_before_and_after_clipping():
+    trainer = trained(clip_norm=0.5)
+    h = trainer.history_frame()
+    assert (h["grad_norm"] > 0.5).any()  # so clipping really happened
+    fig = charts.gradient_norm_curve(h, 0.5)
+    x, before = xy(fig, "before clipping")
+    np.testing.assert_array_equal(x, h["step"])
+    np.testing.assert_array_equal(before, h["grad_norm"])
+    np.testing.assert_array_equal(xy(fig, "after clipping")[1], h["grad_norm_clipped"])
+    _, clip = xy(fig, "clip threshold")
+    assert list(clip) == [0.5, 0.5] and trace(fig, "clip threshold").line.dash == "dash"
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text and fig.layout.xaxis.title.text
+    assert_readable(fig)
+    assert "clip threshold" not in {t.name for t in charts.gradient_norm_curve(h, None).data}
+
+
+def test_diverged_step_is_marked_at_the_top_of_the_axis():
+    trainer = diverged_trainer()
+    h = trainer.history_frame()
+    loss_fig = charts.training_curves(h, "R²", baseline_loss=1 / 6)
+    x, y = xy(loss_fig, "diverged")
+    assert list(x) == [trainer.diverged_at]
+    axis = loss_fig.layout.yaxis
+    top = 10 ** axis.range[1] if axis.type == "log" else axis.range[1]
+    assert y[0] == pytest.approx(top)
+    assert trace(loss_fig, "diverged").xaxis == "x"  # the loss panel
+    assert "diverged" in trace(loss_fig, "diverged").hovertemplate
+    np.testing.assert_array_equal(xy(loss_fig, "loss")[1], h["loss"])  # still every step
+
+    grad_fig = charts.gradient_norm_curve(h, None)
+    x, y = xy(grad_fig, "diverged")
+    assert list(x) == [trainer.diverged_at] and y[0] == pytest.approx(10 ** grad_fig.layout.yaxis.range[1])
+
+
+@pytest.mark.parametrize("history", [pd.DataFrame(), None], ids=["empty frame", "fresh trainer"])
+def test_empty_history_shows_axes_and_a_hint(history):
+    if history is None:
+        history = trained(steps=0).history_frame()
+    for fig in (charts.training_curves(history, "R²", baseline_loss=1 / 6), charts.gradient_norm_curve(history, 1.0)):
+        text = annotation_text(fig).replace("<br>", " ")
+        assert "No training steps yet — press Step or Play" in text
+        assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+        assert "diverged" not in {t.name for t in fig.data}
+    assert charts.training_curves(history, "R²").layout.yaxis2.title.text
+
+
+MODELS = {
+    "lstm adding": (engine.ModelConfig(arch="lstm", hidden_size=8), "adding"),
+    "bi 2-layer lstm tokens": (
+        engine.ModelConfig(arch="lstm", hidden_size=8, num_layers=2, bidirectional=True), "charlm"
+    ),
+    "peephole 3-layer": (engine.ModelConfig(arch="lstm", hidden_size=6, num_layers=3, peephole=True), "recall"),
+    "relu rnn seq2seq": (engine.ModelConfig(arch="rnn", hidden_size=5, activation="relu"), "sine"),
+    "gru encdec": (engine.ModelConfig(arch="gru", hidden_size=8, num_layers=2), "reverse"),
+    "bi lstm encdec": (engine.ModelConfig(arch="lstm", hidden_size=8, bidirectional=True), "reverse"),
+}
+
+
+def build(name):
+    cfg, task = MODELS[name]
+    return engine.build_model(cfg, engine.make_task(task), seed=0)
+
+
+def rect_names(fig):
+    return [s.name for s in fig.layout.shapes if s.type == "rect"]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_diagram_and_table_count_every_parameter(name):
+    model = build(name)
+    total = sum(p.numel() for p in model.parameters())
+    fig = charts.network_diagram(model)
+    counted = re.search(r"— ([\d,]+) parameters", fig.layout.title.text).group(1)
+    assert int(counted.replace(",", "")) == total
+    assert model.cfg.arch.upper() in fig.layout.title.text
+    assert fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False
+    assert_readable(fig)
+
+    table = charts.layer_table(model)
+    assert list(table.columns) == ["part", "shape", "parameters"]
+    assert table["parameters"].sum() == total
+    named = dict(model.named_parameters())
+    groups = model.param_groups()
+    assert list(table["part"]) == list(groups)
+    for part, count in zip(table["part"], table["parameters"], strict=True):
+        assert count == sum(named[n].numel() for n in groups[part])
+
+    text = annotation_text(fig)
+    for names in groups.values():  # every box states its own count (one direction's)
+        forward = sum(named[n].numel() for n in names if not n.endswith("_reverse"))
+        assert f"{forward:,} params" in text
+    hover = " ".join(trace(fig, "parts").hovertext)
+    assert all(n in hover for n in named)  # hovering lists every parameter tensor
+
+
+def test_bidirectional_two_layer_lstm_has_four_recurrent_boxes():
+    model = build("bi 2-layer lstm tokens")
+    fig = charts.network_diagram(model)
+    layers = [n for n in rect_names(fig) if "layer" in n]
+    assert sorted(layers) == ["layer 0 backward", "layer 0 forward", "layer 1 backward", "layer 1 forward"]
+    assert "bidirectional" in fig.layout.title.text and "2 layers × 8 units" in fig.layout.title.text
+    text = annotation_text(fig)
+    assert "forward →" in text and "← backward" in text and "tokens: vocab 158" in text
+    assert "→ 158 classes" in text
+    assert list(charts.layer_table(model)["shape"]) == ["vocab 158 → 16", "16 → 2 × 8", "16 → 2 × 8", "16 → 158"]
+
+
+def test_unidirectional_diagram_has_one_box_per_layer_and_names_its_input():
+    fig = charts.network_diagram(build("peephole 3-layer"))
+    assert [n for n in rect_names(fig) if "layer" in n] == ["layer 0", "layer 1", "layer 2"]
+    assert "x_t: 8 values" in annotation_text(fig)
+    assert charts.network_diagram(build("lstm adding")).layout.height <= 320  # 3 rows stay compact
+    assert "→ 1 value" in annotation_text(charts.network_diagram(build("lstm adding")))
+
+
+def test_encoder_decoder_diagram_shows_both_stacks_and_the_context():
+    fig = charts.network_diagram(build("gru encdec"))
+    names = rect_names(fig)
+    assert {"encoder layer 0", "encoder layer 1", "decoder layer 0", "decoder layer 1", "head"} <= set(names)
+    assert "context" in annotation_text(fig)
+    assert "encoder-decoder" in fig.layout.title.text
+    boxes = {s.name: s for s in fig.layout.shapes if s.type == "rect"}
+    assert boxes["encoder layer 1"].x1 < boxes["decoder layer 1"].x0  # side by side
+    assert boxes["encoder layer 1"].y0 == boxes["decoder layer 1"].y0

@@ -1,0 +1,98 @@
+"""The Lab and its links, without a browser: what rebuilds, what retunes, what a link holds,
+what an upload may replace."""
+import dataclasses
+
+import pytest
+import torch
+
+import engine
+from lab import Lab
+from lessons import LESSONS
+from settings import DEFAULT, parse_query, preset_setup
+
+
+@pytest.mark.parametrize("setup", [preset_setup(t) for t in engine.TASKS] + [l.setup for l in LESSONS],
+                         ids=[f"preset-{t}" for t in engine.TASKS] + [f"lesson-{l.key}" for l in LESSONS])
+def test_a_link_round_trips_every_preset_and_lesson(setup):
+    query = setup.to_query()
+    assert all(isinstance(v, str) for v in query.values())
+    assert parse_query(query) == setup
+
+
+@pytest.mark.parametrize("query, fragments", [
+    ({"task": "chess"}, ["task='chess' is not a task", "adding"]),
+    ({"lr": "0"}, ["lr must be in (0.0, 100.0]"]),
+    ({"bidirectional": "maybe"}, ["bidirectional must be true or false"]),
+    ({"hidden_size": "6.5"}, ["hidden_size must be a whole number"]),
+    ({"task": "recall", "lag": "0"}, ["lag must be between 1"]),
+    ({"text": "x"}, ["text is not a setting"]),
+    ({"lr": "x", "arch": "transformer!"}, ["lr must be a number"]),
+])
+def test_a_bad_link_says_what_is_wrong(query, fragments):
+    with pytest.raises(ValueError) as info:
+        parse_query(query)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_a_link_with_only_some_settings_takes_the_rest_from_the_task_preset():
+    setup = parse_query({"task": "recall", "arch": "gru", "forget_bias": "none"})
+    assert setup.model.arch == "gru" and setup.model.forget_bias is None
+    assert setup.train == engine.TASKS["recall"].preset.train and setup.task_params["lag"] == 50
+
+
+def test_training_settings_carry_on_and_model_settings_rebuild():
+    lab = Lab(DEFAULT)
+    lab.trainer.step(2)
+    faster = dataclasses.replace(DEFAULT, train=dataclasses.replace(DEFAULT.train, lr=0.01))
+    assert lab.change(faster) == "retuned" and lab.trainer.steps_done == 2
+    wider = dataclasses.replace(faster, model=dataclasses.replace(DEFAULT.model, hidden_size=8))
+    assert lab.change(wider) == "rebuilt" and lab.trainer.steps_done == 0
+    assert lab.change(wider) == "unchanged"
+
+
+def test_a_refused_change_leaves_the_lab_untouched():
+    lab = Lab(DEFAULT)
+    lab.trainer.step(1)
+    model = lab.model
+    broken = dataclasses.replace(DEFAULT, task_params={"seq_len": 1})
+    with pytest.raises(ValueError, match="seq_len"):
+        lab.change(broken)
+    assert lab.model is model and lab.setup == DEFAULT and lab.trainer.steps_done == 1
+
+
+def test_train_for_stops_at_the_target_step_and_pauses():
+    lab = Lab(DEFAULT)
+    lab.playing = True
+    lab.train_for(seconds=30, until=5)
+    assert lab.trainer.steps_done == 5 and not lab.playing
+
+
+def test_an_uploaded_checkpoint_replaces_the_model_and_brings_its_task():
+    source = Lab(preset_setup("parity"))
+    source.trainer.step(3)
+    lab = Lab(DEFAULT)
+    lab.load_model(engine.to_bytes(source.model))
+    assert lab.setup.task == "parity" and lab.trainer.steps_done == 0
+    for k, v in lab.model.state_dict().items():
+        assert torch.equal(v, source.model.state_dict()[k])
+
+
+@pytest.mark.parametrize("data, fragment", [
+    (b"\x80\x04\x95 not really a pickle", "pickle"),
+    (b"hello, this is a text file", "not a .safetensors"),
+])
+def test_a_bad_upload_is_refused_and_nothing_is_lost(data, fragment):
+    lab = Lab(DEFAULT)
+    lab.trainer.step(2)
+    model = lab.model
+    with pytest.raises(ValueError, match=fragment):
+        lab.load_model(data)
+    assert lab.model is model and lab.trainer.steps_done == 2
+
+
+def test_a_checkpoint_whose_task_parameters_differ_says_which_to_set():
+    source = Lab(dataclasses.replace(preset_setup("recall"), task_params={"lag": 50, "symbols": 6, "distractors": 4}))
+    lab = Lab(preset_setup("recall"))
+    with pytest.raises(ValueError, match="set the task's parameters as they were"):
+        lab.load_model(engine.to_bytes(source.model))
