@@ -78,7 +78,9 @@ def test_play_trains_until_paused_and_pause_lands_between_whole_steps():
     assert not lab(at).playing
     at.run()
     assert lab(at).trainer.steps_done == paused
-    assert len(lab(at).trainer.history) == paused
+    loss = next(t for t in chart(at, "Training: loss")["data"] if t.get("name") == "loss")
+    assert plotted(loss["x"]) == list(range(1, paused + 1))  # the curves show every step trained
+    assert plotted(loss["y"]) == pytest.approx([s.loss for s in lab(at).trainer.history])
 
 
 def test_reset_restores_the_fresh_model_of_the_seed():
