@@ -128,7 +128,7 @@ def training_curves(history: pd.DataFrame, metric_name: str, baseline_loss: floa
     """
     history = steps_of(history)
     shown = thin(history)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.11)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16)  # room for the right axis title
     fine = history[~history["diverged"].astype(bool)]
     loss_axis = axis([*fine["loss"], *([] if baseline_loss is None else [baseline_loss])])
     fig.add_trace(line(shown["step"], shown["loss"], "loss", BLUE, "loss"), row=1, col=1)

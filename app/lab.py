@@ -3,10 +3,16 @@
 It lives in that student's st.session_state (never in a shared cache), and has no Streamlit in
 it, so every rule of the page (what rebuilds the model, what only retunes training, what an
 upload may replace) is tested without a browser.
+
+Streamlit may start a session's next run (a click on Pause, Step or Reset) while a playing
+fragment's training loop is still going in another thread. Every change to the model therefore
+happens under the Lab's lock, one whole step at a time, and the loop stops at the next step
+boundary once `playing` is cleared.
 """
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 
 import engine
@@ -19,6 +25,7 @@ class Lab:
         self.setup = setup
         self.upload = upload  # a corpus or CSV the student uploaded for this task, if any
         self.playing = False
+        self.lock = threading.RLock()  # held for every change to the model, task or trainer
         self.build()
 
     def build(self) -> None:
@@ -29,12 +36,21 @@ class Lab:
 
     def reset(self) -> None:
         self.playing = False
-        self.build()
+        with self.lock:
+            self.build()
 
     def start(self, setup: Setup) -> None:
         """Begin again from `setup` (a lesson): a fresh model, no upload."""
-        self.setup, self.upload = setup, None
-        self.reset()
+        self.playing = False
+        with self.lock:
+            self.setup, self.upload = setup, None
+            self.build()
+
+    def step(self) -> None:
+        """One training step, pausing first."""
+        self.playing = False
+        with self.lock:
+            self.trainer.step(1)
 
     def change(self, setup: Setup, upload: str | bytes | None = None) -> str:
         """Apply new settings. A new task, task parameter, model setting or upload builds a new
@@ -47,13 +63,15 @@ class Lab:
             task = setup.make_task(upload)  # may raise: then the current lab is untouched
             model = engine.build_model(setup.model, task, seed=setup.train.seed)
             trainer = engine.Trainer(model, task, setup.train)
-            self.setup, self.upload = setup, upload
-            self.task, self.model, self.trainer = task, model, trainer
             self.playing = False
+            with self.lock:
+                self.setup, self.upload = setup, upload
+                self.task, self.model, self.trainer = task, model, trainer
             return "rebuilt"
         if setup.train != self.setup.train:
-            self.trainer.retune(setup.train)
-            self.setup = setup
+            with self.lock:
+                self.trainer.retune(setup.train)
+                self.setup = setup
             return "retuned"
         return "unchanged"
 
@@ -62,12 +80,14 @@ class Lab:
         tick stays short and a pause lands between two whole steps."""
         done = []
         start = time.perf_counter()
-        while self.trainer.steps_done < until and self.trainer.diverged_at is None:
-            done += self.trainer.step(1)
-            if time.perf_counter() - start > seconds:
-                break
-        if self.trainer.steps_done >= until or self.trainer.diverged_at is not None:
-            self.playing = False
+        while time.perf_counter() - start < seconds:
+            with self.lock:
+                if not self.playing or self.trainer.steps_done >= until or self.trainer.diverged_at is not None:
+                    break
+                done += self.trainer.step(1)
+        with self.lock:
+            if self.trainer.steps_done >= until or self.trainer.diverged_at is not None:
+                self.playing = False
         return done
 
     def load_model(self, data: bytes) -> None:
@@ -86,10 +106,11 @@ class Lab:
                 f"outputs, but the {task.spec.name} task as set here needs {task.spec.input_size} and "
                 f"{task.spec.output_size}; set the task's parameters as they were when it was saved"
             )
-        self.setup = dataclasses.replace(setup, model=model.cfg)
-        self.upload, self.task, self.model = upload, task, model
-        self.trainer = engine.Trainer(model, task, setup.train)
         self.playing = False
+        with self.lock:
+            self.setup = dataclasses.replace(setup, model=model.cfg)
+            self.upload, self.task, self.model = upload, task, model
+            self.trainer = engine.Trainer(model, task, setup.train)
 
     def summary(self) -> dict[str, str]:
         """What the sidebar shows on every page."""

@@ -85,11 +85,6 @@ def toggle_play(lab: Lab) -> None:
     lab.playing = not lab.playing
 
 
-def one_step(lab: Lab) -> None:
-    lab.playing = False
-    lab.trainer.step(1)
-
-
 def controls(lab: Lab) -> None:
     """Buttons act in callbacks, before the page redraws, so each label shows the new state."""
     st.session_state.setdefault("target_steps", engine.TASKS[lab.setup.task].preset.steps)
@@ -101,7 +96,7 @@ def controls(lab: Lab) -> None:
     )
     step.button(
         "Step", key="step", width="stretch", disabled=stopped, help="one training step",
-        icon=":material/skip_next:", on_click=one_step, args=(lab,),
+        icon=":material/skip_next:", on_click=lab.step,
     )
     reset.button(
         "Reset", key="reset", width="stretch", help="fresh weights from the seed; history cleared",
@@ -114,32 +109,37 @@ def training_view(lab: Lab) -> None:
     @st.fragment(run_every=TICK_SECONDS if lab.playing else None)
     def live() -> None:
         # Draw first, then train: the charts on screen are never left waiting (and greyed out)
-        # while the next steps run; they show the next steps on the next tick.
-        ui.sidebar_summary(lab)
-        trainer = lab.trainer
-        target = st.session_state["target_steps"]
-        st.progress(min(1.0, trainer.steps_done / target), text=f"step {trainer.steps_done:,} of {target:,}")
-        if trainer.diverged_at is not None:
-            diverged_panel(trainer)
-        history = trainer.history_frame()
-        st.plotly_chart(charts.training_curves(history, lab.task.metric_name, baseline_loss(lab)), key="curves")
-        st.caption(
-            "Loss (log scale) and the task's metric on each step's batch. A flat loss at the "
-            "baseline means the network predicts no better than a constant."
-        )
-        st.plotly_chart(charts.gradient_norm_curve(history, lab.setup.train.clip_norm), key="grad_norm")
-        st.caption(
-            "The size of the whole gradient each step, before and after clipping. Spikes are "
-            "exploding gradients; clipping caps what the optimizer is given."
-        )
-        if not lab.playing and trainer.steps_done >= target and trainer.diverged_at is None:
-            st.success(f"Reached step {target:,}. Raise 'Train up to step' to go on.")
+        # while the next steps run; they show them on the next tick. The lock makes a training
+        # loop still finishing in another thread complete its step before anything is read.
+        with lab.lock:
+            draw_training(lab)
         if lab.playing:
-            lab.train_for(TRAIN_SECONDS, until=target)
+            lab.train_for(TRAIN_SECONDS, until=st.session_state["target_steps"])
             if not lab.playing:  # reached the target or diverged: redraw the buttons, stop ticking
                 st.rerun()
 
     live()
+
+
+def draw_training(lab: Lab) -> None:
+    ui.sidebar_summary(lab)
+    trainer, target = lab.trainer, st.session_state["target_steps"]
+    st.progress(min(1.0, trainer.steps_done / target), text=f"step {trainer.steps_done:,} of {target:,}")
+    if trainer.diverged_at is not None:
+        diverged_panel(trainer)
+    history = trainer.history_frame()
+    st.plotly_chart(charts.training_curves(history, lab.task.metric_name, baseline_loss(lab)), key="curves")
+    st.caption(
+        "Loss (log scale) and the task's metric on each step's batch. A flat loss at the "
+        "baseline means the network predicts no better than a constant."
+    )
+    st.plotly_chart(charts.gradient_norm_curve(history, lab.setup.train.clip_norm), key="grad_norm")
+    st.caption(
+        "The size of the whole gradient each step, before and after clipping. Spikes are "
+        "exploding gradients; clipping caps what the optimizer is given."
+    )
+    if not lab.playing and trainer.steps_done >= target and trainer.diverged_at is None:
+        st.success(f"Reached step {target:,}. Raise 'Train up to step' to go on.")
 
 
 def diverged_panel(trainer: engine.Trainer) -> None:

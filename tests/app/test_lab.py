@@ -96,3 +96,34 @@ def test_a_checkpoint_whose_task_parameters_differ_says_which_to_set():
     lab = Lab(preset_setup("recall"))
     with pytest.raises(ValueError, match="set the task's parameters as they were"):
         lab.load_model(engine.to_bytes(source.model))
+
+
+def test_a_click_during_a_playing_loop_waits_for_its_step_and_stops_it():
+    """Streamlit can start the next run (a Step click) while a fragment's loop still trains in
+    another thread: the two never step at once, and the loop stops at the next step boundary."""
+    import threading
+    import time
+
+    lab = Lab(DEFAULT)
+    real_step, inside, most = lab.trainer.step, [0], [0]
+
+    def watched_step(n=1):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.005)  # widen the window a second thread could step in
+        try:
+            return real_step(n)
+        finally:
+            inside[0] -= 1
+
+    lab.trainer.step = watched_step
+    lab.playing = True
+    loop = threading.Thread(target=lab.train_for, args=(10.0, 10**6))
+    loop.start()
+    time.sleep(0.3)
+    lab.step()  # the Step button: pause, then exactly one step of its own
+    loop.join(timeout=5)
+    assert not loop.is_alive() and not lab.playing
+    assert most[0] == 1
+    steps = [s.step for s in lab.trainer.history]
+    assert steps == list(range(1, len(steps) + 1)) and len(steps) > 2

@@ -1,0 +1,207 @@
+"""A real Streamlit server and a real chromium for the browser tests.
+
+One server (`streamlit run app/main.py` on a free port of 127.0.0.1) and one browser per session;
+a fresh browser context per test. Debian's /usr/bin/chromium is driven through Playwright, whose own
+browser downloads are never used (`./run_tests.sh` installs chromium with apt when it is missing).
+"""
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, sync_playwright
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "tests" / "artifacts"  # gitignored
+SCREENSHOTS = ARTIFACTS / "screenshots"
+SERVER_STDOUT = ARTIFACTS / "streamlit-server.stdout.log"  # the test server's output, kept
+SERVER_STDERR = ARTIFACTS / "streamlit-server.stderr.log"  # for a look after a failure
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root
+    "--disable-gpu",
+    "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SERVER_START_TIMEOUT = 60  # s, until /_stcore/health answers "ok"
+SCRIPT_TIMEOUT = 60_000  # ms, for one run of a page's script (the first one imports torch)
+SETTLE = 500  # ms after the script finished, for late reruns and charts to draw
+VIEWPORT = {"width": 1280, "height": 900}
+# The script has run: notRunning is the state the tests want (as the selector
+# [data-testid="stApp"][data-test-script-state="notRunning"]); compilationError ends the wait early.
+SCRIPT_STATES_DONE = ["notRunning", "compilationError"]
+SCRIPT_DONE = """states => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && states.includes(app.getAttribute('data-test-script-state'));
+}"""
+# Height the window needs to show everything: Streamlit scrolls inside stMain and the sidebar.
+CONTENT_HEIGHT = """() => Math.max(
+    document.documentElement.scrollHeight,
+    ...[...document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebarContent"]')]
+        .map(el => el.scrollHeight + el.getBoundingClientRect().top))"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _health(url: str) -> str:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            return r.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Base URL of a `streamlit run app/main.py` started from the repo root for this session."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", "app/main.py",
+        "--server.headless", "true",
+        "--server.port", str(port),
+        "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false",
+    ]
+    # Output goes to files, not pipes: a pipe nobody reads fills up and blocks the server.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(SERVER_STDOUT, "wb") as out, open(SERVER_STDERR, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while _health(url) != "ok":
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with code {proc.returncode} before answering "
+                            f"{url}/_stcore/health.\n$ {' '.join(cmd)}\n--- stderr ---\n"
+                            f"{SERVER_STDERR.read_text(errors='replace')}", pytrace=False)
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not answer {url}/_stcore/health within "
+                            f"{SERVER_START_TIMEOUT} s.\n$ {' '.join(cmd)}\n--- stderr ---\n"
+                            f"{SERVER_STDERR.read_text(errors='replace')}", pytrace=False)
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Debian chromium for the whole session."""
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: run ./run_tests.sh, which installs it, or "
+                    "`apt-get install chromium`.", pytrace=False)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class StreamlitPage:
+    """A browser tab on the app that also decodes what the server sends it over the websocket.
+
+    `messages` holds every ForwardMsg (protobuf) received since the last `goto` on the websockets
+    that opened since (late frames of the previous load's socket are kept apart): the navigation
+    message there is the app's own list of pages, whether or not a menu is drawn (Streamlit draws
+    none for a single page).
+    """
+
+    def __init__(self, page: Page, base_url: str):
+        self.page, self.base_url = page, base_url
+        self._streams: list[list[ForwardMsg]] = []  # one per websocket, in the order they opened
+        self._first = 0  # the first stream of the current page load
+        page.on("websocket", self._on_websocket)
+
+    def _on_websocket(self, ws) -> None:
+        stream: list[ForwardMsg] = []
+        self._streams.append(stream)
+
+        def received(payload) -> None:
+            if isinstance(payload, (bytes, bytearray)):
+                stream.append(ForwardMsg.FromString(bytes(payload)))
+
+        ws.on("framereceived", received)
+
+    @property
+    def messages(self) -> list[ForwardMsg]:
+        return [m for stream in self._streams[self._first :] for m in stream]
+
+    def goto(self, url_path: str = "") -> None:
+        """Open base_url/url_path in a fresh session and wait until its script has run cleanly."""
+        self._first = len(self._streams)
+        self.page.goto(f"{self.base_url}/{url_path}")
+        wait_for_app(self.page)
+        assert len(self._streams) > self._first, f"{self.page.url}: the page opened no websocket"
+
+    def of_type(self, kind: str) -> list[ForwardMsg]:
+        return [m for m in self.messages if m.WhichOneof("type") == kind]
+
+    def navigation(self):
+        """The last Navigation message: app_pages, position, and the page_script_hash shown."""
+        navs = self.of_type("navigation")
+        assert navs, "the server sent no navigation message"
+        return navs[-1].navigation
+
+    def screenshot(self, name: str) -> Path:
+        """Save the whole page, not just the viewport, to tests/artifacts/screenshots/<name>.png.
+
+        Streamlit scrolls inside its main container, so a full-page screenshot alone stops at the
+        window's height: the window is grown to the content's height for the shot, then restored.
+        """
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        size = self.page.viewport_size or VIEWPORT
+        height = size["height"]
+        for _ in range(4):  # content can reflow once the window is taller
+            needed = min(int(self.page.evaluate(CONTENT_HEIGHT)) + 1, 16_000)
+            if needed <= height:
+                break
+            height = needed
+            self.page.set_viewport_size({"width": size["width"], "height": height})
+            self.page.wait_for_timeout(300)
+        self.page.screenshot(path=str(path), full_page=True)
+        if height != size["height"]:
+            self.page.set_viewport_size(size)
+        return path
+
+
+def wait_for_app(page: Page) -> None:
+    """Wait until the page's script has finished (and stayed finished), then assert no exception."""
+    for _ in range(2):  # once more after the settle: a rerun may have started meanwhile
+        page.wait_for_function(SCRIPT_DONE, arg=SCRIPT_STATES_DONE, timeout=SCRIPT_TIMEOUT)
+        page.wait_for_timeout(SETTLE)
+    state = page.get_attribute('[data-testid="stApp"]', "data-test-script-state")
+    exceptions = page.locator('[data-testid="stException"]')
+    texts = [t.strip()[:2000] for t in exceptions.all_inner_texts()]
+    assert not texts, f"{page.url}: {len(texts)} exception(s) on the page:\n\n" + "\n\n".join(texts)
+    assert state == "notRunning", f"{page.url}: the script ended in state {state!r}"
+
+
+@pytest.fixture
+def app_page(browser, app_url):
+    """A fresh browser context and tab on the app, closed after the test."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(SCRIPT_TIMEOUT)
+    try:
+        yield StreamlitPage(context.new_page(), app_url)
+    finally:
+        context.close()

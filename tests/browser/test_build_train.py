@@ -1,0 +1,47 @@
+"""Build & Train in a real browser: play, pause and step train the model the page shows, and a
+refused upload says why without losing anything."""
+import io
+import re
+
+import torch
+
+from .conftest import wait_for_app
+
+
+def steps_trained(page) -> int:
+    text = page.locator('[data-testid="stSidebar"]').inner_text()
+    return int(re.search(r"steps trained:\s*([\d,]+)", text).group(1).replace(",", ""))
+
+
+def test_play_pause_step_and_a_refused_upload(app_page):
+    app_page.goto("build")
+    page = app_page.page
+    page.get_by_role("button", name="Step").click()
+    wait_for_app(page)
+    assert steps_trained(page) == 1
+
+    page.get_by_role("button", name="Play").click()
+    page.wait_for_function(  # the progress line counts up while the fragment ticks
+        "() => /step (\\d[\\d,]*) of/.test(document.body.innerText) && "
+        "parseInt(document.body.innerText.match(/step (\\d[\\d,]*) of/)[1].replace(/,/g, '')) >= 1000",
+        timeout=60_000,
+    )
+    page.get_by_role("button", name="Pause").click()
+    wait_for_app(page)
+    paused = steps_trained(page)
+    assert paused >= 1000
+    page.wait_for_timeout(1500)
+    assert steps_trained(page) == paused  # paused means paused
+    app_page.screenshot("build-trained")
+
+    page.get_by_text("Save or load the model").click()
+    pickle = io.BytesIO()
+    torch.save({"weights": torch.zeros(3)}, pickle)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(
+        files=[{"name": "model.pt", "mimeType": "application/octet-stream", "buffer": pickle.getvalue()}]
+    )
+    alert = page.locator('[data-testid="stAlert"]', has_text="pickle")
+    alert.wait_for(timeout=30_000)
+    assert "model.pt" in alert.inner_text() and "refuses pickles" in alert.inner_text()
+    wait_for_app(page)
+    assert steps_trained(page) == paused  # the model that was there is still there
