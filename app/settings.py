@@ -6,7 +6,6 @@ arch=lstm&lr=0.003...`); uploaded text or CSV files cannot travel in a link and 
 """
 from __future__ import annotations
 
-import dataclasses
 import typing
 from dataclasses import dataclass, field
 
@@ -115,15 +114,3 @@ def parse_query(query: dict[str, str]) -> Setup:
     )
     setup.make_task()  # the task's own checks (a lag out of range, say) speak now, not later
     return setup
-
-
-def replace(setup: Setup, *, task: str | None = None, task_params=None, model=None, train=None) -> Setup:
-    """A changed copy; a new task starts from its own preset."""
-    if task is not None and task != setup.task:
-        return preset_setup(task)
-    return dataclasses.replace(
-        setup,
-        task_params=setup.task_params if task_params is None else task_params,
-        model=setup.model if model is None else model,
-        train=setup.train if train is None else train,
-    )
