@@ -56,11 +56,14 @@ class Lab:
         """Apply new settings. A new task, task parameter, model setting or upload builds a new
         model (training restarts); new training settings carry on from the current weights.
         Nothing changes if the new settings are refused (the ValueError says why)."""
+        if setup.upload_param is None:
+            upload = None  # only charlm and sentiment read a file
         rebuild = (setup.task, setup.task_params, setup.model, upload) != (
             self.setup.task, self.setup.task_params, self.setup.model, self.upload
         )
         if rebuild:
             task = setup.make_task(upload)  # may raise: then the current lab is untouched
+            check_cost(setup, task)
             model = engine.build_model(setup.model, task, seed=setup.train.seed)
             trainer = engine.Trainer(model, task, setup.train)
             self.playing = False
@@ -104,23 +107,46 @@ class Lab:
             raise ValueError(
                 f"this model reads {model.spec.input_size} inputs and gives {model.spec.output_size} "
                 f"outputs, but the {task.spec.name} task as set here needs {task.spec.input_size} and "
-                f"{task.spec.output_size}; set the task's parameters as they were when it was saved"
+                f"{task.spec.output_size}; set the task's parameters (and, for an uploaded corpus or "
+                "CSV, the file) as they were when it was saved"
             )
+        trainer = engine.Trainer(model, task, setup.train)  # may raise: then nothing was replaced
         self.playing = False
         with self.lock:
             self.setup = dataclasses.replace(setup, model=model.cfg)
-            self.upload, self.task, self.model = upload, task, model
-            self.trainer = engine.Trainer(model, task, setup.train)
+            self.upload, self.task, self.model, self.trainer = upload, task, model, trainer
 
     def summary(self) -> dict[str, str]:
         """What the sidebar shows on every page."""
         cfg = self.setup.model
         shape = f"{cfg.num_layers} x {cfg.hidden_size}" + (" bidirectional" if cfg.bidirectional else "")
-        last = self.trainer.history[-1].loss if self.trainer.history else None
+        last = self.trainer.history[-1] if self.trainer.history else None
         return {
             "task": self.setup.task,
             "model": f"{cfg.arch.upper()} {shape}",
             "parameters": f"{sum(p.numel() for p in self.model.parameters()):,}",
             "steps trained": f"{self.trainer.steps_done:,}",
-            "last loss": "-" if last is None else f"{last:.4g}",
+            "last loss": "-" if last is None else "diverged" if last.diverged else f"{last.loss:.4g}",
         }
+
+
+# One training step keeps batch x steps x units x layers x directions activations; past this many
+# a step takes seconds on a 2-core CPU and a class sharing one server would stall.
+MAX_STEP_COST = 2**24
+
+
+def check_cost(setup: Setup, task: engine.Task) -> None:
+    """ValueError when one training step of this setup would be too heavy for a shared CPU."""
+    x, _ = task.batch(1)
+    steps = x.shape[1] if x.dim() > 1 else task.spec.out_len
+    if task.spec.mapping == "encdec":
+        steps += task.spec.out_len
+    cfg = setup.model
+    cost = setup.train.batch_size * steps * cfg.hidden_size * cfg.num_layers * cfg.num_directions
+    if cost > MAX_STEP_COST:
+        raise ValueError(
+            f"one step would process batch {setup.train.batch_size} x {steps} steps x {cfg.hidden_size} "
+            f"units x {cfg.num_layers * cfg.num_directions} layer-directions = {cost:,} activations, over "
+            f"this app's limit of {MAX_STEP_COST:,} for a shared CPU; lower the batch size, the sequence "
+            "length or the hidden size"
+        )

@@ -53,9 +53,9 @@ LESSONS = [
         "adding", arch="rnn",
     ),
     lesson(
-        "recall-lag", "Why vanilla RNNs forget, on one slider", "build",
+        "recall-lag", "Why vanilla RNNs forget: one number, the lag", "build",
         "A tanh RNN must name the symbol it saw 50 steps ago. It stays at chance (25%) for all "
-        "2000 steps. Slide the lag down to 5: it gets every one right within a few hundred steps.",
+        "2000 steps. Set the lag to 5: it gets every one right within a few hundred steps.",
         "recall", arch="rnn", forget_bias=None,
     ),
     Lesson(

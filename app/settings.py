@@ -74,10 +74,6 @@ def parse_value(name: str, text: str, hint):
     return text
 
 
-def hints(cls) -> dict:
-    return typing.get_type_hints(cls)
-
-
 def parse_query(query: dict[str, str]) -> Setup:
     """A link's query parameters as a Setup: missing fields take the task preset's values.
     Raises ValueError saying every problem found (unknown names, bad values)."""
@@ -85,11 +81,11 @@ def parse_query(query: dict[str, str]) -> Setup:
     if task_name not in engine.TASKS:
         raise ValueError(f"task={task_name!r} is not a task; use one of {', '.join(engine.TASKS)}")
     base = preset_setup(task_name)
-    task_hints = hints(engine.TASKS[task_name])
+    task_hints = typing.get_type_hints(engine.TASKS[task_name])
     sections = {
         "task": (base.task_params, {k: task_hints[k] for k in base.task_params}),
-        "model": (base.model.to_dict(), hints(engine.ModelConfig)),
-        "train": (base.train.to_dict(), hints(engine.TrainConfig)),
+        "model": (base.model.to_dict(), typing.get_type_hints(engine.ModelConfig)),
+        "train": (base.train.to_dict(), typing.get_type_hints(engine.TrainConfig)),
     }
     values = {name: dict(defaults) for name, (defaults, _) in sections.items()}
     problems = []

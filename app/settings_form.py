@@ -17,6 +17,7 @@ from engine.train_config import OPTIMIZERS
 from settings import FILE_PARAMS, Setup, preset_setup
 
 SYNCED = "form_synced_with"  # the Lab setup the widgets last showed
+KEEP = "session"  # widgets keep their values while hidden (a GRU has no forget bias) and across pages
 TASK_HELP = {
     "adding": "add the two marked numbers of a long sequence (Hochreiter & Schmidhuber 1997)",
     "recall": "name the symbol seen `lag` steps ago",
@@ -40,15 +41,17 @@ def fill(setup: Setup) -> None:
     for section, values in (("model", setup.model.to_dict()), ("train", setup.train.to_dict())):
         for name, value in values.items():
             st.session_state[key(section, name)] = value
-        for name in ("forget_bias", "spectral_radius", "clip_norm", "clip_value"):
+        for name in ("forget_bias", "clip_norm", "clip_value"):
             if name in values:  # optional numbers: a checkbox says whether they are on
                 st.session_state[key(section, name + "_on")] = values[name] is not None
                 st.session_state[key(section, name)] = 1.0 if values[name] is None else values[name]
+        if section == "model" and values["spectral_radius"] is None:  # shown only with init="scaled"
+            st.session_state[key(section, "spectral_radius")] = 1.0
     st.session_state[SYNCED] = setup
 
 
 def needs_fill(setup: Setup) -> bool:
-    return st.session_state.get(SYNCED) != setup
+    return st.session_state.get(SYNCED) != setup or key("task", "name") not in st.session_state
 
 
 def mark_shown(setup: Setup) -> None:
@@ -57,53 +60,48 @@ def mark_shown(setup: Setup) -> None:
 
 
 def optional_number(section: str, name: str, label: str, help: str) -> float | None:
-    on = st.checkbox(label, key=key(section, name + "_on"), help=help)
-    value = st.number_input(f"{label}: value", key=key(section, name), format="%g", disabled=not on)
+    on = st.checkbox(label, key=key(section, name + "_on"), persist_state=KEEP, help=help)
+    value = st.number_input(f"{label}: value", key=key(section, name), persist_state=KEEP, format="%g", disabled=not on)
     return value if on else None
 
 
-def task_form(current: Setup) -> tuple[str, dict]:
-    name = st.selectbox(
-        "Task", list(engine.TASKS), key=key("task", "name"), format_func=lambda t: f"{t}: {TASK_HELP[t]}"
-    )
-    if name != current.task:
-        return name, preset_setup(name).task_params
+def task_params_form(current: Setup) -> dict:
     params = {}
     for param, default in current.task_params.items():
         widget_key = key("task", param)
         if isinstance(default, bool):
-            params[param] = st.checkbox(param.replace("_", " "), key=widget_key)
+            params[param] = st.checkbox(param.replace("_", " "), key=widget_key, persist_state=KEEP)
         elif param == "mode":
-            params[param] = st.radio("mode", ["forecast", "generate"], key=widget_key, horizontal=True)
+            params[param] = st.radio("mode", ["forecast", "generate"], key=widget_key, persist_state=KEEP, horizontal=True)
         elif isinstance(default, float):
-            params[param] = st.number_input(param.replace("_", " "), key=widget_key, format="%g")
+            params[param] = st.number_input(param.replace("_", " "), key=widget_key, persist_state=KEEP, format="%g")
         else:
-            params[param] = st.number_input(param.replace("_", " "), key=widget_key, step=1)
-    return name, params
+            params[param] = st.number_input(param.replace("_", " "), key=widget_key, persist_state=KEEP, step=1)
+    return params
 
 
 def model_form(task_spec: engine.TaskSpec) -> dict:
     s = "model"
-    values = {"arch": st.selectbox("Cell", ARCHS, key=key(s, "arch"), format_func=str.upper)}
+    values = {"arch": st.selectbox("Cell", ARCHS, key=key(s, "arch"), persist_state=KEEP, format_func=str.upper)}
     arch = values["arch"]
     values["activation"] = (
-        st.selectbox("Activation", ACTIVATIONS, key=key(s, "activation")) if arch == "rnn" else "tanh"
+        st.selectbox("Activation", ACTIVATIONS, key=key(s, "activation"), persist_state=KEEP) if arch == "rnn" else "tanh"
     )
-    values["hidden_size"] = st.number_input("Hidden units H", key=key(s, "hidden_size"), step=8)
-    values["num_layers"] = st.number_input("Layers (stacked)", key=key(s, "num_layers"), step=1)
-    values["bidirectional"] = st.checkbox("Bidirectional", key=key(s, "bidirectional"))
+    values["hidden_size"] = st.number_input("Hidden units H", key=key(s, "hidden_size"), persist_state=KEEP, step=8)
+    values["num_layers"] = st.number_input("Layers (stacked)", key=key(s, "num_layers"), persist_state=KEEP, step=1)
+    values["bidirectional"] = st.checkbox("Bidirectional", key=key(s, "bidirectional"), persist_state=KEEP)
     values["peephole"] = arch == "lstm" and st.checkbox(
-        "Peephole connections", key=key(s, "peephole"), help="gates also see c_t (Gers & Schmidhuber 2000)"
+        "Peephole connections", key=key(s, "peephole"), persist_state=KEEP, help="gates also see c_t (Gers & Schmidhuber 2000)"
     )
     values["dropout"] = (
-        st.number_input("Dropout between layers", key=key(s, "dropout"), format="%g", step=0.1)
+        st.number_input("Dropout between layers", key=key(s, "dropout"), persist_state=KEEP, format="%g", step=0.1)
         if values["num_layers"] > 1 else 0.0
     )
     if task_spec.input_kind == "tokens":
-        values["embedding_dim"] = st.number_input("Embedding size", key=key(s, "embedding_dim"), step=8)
-    values["init"] = st.selectbox("Recurrent weights start", INITS, key=key(s, "init"))
+        values["embedding_dim"] = st.number_input("Embedding size", key=key(s, "embedding_dim"), persist_state=KEEP, step=8)
+    values["init"] = st.selectbox("Recurrent weights start", INITS, key=key(s, "init"), persist_state=KEEP)
     values["spectral_radius"] = (
-        st.number_input("Spectral radius of W_hh", key=key(s, "spectral_radius"), format="%g", step=0.1)
+        st.number_input("Spectral radius of W_hh", key=key(s, "spectral_radius"), persist_state=KEEP, format="%g", step=0.1)
         if values["init"] == "scaled" else None
     )
     values["forget_bias"] = (
@@ -116,29 +114,36 @@ def model_form(task_spec: engine.TaskSpec) -> dict:
 def train_form() -> dict:
     s = "train"
     return {
-        "optimizer": st.selectbox("Optimizer", OPTIMIZERS, key=key(s, "optimizer")),
-        "lr": st.number_input("Learning rate", key=key(s, "lr"), format="%g", step=1e-3),
-        "batch_size": st.number_input("Batch size", key=key(s, "batch_size"), step=8),
+        "optimizer": st.selectbox("Optimizer", OPTIMIZERS, key=key(s, "optimizer"), persist_state=KEEP),
+        "lr": st.number_input("Learning rate", key=key(s, "lr"), persist_state=KEEP, format="%g", step=1e-3),
+        "batch_size": st.number_input("Batch size", key=key(s, "batch_size"), persist_state=KEEP, step=8),
         "clip_norm": optional_number(s, "clip_norm", "Clip gradient norm", "rescale the whole gradient to at most this norm"),
         "clip_value": optional_number(s, "clip_value", "Clip each gradient value", "clamp every entry to ±value"),
         "bptt_window": st.number_input(
-            "Truncated BPTT window (0 = full)", key=key(s, "bptt_window"), step=1,
+            "Truncated BPTT window (0 = full)", key=key(s, "bptt_window"), persist_state=KEEP, step=1,
             help="backpropagate through at most this many steps",
         ),
-        "seed": st.number_input("Seed", key=key(s, "seed"), step=1),
+        "seed": st.number_input(
+            "Seed", key=key(s, "seed"), persist_state=KEEP, step=1,
+            help="seeds the batches from here on; Reset to also start from this seed's weights",
+        ),
     }
 
 
 def read(current: Setup, task_spec: engine.TaskSpec) -> Setup:
     """Draw the form and return the setup it shows. Raises ValueError for a refused value."""
-    col_task, col_model, col_train = st.tabs(["Task", "Model", "Training"])
-    with col_task:
-        name, params = task_form(current)
-    if name != current.task:
-        return preset_setup(name)
-    with col_model:
+    task_tab, model_tab, train_tab = st.tabs(["Task", "Model", "Training"])
+    with task_tab:
+        name = st.selectbox(
+            "Task", list(engine.TASKS), key=key("task", "name"), persist_state=KEEP,
+            format_func=lambda t: f"{t}: {TASK_HELP[t]}",
+        )
+        if name != current.task:  # a new task starts from its own preset
+            return preset_setup(name)
+        params = task_params_form(current)
+    with model_tab:
         model_values = model_form(task_spec)
-    with col_train:
+    with train_tab:
         train_values = train_form()
     defaults = dataclasses.asdict(current.model)
     model = engine.ModelConfig(**{**defaults, **model_values})

@@ -14,17 +14,15 @@ def lab() -> Lab:
     """This session's Lab, made on first use from the link (or the defaults, with a message
     saying what in the link was wrong)."""
     if LAB not in st.session_state:
-        setup = DEFAULT
         query = st.query_params.to_dict()
-        if query:
-            try:
-                setup = parse_query(query)
-            except ValueError as err:
-                st.session_state["link_problem"] = (
-                    f"This link's settings could not be used ({err}). Unrolled started with the "
-                    "defaults instead: the adding problem with an LSTM."
-                )
-        st.session_state[LAB] = Lab(setup)
+        try:
+            st.session_state[LAB] = Lab(parse_query(query) if query else DEFAULT)
+        except ValueError as err:  # a bad value, or settings that cannot train together
+            st.session_state["link_problem"] = (
+                f"This link's settings could not be used ({err}). Unrolled started with the "
+                "defaults instead: the adding problem with an LSTM."
+            )
+            st.session_state[LAB] = Lab(DEFAULT)
     return st.session_state[LAB]
 
 

@@ -40,7 +40,8 @@ def settings(lab: Lab) -> None:
         before = lab.setup
         try:
             wanted = settings_form.read(lab.setup, lab.task.spec)
-            outcome = lab.change(wanted, upload)
+            # an uploaded file belongs to the task it was uploaded for
+            outcome = lab.change(wanted, upload if wanted.task == before.task else None)
         except ValueError as err:
             st.error(f"{err}. The model you had is unchanged.", icon=":material/block:")
             return
@@ -49,8 +50,9 @@ def settings(lab: Lab) -> None:
     if outcome == "rebuilt":
         st.toast("New settings: a fresh model was built.")
         lesson = BY_KEY.get(st.session_state.get("lesson"))
-        if lesson is None or lesson.setup.task != lab.setup.task:  # the lesson's text no longer applies
-            st.session_state.pop("lesson", None)
+        if lesson is not None and lesson.setup.task != lab.setup.task:  # its text no longer applies
+            st.session_state.pop("lesson")
+        if before.task != lab.setup.task:
             st.session_state["target_steps"] = engine.TASKS[lab.setup.task].preset.steps
     if wanted.task == before.task:
         settings_form.mark_shown(lab.setup)
@@ -64,7 +66,7 @@ def upload_box(lab: Lab):
     if what is None:
         return None
     label = "Your own text (UTF-8)" if what == "text" else "Your own reviews (CSV with review,sentiment columns)"
-    file = st.file_uploader(label, type=None, key=f"upload.{lab.setup.task}")
+    file = st.file_uploader(label, key=f"upload.{lab.setup.task}")
     return file.getvalue() if file is not None else None
 
 
@@ -81,8 +83,8 @@ def network(lab: Lab) -> None:
         )
 
 
-def toggle_play(lab: Lab) -> None:
-    lab.playing = not lab.playing
+def set_playing(lab: Lab, playing: bool) -> None:
+    lab.playing = playing
 
 
 def controls(lab: Lab) -> None:
@@ -92,7 +94,8 @@ def controls(lab: Lab) -> None:
     play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
     play.button(
         "Pause" if lab.playing else "Play", key="play", type="primary", width="stretch", disabled=stopped,
-        icon=":material/pause:" if lab.playing else ":material/play_arrow:", on_click=toggle_play, args=(lab,),
+        icon=":material/pause:" if lab.playing else ":material/play_arrow:",
+        on_click=set_playing, args=(lab, not lab.playing),  # what the button said, not a toggle
     )
     step.button(
         "Step", key="step", width="stretch", disabled=stopped, help="one training step",
@@ -102,7 +105,9 @@ def controls(lab: Lab) -> None:
         "Reset", key="reset", width="stretch", help="fresh weights from the seed; history cleared",
         icon=":material/restart_alt:", on_click=lab.reset,
     )
-    until.number_input("Train up to step", min_value=1, max_value=1_000_000, step=100, key="target_steps")
+    until.number_input(
+        "Train up to step", min_value=1, max_value=1_000_000, step=100, key="target_steps", persist_state="session"
+    )
 
 
 def training_view(lab: Lab) -> None:
@@ -128,7 +133,7 @@ def draw_training(lab: Lab) -> None:
     if trainer.diverged_at is not None:
         diverged_panel(trainer)
     history = trainer.history_frame()
-    st.plotly_chart(charts.training_curves(history, lab.task.metric_name, baseline_loss(lab)), key="curves")
+    st.plotly_chart(charts.training_curves(history, lab.task.metric_name, lab.task.baseline_loss), key="curves")
     st.caption(
         "Loss (log scale) and the task's metric on each step's batch. A flat loss at the "
         "baseline means the network predicts no better than a constant."
@@ -150,15 +155,6 @@ def diverged_panel(trainer: engine.Trainer) -> None:
         "will show the gradient exploding step by step.",
         icon=":material/local_fire_department:",
     )
-
-
-def baseline_loss(lab: Lab) -> float | None:
-    """The loss of the best constant guess, where the task has a simple one."""
-    if lab.setup.task == "adding":
-        return 1 / 6  # Var(U1 + U2)
-    if hasattr(lab.task, "uniform_loss"):
-        return lab.task.uniform_loss
-    return None
 
 
 def save_and_load(lab: Lab) -> None:

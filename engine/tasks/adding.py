@@ -30,6 +30,11 @@ class AddingTask(Task):
         ),
     )
 
+    @property
+    def baseline_loss(self) -> float:
+        """MSE of always answering the mean, 1.0: Var(U1 + U2) = 1/6."""
+        return 1 / 6
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)

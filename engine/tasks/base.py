@@ -100,5 +100,11 @@ class Task(ABC):
         return compute_metric(self.spec.loss, y_hat, y)
 
     @property
+    def baseline_loss(self) -> float | None:
+        """The loss of the best guess that ignores the input, where it has a closed form: the
+        line a model must get below to have learned anything."""
+        return None
+
+    @property
     def metric_name(self) -> str:
         return METRIC_NAMES[self.spec.loss]

@@ -66,6 +66,6 @@ class CharLMTask(Task):
         return torch.tensor([index[ch] for ch in text])  # [T]
 
     @property
-    def uniform_loss(self) -> float:
-        """Cross-entropy of guessing uniformly: the loss to beat."""
+    def baseline_loss(self) -> float:
+        """Cross-entropy of guessing uniformly among the corpus's characters."""
         return math.log(len(self.vocab))

@@ -1,6 +1,7 @@
 """Parity: is the number of ones so far odd? One bit of memory, flipped by every 1."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -32,6 +33,11 @@ class ParityTask(Task):
             "computation is the same, but one signal at the end gives gradient descent no slope to follow."
         ),
     )
+
+    @property
+    def baseline_loss(self) -> float:
+        """Cross-entropy of a coin toss."""
+        return math.log(2)
 
     def __post_init__(self) -> None:
         super().__post_init__()

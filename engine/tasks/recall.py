@@ -2,6 +2,7 @@
 one slider."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -34,9 +35,14 @@ class RecallTask(Task):
         lesson=(
             "At lag 50 a tanh RNN and a GRU stay at chance (25%) for all 2000 steps, while an LSTM whose "
             "forget gate starts open (forget bias 3) names the signal every time within a few hundred "
-            "steps. Slide the lag down to 5 and all three succeed: what fails is memory across time."
+            "steps. Set the lag to 5 and all three succeed: what fails is memory across time."
         ),
     )
+
+    @property
+    def baseline_loss(self) -> float:
+        """Cross-entropy of guessing uniformly among the signal symbols."""
+        return math.log(self.symbols)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -74,6 +75,11 @@ class SentimentTask(Task):
             "left to right carries the 'not' to the adjective and passes 95% within 800 steps."
         ),
     )
+
+    @property
+    def baseline_loss(self) -> float:
+        """Cross-entropy of a coin toss (the labels are close to balanced)."""
+        return math.log(2)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -40,6 +40,11 @@ class SineTask(Task):
         ),
     )
 
+    @property
+    def baseline_loss(self) -> float:
+        """MSE of always answering 0, the mean of a sine of random phase: E[sin^2] = 1/2."""
+        return 0.5
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)

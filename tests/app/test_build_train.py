@@ -71,7 +71,7 @@ def test_play_trains_until_paused_and_pause_lands_between_whole_steps():
     at.button(key="play").click().run()
     first = lab(at).trainer.steps_done
     assert first > 0 and lab(at).playing
-    at.run()  # a tick of the playing fragment
+    at.run()  # a rerun while playing: the fragment draws, then trains for one tick
     assert lab(at).trainer.steps_done > first
     at.button(key="play").click().run()  # now Pause
     paused = lab(at).trainer.steps_done
@@ -162,3 +162,62 @@ def test_two_sessions_train_their_own_models():
     fresh_two = engine.build_model(lab(two).setup.model, lab(two).task, seed=lab(two).setup.train.seed)
     for k, v in lab(two).model.state_dict().items():  # untouched by the other session's training
         assert torch.equal(v, fresh_two.state_dict()[k])
+
+
+def uploader(at: AppTest, key: str):
+    return next(u for u in at.get("file_uploader") if u.key == key)
+
+
+def test_a_refused_model_upload_says_why_and_keeps_the_model():
+    at = build_page(app())
+    at.button(key="step").click().run()
+    model = lab(at).model
+    uploader(at, "model_upload").set_value(("model.pt", b"\x80\x04\x95 a pickle", "application/octet-stream")).run()
+    assert not at.exception
+    assert any("model.pt" in e.value and "pickle" in e.value for e in at.error)
+    assert lab(at).model is model and lab(at).trainer.steps_done == 1
+
+
+def test_an_uploaded_corpus_trains_and_stays_with_its_task():
+    at = build_page(app({"task": "charlm"}))
+    text = "def f(x):\n    return x + 1\n" * 20
+    uploader(at, "upload.charlm").set_value(("mine.py", text.encode(), "text/plain")).run()
+    assert lab(at).task.vocab == tuple(sorted(set(text)))
+    at.button(key="step").click().run()
+    assert lab(at).trainer.steps_done == 1
+    uploader(at, "upload.charlm").set_value(("bad.txt", b"\xff\xfe not utf-8", "text/plain")).run()
+    assert any("not UTF-8" in e.value for e in at.error)
+    at.selectbox(key="form.task.name").set_value("sentiment").run()
+    at.run()
+    assert not at.exception and not at.error  # the corpus was not handed to the sentiment task
+    assert lab(at).setup.task == "sentiment"
+
+
+def test_leaving_the_page_and_coming_back_keeps_every_setting():
+    at = app()
+    at.button(key="lesson.lstm-gates").click().run()
+    at.number_input(key="target_steps").set_value(5000).run()
+    at.switch_page(nav.PATHS["home"]).run()
+    at.switch_page(BUILD).run()
+    assert not at.exception and not at.error
+    assert lab(at).setup == BY_KEY["lstm-gates"].setup
+    assert at.number_input(key="form.model.hidden_size").value == 64
+    assert at.number_input(key="target_steps").value == 5000
+    at.button(key="step").click().run()
+    assert lab(at).trainer.steps_done == 1 and not at.error
+
+
+def test_a_hidden_setting_comes_back_as_it_was():
+    at = app()
+    at.button(key="lesson.lstm-gates").click().run()
+    at.selectbox(key="form.model.arch").set_value("gru").run()
+    assert lab(at).setup.model.forget_bias is None  # a GRU has no forget gate
+    at.selectbox(key="form.model.arch").set_value("lstm").run()
+    assert lab(at).setup.model.forget_bias == 3.0
+
+
+def test_a_link_whose_settings_cannot_train_together_falls_back_with_a_message():
+    at = app({"bidirectional": "true", "bptt_window": "5"})
+    assert not at.exception
+    assert "bidirectional" in at.warning[0].value
+    assert lab(at).setup == DEFAULT

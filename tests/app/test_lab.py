@@ -94,7 +94,7 @@ def test_a_bad_upload_is_refused_and_nothing_is_lost(data, fragment):
 def test_a_checkpoint_whose_task_parameters_differ_says_which_to_set():
     source = Lab(dataclasses.replace(preset_setup("recall"), task_params={"lag": 50, "symbols": 6, "distractors": 4}))
     lab = Lab(preset_setup("recall"))
-    with pytest.raises(ValueError, match="set the task's parameters as they were"):
+    with pytest.raises(ValueError, match="set the task's parameters"):
         lab.load_model(engine.to_bytes(source.model))
 
 
@@ -127,3 +127,27 @@ def test_a_click_during_a_playing_loop_waits_for_its_step_and_stops_it():
     assert most[0] == 1
     steps = [s.step for s in lab.trainer.history]
     assert steps == list(range(1, len(steps) + 1)) and len(steps) > 2
+
+
+def test_a_checkpoint_refused_by_the_trainer_replaces_nothing():
+    truncated = dataclasses.replace(DEFAULT, train=dataclasses.replace(DEFAULT.train, bptt_window=5))
+    lab = Lab(truncated)
+    model, trainer = lab.model, lab.trainer
+    bidirectional = Lab(dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, bidirectional=True)))
+    with pytest.raises(ValueError, match="bidirectional"):
+        lab.load_model(engine.to_bytes(bidirectional.model))
+    assert lab.setup == truncated and lab.model is model and lab.trainer is trainer
+    lab.reset()  # still a working lab
+
+
+def test_a_setup_too_heavy_for_a_shared_cpu_is_refused_with_the_numbers():
+    heavy = dataclasses.replace(
+        DEFAULT,
+        task_params={"seq_len": 1000},
+        model=dataclasses.replace(DEFAULT.model, hidden_size=512),
+        train=dataclasses.replace(DEFAULT.train, batch_size=64),
+    )
+    lab = Lab(DEFAULT)
+    with pytest.raises(ValueError, match="batch 64 x 1000 steps x 512 units"):
+        lab.change(heavy)
+    assert lab.setup == DEFAULT
