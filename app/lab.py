@@ -15,6 +15,9 @@ import dataclasses
 import threading
 import time
 
+import pandas as pd
+import torch
+
 import engine
 
 from settings import Setup, preset_setup
@@ -33,6 +36,47 @@ class Lab:
         self.task = self.setup.make_task(self.upload)
         self.model = engine.build_model(self.setup.model, self.task, seed=self.setup.train.seed)
         self.trainer = engine.Trainer(self.model, self.task, self.setup.train)
+        self.opened()
+
+    def opened(self) -> None:
+        """Start the measurements of a new model: the samples it is opened up on (drawn from a
+        generator of their own, so they never change the training batches), and the log of its
+        gradients over training, with its first row at step 0."""
+        self.probe = self.task.batch(PROBE_SAMPLES, torch.Generator().manual_seed(self.setup.train.seed + 1))
+        self.gradient_log: list[dict] = []
+        self.cached: tuple[tuple, engine.Recording] | None = None
+        self.measure()
+
+    def recording(self, index: int = 0) -> engine.Recording:
+        """The model opened up on probe sample `index` as it is now; recorded again only after
+        it has trained (moving a slider redraws, it does not recompute). Jacobian norms are left
+        out where they would be too large to compute (record's own limit)."""
+        key = (id(self.model), self.trainer.steps_done, index)
+        if self.cached is None or self.cached[0] != key:
+            with self.lock:
+                try:
+                    rec = engine.record(self.model, *self.probe, index=index)
+                except ValueError:  # too large for Jacobians: everything else still
+                    rec = engine.record(self.model, *self.probe, index=index, jacobians=False)
+            self.cached = (key, rec)
+        return self.cached[1]
+
+    def measure(self) -> None:
+        """Log how much gradient reaches the first step, and every parameter's gradient norm,
+        on probe sample 0 (called every RECORD_EVERY steps)."""
+        rec = engine.record(self.model, *self.probe, index=0, jacobians=False)
+        g = rec.grad_norm_h[0, 0]  # [T]: the first layer, forward direction
+        ratio = (g[0] / g[-1]).item() if g[-1] > 0 else float("nan")
+        self.gradient_log.append({"step": self.trainer.steps_done, "ratio": ratio, **rec.param_grad_norm})
+
+    def gradient_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.gradient_log)
+
+    def advance(self) -> None:
+        """One training step (the caller holds the lock), measured every RECORD_EVERY steps."""
+        self.trainer.step(1)
+        if self.trainer.steps_done % RECORD_EVERY == 0 and self.trainer.diverged_at is None:
+            self.measure()
 
     def reset(self) -> None:
         self.playing = False
@@ -50,7 +94,7 @@ class Lab:
         """One training step, pausing first."""
         self.playing = False
         with self.lock:
-            self.trainer.step(1)
+            self.advance()
 
     def change(self, setup: Setup, upload: str | bytes | None = None) -> str:
         """Apply new settings. A new task, task parameter, model setting or upload builds a new
@@ -70,6 +114,7 @@ class Lab:
             with self.lock:
                 self.setup, self.upload = setup, upload
                 self.task, self.model, self.trainer = task, model, trainer
+                self.opened()
             return "rebuilt"
         if setup.train != self.setup.train:
             with self.lock:
@@ -87,7 +132,8 @@ class Lab:
             with self.lock:
                 if not self.playing or self.trainer.steps_done >= until or self.trainer.diverged_at is not None:
                     break
-                done += self.trainer.step(1)
+                self.advance()
+                done.append(self.trainer.history[-1])
         with self.lock:
             if self.trainer.steps_done >= until or self.trainer.diverged_at is not None:
                 self.playing = False
@@ -115,6 +161,7 @@ class Lab:
         with self.lock:
             self.setup = dataclasses.replace(setup, model=model.cfg)
             self.upload, self.task, self.model, self.trainer = upload, task, model, trainer
+            self.opened()
 
     def summary(self) -> dict[str, str]:
         """What the sidebar shows on every page."""
@@ -129,6 +176,9 @@ class Lab:
             "last loss": "-" if last is None else "diverged" if last.diverged else f"{last.loss:.4g}",
         }
 
+
+PROBE_SAMPLES = 8  # samples a student can open the model up on
+RECORD_EVERY = 25  # steps between the gradient measurements kept over training
 
 # One training step keeps batch x steps x units x layers x directions activations; past this many
 # a step takes seconds on a 2-core CPU and a class sharing one server would stall.

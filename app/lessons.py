@@ -53,6 +53,14 @@ LESSONS = [
         "adding", arch="rnn",
     ),
     lesson(
+        "vanishing", "Vanishing gradients, measured", "gradients",
+        "A tanh RNN on the adding problem (T=50). Before training, the first step gets about 3e-11 of "
+        "the gradient the last step gets. Press Play and watch the ratio over training: after 3000 "
+        "steps the tanh RNN still passes less than 1e-3. Set the cell to LSTM on Build & Train and "
+        "play again: it starts at the same 3e-11 and learns to pass more than 1e-2.",
+        "adding", arch="rnn",
+    ),
+    lesson(
         "recall-lag", "Why vanilla RNNs forget: one number, the lag", "build",
         "A tanh RNN must name the symbol it saw 50 steps ago. It stays at chance (25%) for all "
         "2000 steps. Set the lag to 5: it gets every one right within a few hundred steps.",

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+import engine
 from lab import Lab
+from lessons import BY_KEY
 from settings import DEFAULT, Setup, parse_query
 
 LAB = "lab"
+TICK_SECONDS = 0.4  # how often a playing page redraws
+TRAIN_SECONDS = 0.3  # training time per tick: the rest of the tick is drawing
 
 
 def lab() -> Lab:
@@ -24,6 +28,13 @@ def lab() -> Lab:
             )
             st.session_state[LAB] = Lab(DEFAULT)
     return st.session_state[LAB]
+
+
+def lesson_banner() -> None:
+    """The open lesson's title and what to do, on the page it opened."""
+    lesson = BY_KEY.get(st.session_state.get("lesson"))
+    if lesson:
+        st.info(f"**{lesson.title}.** {lesson.what_to_do}", icon=":material/school:")
 
 
 def show_link_problem() -> None:
@@ -48,3 +59,49 @@ def sidebar_summary(current: Lab) -> None:
         st.markdown("  \n".join(f"{k}: **{v}**" for k, v in summary.items()))
         if current.trainer.diverged_at is not None:
             st.markdown(f":red[{current.trainer.status}]")
+
+
+def set_playing(lab: Lab, playing: bool) -> None:
+    lab.playing = playing
+
+
+def training_controls(lab: Lab) -> None:
+    """Buttons act in callbacks, before the page redraws, so each label shows the new state."""
+    st.session_state.setdefault("target_steps", engine.TASKS[lab.setup.task].preset.steps)
+    stopped = lab.trainer.diverged_at is not None
+    play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
+    play.button(
+        "Pause" if lab.playing else "Play", key="play", type="primary", width="stretch", disabled=stopped,
+        icon=":material/pause:" if lab.playing else ":material/play_arrow:",
+        on_click=set_playing, args=(lab, not lab.playing),  # what the button said, not a toggle
+    )
+    step.button(
+        "Step", key="step", width="stretch", disabled=stopped, help="one training step",
+        icon=":material/skip_next:", on_click=lab.step,
+    )
+    reset.button(
+        "Reset", key="reset", width="stretch", help="fresh weights from the seed; history cleared",
+        icon=":material/restart_alt:", on_click=lab.reset,
+    )
+    until.number_input(
+        "Train up to step", min_value=1, max_value=1_000_000, step=100, key="target_steps", persist_state="session"
+    )
+
+
+def live(lab: Lab, draw) -> None:
+    """A fragment that calls draw(lab) and, while playing, trains between redraws."""
+
+    @st.fragment(run_every=TICK_SECONDS if lab.playing else None)
+    def tick() -> None:
+        # Draw first, then train: the charts on screen are never left waiting (and greyed out)
+        # while the next steps run; they show them on the next tick. The lock makes a training
+        # loop still finishing in another thread complete its step before anything is read.
+        with lab.lock:
+            sidebar_summary(lab)
+            draw(lab)
+        if lab.playing:
+            lab.train_for(TRAIN_SECONDS, until=st.session_state["target_steps"])
+            if not lab.playing:  # reached the target or diverged: redraw the buttons, stop ticking
+                st.rerun()
+
+    tick()

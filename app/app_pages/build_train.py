@@ -10,24 +10,20 @@ import ui
 from lab import Lab
 from lessons import BY_KEY
 
-TICK_SECONDS = 0.4  # how often the curves redraw while playing
-TRAIN_SECONDS = 0.3  # training time per tick: the rest of the tick is drawing
 
 
 def run() -> None:
     lab = ui.lab()
     st.title("Build & Train")
     ui.show_link_problem()
-    lesson = BY_KEY.get(st.session_state.get("lesson"))
-    if lesson:
-        st.info(f"**{lesson.title}.** {lesson.what_to_do}", icon=":material/school:")
+    ui.lesson_banner()
     left, right = st.columns([1, 2], gap="large")
     with left:
         settings(lab)
     ui.write_link(lab.setup)
     with right:
-        controls(lab)
-        training_view(lab)
+        ui.training_controls(lab)
+        ui.live(lab, draw_training)
     network(lab)
     save_and_load(lab)
 
@@ -83,51 +79,7 @@ def network(lab: Lab) -> None:
         )
 
 
-def set_playing(lab: Lab, playing: bool) -> None:
-    lab.playing = playing
-
-
-def controls(lab: Lab) -> None:
-    """Buttons act in callbacks, before the page redraws, so each label shows the new state."""
-    st.session_state.setdefault("target_steps", engine.TASKS[lab.setup.task].preset.steps)
-    stopped = lab.trainer.diverged_at is not None
-    play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
-    play.button(
-        "Pause" if lab.playing else "Play", key="play", type="primary", width="stretch", disabled=stopped,
-        icon=":material/pause:" if lab.playing else ":material/play_arrow:",
-        on_click=set_playing, args=(lab, not lab.playing),  # what the button said, not a toggle
-    )
-    step.button(
-        "Step", key="step", width="stretch", disabled=stopped, help="one training step",
-        icon=":material/skip_next:", on_click=lab.step,
-    )
-    reset.button(
-        "Reset", key="reset", width="stretch", help="fresh weights from the seed; history cleared",
-        icon=":material/restart_alt:", on_click=lab.reset,
-    )
-    until.number_input(
-        "Train up to step", min_value=1, max_value=1_000_000, step=100, key="target_steps", persist_state="session"
-    )
-
-
-def training_view(lab: Lab) -> None:
-    @st.fragment(run_every=TICK_SECONDS if lab.playing else None)
-    def live() -> None:
-        # Draw first, then train: the charts on screen are never left waiting (and greyed out)
-        # while the next steps run; they show them on the next tick. The lock makes a training
-        # loop still finishing in another thread complete its step before anything is read.
-        with lab.lock:
-            draw_training(lab)
-        if lab.playing:
-            lab.train_for(TRAIN_SECONDS, until=st.session_state["target_steps"])
-            if not lab.playing:  # reached the target or diverged: redraw the buttons, stop ticking
-                st.rerun()
-
-    live()
-
-
 def draw_training(lab: Lab) -> None:
-    ui.sidebar_summary(lab)
     trainer, target = lab.trainer, st.session_state["target_steps"]
     st.progress(min(1.0, trainer.steps_done / target), text=f"step {trainer.steps_done:,} of {target:,}")
     if trainer.diverged_at is not None:
@@ -157,16 +109,23 @@ def diverged_panel(trainer: engine.Trainer) -> None:
     )
 
 
+def locked(lab: Lab, make, *args):
+    with lab.lock:
+        return make(*args)
+
+
 def save_and_load(lab: Lab) -> None:
     with st.expander("Save or load the model"):
         name = f"unrolled-{lab.setup.task}-{lab.setup.model.arch}-step{lab.trainer.steps_done}"
         left, right = st.columns(2)
-        left.download_button(
-            "Download the model (.safetensors)", engine.to_bytes(lab.model), f"{name}.safetensors",
+        left.download_button(  # made when clicked, in another thread: hence the lock
+            "Download the model (.safetensors)", lambda: locked(lab, engine.to_bytes, lab.model),
+            f"{name}.safetensors",
             help="weights and config in one file; load it here or with engine.load in a notebook",
         )
         right.download_button(
-            "Download the training history (.csv)", lab.trainer.history_frame().to_csv(index=False),
+            "Download the training history (.csv)",
+            lambda: locked(lab, lambda: lab.trainer.history_frame().to_csv(index=False)),
             f"{name}-history.csv", mime="text/csv",
         )
         file = st.file_uploader("Load a model saved by Unrolled (.safetensors)", key="model_upload")

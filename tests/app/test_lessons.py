@@ -34,3 +34,17 @@ def test_bidirectional_tanh_rnn_recalls_across_50_steps():
     lab = Lab(lesson.setup)
     lab.trainer.step(lesson.steps)
     assert lab.trainer.evaluate(1000)[1] > 0.95
+
+
+def test_vanishing_ratio_starts_near_3e_11_and_only_the_lstm_learns_to_pass_gradient():
+    setup = BY_KEY["vanishing"].setup
+    ratios = {}
+    for arch in ("rnn", "lstm"):
+        lab = Lab(dataclasses.replace(setup, model=dataclasses.replace(setup.model, arch=arch)))
+        start = lab.gradient_frame().ratio.iloc[0]
+        assert 1e-11 < start < 1e-10
+        with lab.lock:
+            for _ in range(BY_KEY["vanishing"].steps):
+                lab.advance()
+        ratios[arch] = lab.gradient_frame().ratio.iloc[-1]
+    assert ratios["rnn"] < 1e-3 < 1e-2 < ratios["lstm"]

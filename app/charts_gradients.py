@@ -1,0 +1,285 @@
+"""Figure builders for the Gradients (BPTT) page: a Recording or a DataFrame in, a plotly Figure out.
+
+The same look as charts.py, whose helpers these reuse. Norms go on log axes, where an exact 0
+cannot be drawn: it is drawn at a tenth of the smallest positive value in the figure, marked with
+a vermillion triangle, and its hover says "exactly 0".
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from charts import (BLACK, BLUE, GREEN, GREY, HEIGHT, ORANGE, PURPLE, SKY_BLUE, STEP_AXIS, VERMILLION, axis, finish,
+                    note_empty, top_of)
+from engine import Recording, StackTrace
+
+PALETTE = (BLUE, ORANGE, GREEN, PURPLE, SKY_BLUE, BLACK)
+DASHES = ("solid", "dash", "dot", "dashdot")
+SYMBOLS = ("circle", "x", "diamond", "square", "triangle-up", "star")
+ARROWS = ("→", "←")  # direction 0 (forward), 1 (backward)
+T_AXIS = "time step t"
+GRAD_AXIS = "‖∂L/∂h_t‖ (log)"
+VANISHING, EXPLODING = 1e-3, 1e3  # relative to the largest ‖∂L/∂h_t‖; to ‖∂L/∂h_T‖ of layer 0 →
+JACOBIAN_KEY = "dashed: ‖∂h_T/∂h_t‖₂"
+NUMBERS = ("", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def trace_of(rec: Recording, stack: str | None) -> StackTrace:
+    """The stack asked for ("encoder", "decoder"), or the recording's first."""
+    if stack is None:
+        return rec.main
+    if stack not in rec.stacks:
+        raise ValueError(f"no stack {stack!r}; this recording has {', '.join(rec.stacks)}")
+    return rec.stacks[stack]
+
+
+def whose(stack: str | None) -> str:
+    return f"the {stack}'s " if stack else ""
+
+
+def label(layer: int, direction: int) -> str:
+    return f"layer {layer} {ARROWS[direction]}"
+
+
+def part_name(trace: StackTrace, layer: int, direction: int, block: int) -> str:
+    """"f block, layer 1 ←", leaving out what there is only one of ("W_hh" when nothing is left)."""
+    layers, directions = trace.eigenvalues.shape[:2]
+    parts = [f"{trace.blocks[block]} block"] if len(trace.blocks) > 1 else []
+    if layers * directions > 1:
+        parts.append(label(layer, direction))
+    return ", ".join(parts) or "W_hh"
+
+
+def floor_of(*arrays) -> float:
+    """Where an exact 0 is drawn on a log axis: a tenth of the smallest positive value (1 if none)."""
+    values = np.concatenate([np.ravel(np.asarray(a, dtype=float)) for a in arrays])
+    positive = values[np.isfinite(values) & (values > 0)]
+    return float(positive.min()) / 10 if len(positive) else 1.0
+
+
+def log_line(x, values, name: str, colour: str, floor: float, what: str, x_label: str = "t",
+             dash: str = "solid", width: float = 1.8, markers: bool | None = None) -> go.Scatter:
+    """A curve for a log axis: exact zeros drawn at `floor`; the hover gives every exact value.
+    Markers when asked, else while there are fewer than 50 points."""
+    values = np.asarray(values, dtype=float)
+    zero = values == 0
+    note = np.where(zero, f" (exactly 0; drawn at {floor:.2g})", "")
+    markers = len(values) < 50 if markers is None else markers
+    return go.Scatter(
+        x=np.asarray(x), y=np.where(zero, floor, values), customdata=values, text=note, name=name,
+        mode="lines+markers" if markers else "lines", line=dict(color=colour, dash=dash, width=width),
+        marker=dict(size=5), legendgroup=name,
+        hovertemplate=f"{name}<br>{x_label} %{{x}}<br>{what} %{{customdata:.6g}}%{{text}}<extra></extra>",
+    )
+
+
+def mark_zeros(fig: go.Figure, floor: float, x_label: str = "t") -> None:
+    """A vermillion triangle on every point of a log_line drawn at `floor` because it is exactly 0."""
+    points = [(x, t.name) for t in fig.data if t.customdata is not None
+              for x, v in zip(t.x, t.customdata, strict=True) if v == 0]
+    if points:
+        x, names = zip(*points, strict=True)
+        fig.add_trace(go.Scatter(
+            x=x, y=[floor] * len(x), text=names, name=f"exactly 0 (drawn at {floor:.2g})", mode="markers",
+            marker=dict(symbol="triangle-down", size=10, color=VERMILLION),
+            hovertemplate=f"%{{text}}<br>{x_label} %{{x}}: exactly 0<extra></extra>",
+        ))
+
+
+def log_axis(fig: go.Figure, *extra: float) -> dict:
+    """charts.axis over every log_line's drawn values (and `extra`), always log."""
+    drawn = [v for t in fig.data if t.customdata is not None for v in t.y]
+    return axis([*drawn, *extra]) | dict(type="log")
+
+
+def band(fig: go.Figure, low: float, high: float, text: str, top: bool) -> None:
+    """A light vermillion band across the plot from low to high (data values on a log y axis),
+    its text on a white patch inside it at the left, against its top edge (top=True) or its bottom."""
+    fig.add_hrect(y0=low, y1=high, fillcolor=VERMILLION, opacity=0.09, line_width=0, layer="below")
+    fig.add_annotation(x=0.005, xref="x domain", y=np.log10(high if top else low), text=text, showarrow=False,
+                       xanchor="left", yanchor="top" if top else "bottom", font=dict(color=VERMILLION, size=11),
+                       bgcolor="rgba(255,255,255,0.8)")
+
+
+def gradient_through_time(rec: Recording, stack: str | None = None, theory: bool = True) -> go.Figure:
+    """‖∂L/∂h_t‖ against t on a log axis, one line per layer and direction, and dashed in the same
+    colour ‖∂h_T/∂h_t‖₂ when the recording has Jacobian norms; with `theory`, the ρ^(T−t) line of
+    layer 0 → (theory_line).
+
+    Shaded: "vanishing" below 1/1000 of the largest ‖∂L/∂h_t‖ (always in view), and "exploding"
+    above 1000 × ‖∂L/∂h_T‖ of layer 0 → (only when some ‖∂L/∂h_t‖ reaches it).
+    """
+    trace = trace_of(rec, stack)
+    grads = trace.grad_norm_h.double().numpy()  # [L, dirs, T]
+    jacobians = [] if trace.jacobian_norm is None else [trace.jacobian_norm.double().numpy()]  # [L, dirs, T]
+    layers, directions, T = grads.shape
+    floor = floor_of(grads, *jacobians)
+    fig = go.Figure()
+    for k, (layer, direction) in enumerate(np.ndindex(layers, directions)):
+        name, colour = label(layer, direction), PALETTE[k % len(PALETTE)]
+        fig.add_trace(log_line(np.arange(T), grads[layer, direction], name, colour, floor, "‖∂L/∂h_t‖"))
+        for jac in jacobians:
+            dashed = log_line(np.arange(T), jac[layer, direction], f"{name} ‖∂h_T/∂h_t‖₂", colour, floor,
+                              "‖∂h_T/∂h_t‖₂", dash="dash", width=1.3)
+            fig.add_trace(dashed.update(legendgroup=name, showlegend=False))
+    if jacobians:  # one legend entry for all of them: each layer's entry shows and hides its own
+        fig.add_trace(go.Scatter(x=[None], y=[None], name=JACOBIAN_KEY, mode="lines",
+                                 line=dict(color=BLACK, dash="dash", width=1.3), hoverinfo="skip"))
+    mark_zeros(fig, floor)
+    largest = float(np.max(grads[np.isfinite(grads)], initial=0.0))
+    vanishing = VANISHING * largest
+    y_axis = log_axis(fig, *([vanishing / 4] if vanishing > 0 else []))  # the band at least 0.6 decades high
+    if vanishing > 0:
+        band(fig, 10 ** y_axis["range"][0], vanishing, "vanishing: < 1/1000 of the largest", top=True)
+    exploding = EXPLODING * float(grads[0, 0, -1])
+    if 0 < exploding <= largest:
+        band(fig, exploding, top_of(y_axis), "exploding: > 1000 × ‖∂L/∂h_T‖ of layer 0 →", top=False)
+    if theory:
+        fig.add_trace(theory_line(rec, stack)[1])
+    fig.update_xaxes(title_text=T_AXIS)
+    fig.update_yaxes(title_text=GRAD_AXIS, **y_axis)
+    fig.update_layout(legend=dict(font=dict(size=11), tracegroupgap=2))
+    return finish(fig, "BPTT: the gradient reaching each step" + (f" of the {stack}" if stack else ""))
+
+
+def theory_line(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0
+                ) -> tuple[float, go.Scatter]:
+    """ρ, the spectral radius of that layer and direction's W_hh (of its block with the largest ρ
+    for an LSTM or GRU), and a long-dashed grey line ρ^(T−1−t) · ‖∂L/∂h_{T−1}‖: the decay if every
+    step back multiplied the gradient by ρ. A backward direction ends at t = 0: ρ^t · ‖∂L/∂h_0‖."""
+    trace = trace_of(rec, stack)
+    radii = trace.eigenvalues[layer, direction].abs().amax(dim=-1)  # [blocks]
+    block = int(radii.argmax())
+    rho = float(radii[block])
+    grads = trace.grad_norm_h[layer, direction].double().numpy()  # [T]
+    steps = np.arange(len(grads))[::-1] if direction == 0 else np.arange(len(grads))  # steps back from the end
+    last = grads[-1] if direction == 0 else grads[0]
+    where = part_name(trace, layer, direction, block)
+    name = f"ρ^(T−t) theory, ρ = {rho:.3g}" + (f" ({where})" if where != "W_hh" else "")
+    return rho, go.Scatter(
+        x=np.arange(len(grads)), y=rho**steps * last, text=[f"ρ^{s}" for s in steps], name=name, mode="lines",
+        line=dict(color=GREY, dash="longdash", width=2),
+        hovertemplate=f"{name}<br>t %{{x}}<br>%{{text}} · {last:.6g} = %{{y:.6g}}<extra></extra>",
+    )
+
+
+def block_traces(trace: StackTrace):
+    """(layer, direction, block, name, colour, symbol) for every block of every W_hh: one colour
+    per block (per layer and direction for an RNN), one marker per layer and direction."""
+    layers, directions, blocks = trace.eigenvalues.shape[:3]
+    for layer, direction, block in np.ndindex(layers, directions, blocks):
+        k = layer * directions + direction
+        colour = PALETTE[(block if blocks > 1 else k) % len(PALETTE)]
+        yield layer, direction, block, part_name(trace, layer, direction, block), colour, SYMBOLS[k % len(SYMBOLS)]
+
+
+def eigenvalue_plane(rec: Recording, stack: str | None = None) -> go.Figure:
+    """The eigenvalues of every block of every W_hh in the complex plane, with the unit circle,
+    on equal axes. The title gives ρ, the largest |λ|; an arrow points at it, naming its block
+    and layer when there is more than one."""
+    trace = trace_of(rec, stack)
+    moduli = trace.eigenvalues.abs()  # [L, dirs, blocks, H]
+    fig = go.Figure()
+    angle = np.linspace(0, 2 * np.pi, 241)
+    fig.add_trace(go.Scatter(x=np.cos(angle), y=np.sin(angle), name="unit circle, |λ| = 1", mode="lines",
+                             line=dict(color=GREY, width=1.2), hoverinfo="skip"))
+    for layer, direction, block, name, colour, symbol in block_traces(trace):
+        lam = trace.eigenvalues[layer, direction, block]  # [H]
+        what = f"{trace.blocks[block]} block" if len(trace.blocks) > 1 else "W_hh"
+        fig.add_trace(go.Scatter(
+            x=lam.real.double().numpy(), y=lam.imag.double().numpy(),
+            customdata=moduli[layer, direction, block].double().numpy(),
+            name=name, mode="markers", marker=dict(color=colour, symbol=symbol, size=8, opacity=0.85),
+            hovertemplate=(f"{what}, {label(layer, direction)}<br>"
+                           "λ = %{x:.6g} %{y:+.6g}i<br>|λ| = %{customdata:.6g}<extra></extra>"),
+        ))
+    top = np.unravel_index(int(moduli.argmax()), tuple(moduli.shape))
+    rho, where, lam = float(moduli.max()), part_name(trace, *top[:3]), trace.eigenvalues[top]
+    fig.add_annotation(x=float(lam.real), y=float(lam.imag), text="ρ" + (f" ({where})" if where != "W_hh" else ""),
+                       showarrow=True, arrowhead=2, arrowwidth=1.2, arrowcolor=BLACK, ax=25, ay=-30,
+                       font=dict(size=11), bgcolor="rgba(255,255,255,0.8)")
+    reach = 1.1 * max(1.0, rho)
+    fig.update_xaxes(title_text="Re λ", range=[-reach, reach], zeroline=True)
+    fig.update_yaxes(title_text="Im λ", range=[-reach, reach], zeroline=True, scaleanchor="x", scaleratio=1)
+    return finish(fig, f"Eigenvalues of {whose(stack)}W_hh — spectral radius ρ = {rho:.3g}", height=360)
+
+
+def singular_values(rec: Recording, stack: str | None = None) -> go.Figure:
+    """The singular values of every block of every W_hh, largest first, with a line at σ = 1."""
+    trace = trace_of(rec, stack)
+    fig = go.Figure()
+    for layer, direction, block, name, colour, symbol in block_traces(trace):
+        sigma = np.sort(trace.singular_values[layer, direction, block].double().numpy())[::-1]  # [H]
+        fig.add_trace(go.Scatter(
+            x=np.arange(1, len(sigma) + 1), y=sigma, name=name, mode="lines+markers",
+            line=dict(color=colour, width=1.5), marker=dict(symbol=symbol, size=6),
+            hovertemplate=f"{name}<br>σ_%{{x}} = %{{y:.6g}}<extra></extra>",
+        ))
+    fig.add_hline(y=1, line=dict(color=GREY, dash="dash", width=1.5), annotation_position="top right",
+                  annotation_text="σ = 1: neither grows nor shrinks", annotation_font=dict(color=GREY, size=11))
+    largest = float(trace.singular_values.max())
+    fig.update_xaxes(title_text="index (largest first)")
+    fig.update_yaxes(title_text="σ", range=[0, 1.1 * max(1.0, largest)])
+    return finish(fig, f"Singular values of {whose(stack)}W_hh — largest σ = {largest:.3g}")
+
+
+def lines_by(frame: pd.DataFrame, by: str, x: str, y: str, what: str, x_label: str, markers: bool | None = None
+             ) -> go.Figure:
+    """One log_line per value of `by`, in order of appearance, sorted by x; zeros marked. Colours
+    follow the palette, then the dash changes."""
+    fig, floor = go.Figure(), floor_of(frame[y])
+    for k, (name, rows) in enumerate(frame.groupby(by, sort=False)):
+        rows = rows.sort_values(x)
+        colour, dash = PALETTE[k % len(PALETTE)], DASHES[k // len(PALETTE) % len(DASHES)]
+        fig.add_trace(log_line(rows[x], rows[y], str(name), colour, floor, what, x_label, dash=dash, markers=markers))
+    mark_zeros(fig, floor, x_label)
+    fig.update_yaxes(**log_axis(fig))
+    note_empty(fig, frame)
+    return fig
+
+
+def empty_or(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The frame, or (with no rows) an empty one that has the columns."""
+    return frame if len(frame) else pd.DataFrame(columns=columns)
+
+
+def gradient_ratio_over_training(points: pd.DataFrame) -> go.Figure:
+    """‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ against the training step, one line with markers per run.
+
+    points   columns step, run (or arch), ratio
+    """
+    run = "run" if "run" in points else "arch"
+    fig = lines_by(empty_or(points, ["step", run, "ratio"]), run, "step", "ratio", "ratio", "step", markers=True)
+    fig.update_xaxes(title_text=STEP_AXIS)
+    fig.update_yaxes(title_text="‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ (log)")
+    return finish(fig, "How much gradient reaches the first step, over training")
+
+
+def parameter_gradient_norms(history: pd.DataFrame) -> go.Figure:
+    """‖∂L/∂W‖ of every named parameter against the training step, one line each, legend at the
+    right (the figure grows with the number of parameters).
+
+    history  columns step, parameter, value (recorded every N steps)
+    """
+    history = empty_or(history, ["step", "parameter", "value"])
+    fig = lines_by(history, "parameter", "step", "value", "‖∂L/∂W‖", "step")
+    fig.update_xaxes(title_text=STEP_AXIS)
+    fig.update_yaxes(title_text="‖∂L/∂W‖ (log)")
+    fig.update_layout(legend=dict(x=1.02, xanchor="left", y=1, yanchor="top", font=dict(size=11)))
+    return finish(fig, "Gradient norm per parameter", height=max(HEIGHT, 80 + 19 * history["parameter"].nunique()))
+
+
+def compare_runs(curves: pd.DataFrame) -> go.Figure:
+    """‖∂L/∂h_t‖ of several runs' recordings (e.g. tanh RNN, ReLU RNN, LSTM, GRU) overlaid on a
+    log axis, one line per run.
+
+    curves   columns run, t, value
+    """
+    fig = lines_by(empty_or(curves, ["run", "t", "value"]), "run", "t", "value", "‖∂L/∂h_t‖", "t")
+    fig.update_xaxes(title_text=T_AXIS)
+    fig.update_yaxes(title_text=GRAD_AXIS)
+    runs = curves["run"].nunique() if len(curves) else 0
+    count = NUMBERS[runs] if runs < len(NUMBERS) else str(runs)
+    cells = f"{count} cell{'s' * (runs != 1)}, " if runs else ""
+    return finish(fig, f"Vanishing gradients: {cells}same task and budget")
