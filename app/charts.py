@@ -27,8 +27,11 @@ LOSS_UNITS = {"accuracy": "cross-entropy, nats", "R²": "MSE"}  # the loss that 
 
 
 def finish(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
-    """The look every figure shares: title at the top left, plotly_white, `height` px."""
+    """The look every figure shares: title at the top left, plotly_white, `height` px, and
+    automatic ticks as 3e-11 rather than SI prefixes (3p reads as picometres, not a gradient)."""
     title = dict(text=title, x=0.01, xanchor="left", font=dict(size=15))
+    fig.update_xaxes(exponentformat="e")
+    fig.update_yaxes(exponentformat="e")
     return fig.update_layout(title=title, template="plotly_white", height=height, margin=dict(l=65, r=20, t=50, b=45))
 
 

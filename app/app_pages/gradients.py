@@ -64,9 +64,9 @@ def draw(lab: Lab) -> None:
     params = log.drop(columns="ratio").melt(id_vars="step", var_name="parameter", value_name="value")
     right.plotly_chart(cg.parameter_gradient_norms(params), key="param_norms")
     st.caption(
-        f"Measured every {RECORD_EVERY} training steps on sample 0. An LSTM learns to let the "
-        "gradient through (its ratio rises by orders of magnitude during training); a tanh RNN "
-        "on the same task stays where it started."
+        f"Measured every {RECORD_EVERY} training steps on sample 0. On the adding problem both an "
+        "LSTM and a tanh RNN start near 3e-11; the LSTM learns to let the gradient through (above "
+        "1e-2 after 3000 steps), the tanh RNN stays below 1e-3."
     )
 
 
