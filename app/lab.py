@@ -61,6 +61,17 @@ class Lab:
             self.cached = (key, rec)
         return self.cached[1]
 
+    def tokens(self, index: int) -> list[str] | None:
+        """What probe sample `index` shows at each step, as text, when its inputs are symbols."""
+        x = self.probe[0][index]
+        if self.task.spec.input_kind == "tokens":
+            ids = x.tolist()  # [T]
+        elif self.task.vocab is not None and x.dim() == 2:
+            ids = x.argmax(dim=1).tolist()  # one-hot symbols (recall): [T, V] -> [T]
+        else:
+            return None
+        return [SHOWN.get(self.task.vocab[i], self.task.vocab[i]) for i in ids]
+
     def measure(self) -> None:
         """Log how much gradient reaches the first step, and every parameter's gradient norm,
         on probe sample 0 (called every RECORD_EVERY steps)."""
@@ -178,6 +189,7 @@ class Lab:
 
 
 PROBE_SAMPLES = 8  # samples a student can open the model up on
+SHOWN = {" ": "·", "\n": "⏎", "\t": "⇥"}  # characters a tick label would show as nothing
 RECORD_EVERY = 25  # steps between the gradient measurements kept over training
 
 # One training step keeps batch x steps x units x layers x directions activations; past this many

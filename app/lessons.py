@@ -73,10 +73,11 @@ LESSONS = [
         "diverges. Reset, turn clipping on at 1.0, and it trains on.",
     ),
     lesson(
-        "lstm-gates", "LSTM gates at work", "build",
-        "An LSTM whose forget gate starts open (bias 3) remembers a symbol across 50 steps and gets "
-        "it right every time within a few hundred steps. The Gates page (on its way) will show the "
-        "forget gate holding the cell state flat while the distractors pass.",
+        "lstm-gates", "LSTM gates at work", "gates",
+        "An LSTM whose forget gate starts open (bias 3) must name a symbol seen 50 steps ago. Press "
+        "Play: within a few hundred steps it is right every time. Its most open forget gate stays "
+        "above 0.95 at every step, carrying the cell across the 50 steps; but its input gate stays "
+        "around 0.7, so it keeps writing the distractors in too: not the textbook's closed carousel.",
         "recall",
     ),
     lesson(

@@ -6,7 +6,10 @@ import streamlit as st
 SECTIONS = {
     "Start": [("app_pages/home.py", "Home", "home", ":material/home:")],
     "Build & train": [("app_pages/build_train.py", "Build & Train", "build", ":material/model_training:")],
-    "Look inside": [("app_pages/gradients.py", "Gradients", "gradients", ":material/trending_down:")],
+    "Look inside": [
+        ("app_pages/gates.py", "Gates", "gates", ":material/tune:"),
+        ("app_pages/gradients.py", "Gradients", "gradients", ":material/trending_down:"),
+    ],
 }
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}
 

@@ -7,7 +7,6 @@ from lessons import LESSONS, Lesson
 
 COMING = [
     ("Unroll", "step through time: inputs, hidden states and outputs at every t"),
-    ("Gates", "LSTM and GRU gate activations over time"),
     ("Compare cells", "tanh RNN, ReLU RNN, LSTM and GRU trained side by side, their gradients overlaid"),
     ("Attention & transformers", "where an encoder-decoder or a transformer head looks"),
 ]

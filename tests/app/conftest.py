@@ -14,7 +14,10 @@ def plotted(values) -> list:
 
     if isinstance(values, dict) and "bdata" in values:
         array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
-        return array.reshape(values["shape"]).tolist() if "shape" in values else array.tolist()
+        shape = values.get("shape")
+        if isinstance(shape, str):  # a 2-D array's shape travels as "rows, columns"
+            shape = [int(n) for n in shape.split(",")]
+        return array.reshape(shape).tolist() if shape else array.tolist()
     return list(values)
 
 

@@ -48,3 +48,16 @@ def test_vanishing_ratio_starts_near_3e_11_and_only_the_lstm_learns_to_pass_grad
                 lab.advance()
         ratios[arch] = lab.gradient_frame().ratio.iloc[-1]
     assert ratios["rnn"] < 1e-3 < 1e-2 < ratios["lstm"]
+
+
+def test_lstm_gates_lesson_forget_gate_stays_open_and_input_gate_does_not_close():
+    lab = Lab(BY_KEY["lstm-gates"].setup)
+    with lab.lock:
+        for _ in range(300):
+            lab.advance()
+    assert lab.trainer.evaluate(1000)[1] > 0.95
+    rec = lab.recording(0)
+    f, i = rec.gates["f"][0, 0], rec.gates["i"][0, 0]  # [T, H]
+    unit = int(f.mean(dim=0).argmax())
+    assert f[:, unit].min() > 0.95
+    assert 0.5 < i[1:, unit].mean() < 0.9

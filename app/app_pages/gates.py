@@ -1,0 +1,96 @@
+"""Gates: every LSTM or GRU gate over time, next to the equations that make them."""
+from __future__ import annotations
+
+import streamlit as st
+
+import charts_gates as cgates
+import ui
+from lab import PROBE_SAMPLES, Lab
+
+EQUATIONS = {
+    "lstm": r"""\begin{aligned}
+i_t &= \sigma(W_{ii} x_t + b_{ii} + W_{hi} h_{t-1} + b_{hi}) && \text{input gate}\\
+f_t &= \sigma(W_{if} x_t + b_{if} + W_{hf} h_{t-1} + b_{hf}) && \text{forget gate}\\
+g_t &= \tanh(W_{ig} x_t + b_{ig} + W_{hg} h_{t-1} + b_{hg}) && \text{candidate}\\
+o_t &= \sigma(W_{io} x_t + b_{io} + W_{ho} h_{t-1} + b_{ho}) && \text{output gate}\\
+c_t &= f_t \odot c_{t-1} + i_t \odot g_t && \text{cell state}\\
+h_t &= o_t \odot \tanh(c_t)
+\end{aligned}""",
+    "gru": r"""\begin{aligned}
+r_t &= \sigma(W_{ir} x_t + b_{ir} + W_{hr} h_{t-1} + b_{hr}) && \text{reset gate}\\
+z_t &= \sigma(W_{iz} x_t + b_{iz} + W_{hz} h_{t-1} + b_{hz}) && \text{update gate}\\
+n_t &= \tanh(W_{in} x_t + b_{in} + r_t \odot (W_{hn} h_{t-1} + b_{hn})) && \text{candidate}\\
+h_t &= (1 - z_t) \odot n_t + z_t \odot h_{t-1}
+\end{aligned}""",
+}
+PEEPHOLE_NOTE = (
+    "With peepholes, i_t and f_t also add w_ci ⊙ c_{t−1} and w_cf ⊙ c_{t−1}, and o_t adds w_co ⊙ c_t "
+    "(Gers & Schmidhuber 2000)."
+)
+
+
+def run() -> None:
+    lab = ui.lab()
+    st.title("Gates")
+    ui.show_link_problem()
+    ui.lesson_banner()
+    ui.write_link(lab.setup)
+    cfg = lab.setup.model
+    if cfg.arch == "rnn":
+        st.info(
+            "A vanilla RNN has no gates: h_t = tanh(W_ih x_t + W_hh h_{t−1} + b). Set the cell to LSTM "
+            "or GRU on Build & Train (or open the lesson “LSTM gates at work”) to see them.",
+            icon=":material/info:",
+        )
+        return
+    equations, choices = st.columns([3, 2], gap="large")
+    equations.latex(EQUATIONS[cfg.arch])
+    if cfg.peephole:
+        equations.caption(PEEPHOLE_NOTE)
+    with choices:
+        st.number_input(
+            "Sample to open up", min_value=0, max_value=PROBE_SAMPLES - 1, step=1, key="probe_index",
+            persist_state="session",
+        )
+        st.number_input("Layer", min_value=0, max_value=cfg.num_layers - 1, step=1, key="gate_layer")
+        if cfg.bidirectional:
+            st.radio("Direction", ["forward", "backward"], key="gate_direction", horizontal=True)
+        stacks = list(lab.recording(0).stacks)
+        if len(stacks) > 1:
+            st.radio("Stack", stacks, key="stack", horizontal=True, persist_state="session")
+    ui.training_controls(lab)
+    ui.live(lab, draw)
+
+
+def draw(lab: Lab) -> None:
+    index = st.session_state.get("probe_index", 0)
+    rec = lab.recording(index)
+    stack = st.session_state.get("stack") if st.session_state.get("stack") in rec.stacks else None
+    trace = rec.stacks[stack] if stack else rec.main
+    layer = min(st.session_state.get("gate_layer", 0), trace.hidden.shape[0] - 1)
+    direction = 1 if st.session_state.get("gate_direction") == "backward" and trace.hidden.shape[1] > 1 else 0
+    tokens = lab.tokens(index) if stack in (None, "encoder") else None
+    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
+    st.plotly_chart(cgates.gate_heatmaps(rec, stack, layer, direction, tokens), key="gate_heatmaps")
+    st.caption(
+        "Each panel is one gate: units up, time across, 0 (dark) to 1 (bright). A forget gate that "
+        "stays bright keeps the cell state; an input gate that lights up at one step writes it."
+    )
+    left, right = st.columns(2)
+    left.plotly_chart(cgates.saturation(rec, stack), key="saturation")
+    left.caption(
+        "A gate near 0 or 1 acts as a switch; its gradient is small there, so a saturated gate "
+        "learns slowly."
+    )
+    if rec.arch == "lstm":
+        unit = cgates.carousel_unit(rec, stack, layer, direction)
+        right.plotly_chart(cgates.constant_error_carousel(rec, stack, layer, direction, unit), key="carousel")
+        right.caption(
+            f"Unit {unit}, the one whose forget gate stays most open. Where f_t ≈ 1 and i_t ≈ 0, "
+            "c_t = f_t c_{t−1} + i_t g_t cannot change: the constant error carousel, which carries "
+            "both a memory and its gradient across time. How cleanly a trained network uses it is "
+            "what this picture shows."
+        )
+
+
+run()

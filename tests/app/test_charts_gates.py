@@ -1,0 +1,179 @@
+"""The gate figures plot exactly the recording's numbers, checked against values computed here
+independently with numpy from the recorded tensors."""
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import engine
+
+APP = Path(__file__).resolve().parents[2] / "app"
+sys.path.insert(0, str(APP))  # the pages import it as `charts_gates`
+import charts_gates as cgt  # noqa: E402
+
+T = 12
+GATES = {"lstm": ["i", "f", "g", "o"], "gru": ["r", "z", "n"]}
+
+
+def recorded(arch, task="adding", seq_len=T, **model):
+    t = engine.make_task(task, seq_len=seq_len)
+    m = engine.build_model(engine.ModelConfig(arch=arch, hidden_size=6, **model), t, seed=0)
+    x, y = t.batch(4)
+    return t, engine.record(m, x, y)
+
+
+@pytest.fixture(scope="module", params=["lstm", "gru"])
+def stacked(request):
+    """A 2-layer bidirectional LSTM or GRU recording."""
+    return recorded(request.param, num_layers=2, bidirectional=True)[1]
+
+
+@pytest.fixture(scope="module")
+def lstm():
+    return recorded("lstm", num_layers=2, bidirectional=True)[1]
+
+
+def test_module_does_not_import_streamlit():
+    tree = ast.parse((APP / "charts_gates.py").read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any(name.split(".")[0] == "streamlit" for name in imported)
+
+
+@pytest.mark.parametrize("layer, direction", [(0, 0), (1, 1)])
+def test_heatmaps_are_the_recorded_gates_units_by_time(stacked, layer, direction):
+    fig = cgt.gate_heatmaps(stacked, layer=layer, direction=direction)
+    gates = GATES[stacked.arch]
+    lstm = stacked.arch == "lstm"
+    assert len(fig.data) == (5 if lstm else 3)
+    for heatmap, gate in zip(fig.data, gates):
+        expected = stacked.gates[gate][layer, direction].numpy().T  # [H, T]
+        assert np.array_equal(heatmap.z, expected)
+        assert list(heatmap.x) == list(range(T)) and list(heatmap.y) == list(range(6))
+        assert (heatmap.zmin, heatmap.zmax) == ((-1, 1) if gate in ("g", "n") else (0, 1))
+    if lstm:
+        cell = fig.data[-1]
+        assert np.array_equal(cell.z, stacked.cell[layer, direction].numpy().T)
+        assert cell.zmid == 0 and cell.zmax == -cell.zmin == pytest.approx(float(stacked.cell[layer, direction].abs().max()))
+        assert cell.reversescale  # RdBu reversed: positive red
+    titles = [a.text for a in fig.layout.annotations]
+    expected_titles = {"lstm": ["i: input gate", "f: forget gate", "g: candidate", "o: output gate", "c_t: cell state"],
+                       "gru": ["r: reset gate", "z: update gate", "n: candidate state"]}[stacked.arch]
+    assert titles == expected_titles
+    assert fig.layout.height == 80 + 170 * len(fig.data)
+    arrow = "→" if direction == 0 else "←"
+    assert fig.layout.title.text.startswith(f"Gates of layer {layer} {arrow}")
+    assert fig.layout.title.text.endswith(f"over time ({stacked.arch.upper()})")
+    assert all(h.colorbar.len < 1 / len(fig.data) + 1e-9 for h in fig.data)  # one small colourbar per panel
+    assert "%{z:.4g}" in fig.data[0].hovertemplate and "unit %{y}" in fig.data[0].hovertemplate
+
+
+def test_title_of_layer_0_forward_lstm(lstm):
+    assert cgt.gate_heatmaps(lstm).layout.title.text == "Gates of layer 0 → over time (LSTM)"
+
+
+def test_tokens_become_the_tick_text_and_hover():
+    task, rec = recorded("lstm", task="charlm", seq_len=20)
+    tokens = list(task.decode(rec.x))
+    fig = cgt.gate_heatmaps(rec, tokens=tokens)
+    shown = [cgt.visible(tok) for tok in tokens]
+    bottom = fig.layout[f"xaxis{len(fig.data)}"]
+    assert list(bottom.tickvals) == list(range(20)) and list(bottom.ticktext) == shown
+    assert all(ch == cgt.visible(ch) for ch in tokens if ch.isalnum())  # letters are left as they are
+    assert cgt.visible(" ") == "␣" and cgt.visible("\n") == "↵" and cgt.visible("<") == "&lt;"
+    assert list(fig.data[0].customdata[3]) == shown and "token %{customdata}" in fig.data[0].hovertemplate
+    long_task, long_rec = recorded("gru", task="charlm", seq_len=80)
+    long = cgt.gate_heatmaps(long_rec, tokens=list(long_task.decode(long_rec.x)))
+    assert long.layout.xaxis3.ticktext is None  # > 60 steps: numbered ticks, tokens in the hover only
+    with pytest.raises(ValueError, match="one label per step"):
+        cgt.gate_heatmaps(rec, tokens=tokens[:-1])
+
+
+def shares(values: np.ndarray, tanh: bool, low=0.05, high=0.95):
+    v = np.abs(values) if tanh else values
+    n = v.size
+    return np.count_nonzero(v < low) / n, np.count_nonzero((v >= low) & (v <= high)) / n, np.count_nonzero(v > high) / n
+
+
+@pytest.mark.parametrize("low, high", [(0.05, 0.95), (0.3, 0.6)])
+def test_saturation_shares_match_numpy_and_sum_to_one(stacked, low, high):
+    table = cgt.saturation_table(stacked, low=low, high=high)
+    gates = GATES[stacked.arch]
+    assert len(table) == len(gates) * 2 * 2
+    for row in table.itertuples(index=False):
+        values = stacked.gates[row.gate][row.layer, ("forward", "backward").index(row.direction)].double().numpy()
+        tanh = row.gate in ("g", "n")
+        assert row.activation == ("tanh" if tanh else "sigmoid")
+        expected = shares(values, tanh, low, high)
+        assert (row[4], row[5], row[6]) == pytest.approx(expected, abs=1e-12)
+    assert np.allclose(table[["near 0", "in between", "near 1"]].sum(axis=1), 1.0)
+    fig = cgt.saturation(stacked, low=low, high=high)
+    assert fig.layout.title.text == "How saturated the gates are" and fig.layout.barmode == "stack"
+    names = [t.name for t in fig.data]
+    assert names == ["near 0", "in between", "near 1", "near ±1"]  # tanh gates say "near ±1"
+    for bar in fig.data:
+        column = "near 1" if bar.name == "near ±1" else bar.name
+        rows = table if bar.name in ("near 0", "in between") else table[
+            (table["activation"] == "tanh") == (bar.name == "near ±1")]
+        assert np.allclose(bar.x, rows[column]) and len(bar.y) == len(rows)
+        assert bar.orientation == "h"
+    assert fig.layout.xaxis.title.text.startswith("share of (t, unit) values")
+    assert "layer 1 ←" in fig.data[0].y[-1]  # several layers and directions: each labelled
+
+
+def test_single_layer_saturation_labels_only_the_gate():
+    _, rec = recorded("gru")
+    fig = cgt.saturation(rec)
+    assert list(fig.data[0].y) == ["r: reset gate", "z: update gate", "n: candidate state (|·|, tanh)"]
+
+
+@pytest.mark.parametrize("layer, direction", [(0, 0), (1, 1)])
+def test_carousel_plots_mean_over_units_and_one_unit(lstm, layer, direction):
+    f = lstm.gates["f"][layer, direction].double().numpy()  # [T, H]
+    i = lstm.gates["i"][layer, direction].double().numpy()
+    c = lstm.cell[layer, direction].double().numpy()
+    fig = cgt.constant_error_carousel(lstm, layer=layer, direction=direction)
+    assert fig.layout.title.text.startswith("The constant error carousel: f ≈ 1 and i ≈ 0 keep c_t flat")
+    f_line, i_line, c_line = fig.data[:3]
+    assert np.allclose(f_line.y, f.mean(axis=1), rtol=0, atol=1e-12)
+    assert np.allclose(i_line.y, i.mean(axis=1), rtol=0, atol=1e-12)
+    assert np.allclose(c_line.y, np.abs(c).mean(axis=1), rtol=0, atol=1e-12)
+    assert list(f_line.x) == list(range(T))
+    assert f_line.yaxis == "y" and c_line.yaxis == "y2" and list(fig.layout.yaxis.range) == [-0.02, 1.05]
+    unit = cgt.carousel_unit(lstm, layer=layer, direction=direction)
+    assert unit == int(np.argmax(f.mean(axis=0)))
+    one = cgt.constant_error_carousel(lstm, layer=layer, direction=direction, unit=unit)
+    assert np.array_equal(one.data[0].y, f[:, unit]) and np.array_equal(one.data[1].y, i[:, unit])
+    assert np.array_equal(one.data[2].y, c[:, unit])
+    assert f"unit {unit}" in one.layout.yaxis.title.text
+
+
+def test_gru_and_rnn_are_refused_with_a_message():
+    _, gru = recorded("gru")
+    with pytest.raises(ValueError, match="only an LSTM"):
+        cgt.constant_error_carousel(gru)
+    with pytest.raises(ValueError, match="only an LSTM"):
+        cgt.carousel_unit(gru)
+    _, rnn = recorded("rnn")
+    for build in (cgt.gate_heatmaps, cgt.saturation, cgt.saturation_table, cgt.constant_error_carousel):
+        with pytest.raises(ValueError, match="vanilla RNN has no gates"):
+            build(rnn)
+
+
+def test_bad_layer_unit_and_stack_are_refused(lstm):
+    with pytest.raises(ValueError, match="layer must be 0..1"):
+        cgt.gate_heatmaps(lstm, layer=2)
+    with pytest.raises(ValueError, match="unit must be 0..5"):
+        cgt.constant_error_carousel(lstm, unit=6)
+    with pytest.raises(ValueError, match="no stack 'decoder'"):
+        cgt.saturation(lstm, stack="decoder")
+
+
+def test_encoder_decoder_plots_the_stack_asked_for():
+    _, rec = recorded("lstm", task="reverse", seq_len=5)
+    for stack in rec.stacks:
+        fig = cgt.gate_heatmaps(rec, stack=stack)
+        assert np.array_equal(fig.data[1].z, rec.stacks[stack].gates["f"][0, 0].numpy().T)
+        assert f"the {stack}'s" in fig.layout.title.text

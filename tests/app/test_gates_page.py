@@ -1,0 +1,60 @@
+"""The Gates page plots the recording's own gate values, for the layer and direction chosen."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import nav
+
+from .conftest import MAIN, chart, plotted
+
+GATES = nav.PATHS["gates"]
+
+
+def page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run().switch_page(GATES).run()
+
+
+def heatmaps(at: AppTest) -> list[dict]:
+    return [t for t in chart(at, "Gates of layer")["data"] if t["type"] == "heatmap"]
+
+
+def z_of(trace: dict) -> list:
+    """A heatmap's z, flattened row by row (units x time), for pytest.approx."""
+    z = trace["z"]
+    rows = plotted(z) if isinstance(z, dict) else z
+    return [v for row in rows for v in row]
+
+
+def test_the_heatmaps_are_the_recorded_gates_and_the_cell_state():
+    at = page({"task": "recall"})
+    assert not at.exception
+    lab = at.session_state["lab"]
+    for _ in range(5):
+        lab.step()
+    at.run()
+    rec = lab.recording(0)
+    panels = heatmaps(at)
+    assert len(panels) == 5  # i, f, g, o and c_t
+    for panel, values in zip(panels, [rec.gates[g][0, 0] for g in "ifgo"] + [rec.cell[0, 0]]):
+        assert z_of(panel) == pytest.approx(values.T.flatten().tolist(), rel=1e-6)  # units x time
+    assert "S" in " ".join(str(t) for t in chart(at, "Gates of layer")["layout"]["xaxis"].get("ticktext", []))
+
+
+def test_choosing_the_backward_direction_of_the_second_layer_shows_it():
+    at = page({"task": "parity", "arch": "gru", "num_layers": "2", "bidirectional": "true"})
+    lab = at.session_state["lab"]
+    at.number_input(key="gate_layer").set_value(1).run()
+    at.radio(key="gate_direction").set_value("backward").run()
+    rec = lab.recording(0)
+    panels = heatmaps(at)
+    assert len(panels) == 3  # r, z, n
+    for panel, gate in zip(panels, "rzn"):
+        assert z_of(panel) == pytest.approx(rec.gates[gate][1, 1].T.flatten().tolist(), rel=1e-6)
+
+
+def test_a_vanilla_rnn_is_told_where_the_gates_are():
+    at = page({"arch": "rnn", "forget_bias": "none"})
+    assert not at.exception
+    assert "no gates" in at.info[0].value and not at.get("plotly_chart")
