@@ -197,6 +197,7 @@ def test_an_uploaded_corpus_trains_and_stays_with_its_task():
 def test_leaving_the_page_and_coming_back_keeps_every_setting():
     at = app()
     at.button(key="lesson.lstm-gates").click().run()
+    build_page(at)
     at.number_input(key="target_steps").set_value(5000).run()
     at.switch_page(nav.PATHS["home"]).run()
     at.switch_page(BUILD).run()
@@ -210,7 +211,8 @@ def test_leaving_the_page_and_coming_back_keeps_every_setting():
 
 def test_a_hidden_setting_comes_back_as_it_was():
     at = app()
-    at.button(key="lesson.lstm-gates").click().run()
+    at.button(key="lesson.lstm-gates").click().run()  # opens the Gates page
+    build_page(at)
     at.selectbox(key="form.model.arch").set_value("gru").run()
     assert lab(at).setup.model.forget_bias is None  # a GRU has no forget gate
     at.selectbox(key="form.model.arch").set_value("lstm").run()
