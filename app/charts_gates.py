@@ -152,8 +152,8 @@ def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high
                      title_font=dict(size=12))
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=bars)
     fig.update_layout(barmode="stack", uniformtext=dict(minsize=9, mode="hide"),
-                      legend=dict(orientation="h", x=1, xanchor="right", y=1.02, yanchor="bottom",
-                                  traceorder="normal"))
+                      legend=dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
+                                  traceorder="normal"))  # beside the bars: above, it ran into the title
     title = "How saturated the gates are" + (f" ({stack})" if stack else "")
     fig = finish(fig, title, height=max(HEIGHT, 120 + 24 * len(bars)))
     return fig.update_layout(margin=dict(l=10))
