@@ -116,7 +116,7 @@ def locked(lab: Lab, make, *args):
 
 def save_and_load(lab: Lab) -> None:
     with st.expander("Save or load the model"):
-        name = f"unrolled-{lab.setup.task}-{lab.setup.model.arch}-step{lab.trainer.steps_done}"
+        name = f"unrolled-{lab.setup.task}-{lab.setup.model.arch}"  # made on click: no step count to go stale
         left, right = st.columns(2)
         left.download_button(  # made when clicked, in another thread: hence the lock
             "Download the model (.safetensors)", lambda: locked(lab, engine.to_bytes, lab.model),
