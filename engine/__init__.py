@@ -1,4 +1,5 @@
-"""Unrolled's engine: recurrent models that train on PyTorch's kernels and open up exactly.
+"""Unrolled's engine: recurrent models that train on PyTorch's kernels and open up exactly,
+and encoder-decoders with attention and transformers whose every attention weight is recorded.
 
     import engine
     task  = engine.make_task("adding", seq_len=50, seed=0)
@@ -7,19 +8,26 @@
     rec   = engine.record(model, x, y)
 """
 
+from .attention_seq2seq import AttentionEncoderDecoder
+from .beam import Beam, Candidate, beam_search
 from .checkpoint import from_bytes, load, save, to_bytes
 from .config import ModelConfig
 from .build import build_model
 from .model import SequenceModel
+from .positional import positional_encoding
 from .record import record
 from .recording import Recording, StackTrace
 from .seq2seq import EncoderDecoder
-from .tasks import TASKS, Preset, Task, TaskSpec, make_task, task_params
+from .tasks import ATTENTION_TASKS, TASKS, Preset, Task, TaskSpec, make_task, task_params
 from .train_config import TrainConfig
 from .training import StepStats, Trainer
+from .transformer import TransformerModel
+from .transformer_seq2seq import TransformerEncoderDecoder
 
 __all__ = [
-    "ModelConfig", "TrainConfig", "TaskSpec", "Task", "Preset", "TASKS", "make_task", "task_params",
+    "ModelConfig", "TrainConfig", "TaskSpec", "Task", "Preset", "TASKS", "ATTENTION_TASKS", "make_task", "task_params",
     "SequenceModel", "EncoderDecoder", "build_model", "record", "Recording", "StackTrace", "Trainer", "StepStats",
     "save", "load", "to_bytes", "from_bytes",
+    "AttentionEncoderDecoder", "TransformerModel", "TransformerEncoderDecoder", "positional_encoding",
+    "beam_search", "Beam", "Candidate",
 ]

@@ -8,9 +8,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
-ARCHS = ("rnn", "lstm", "gru")
+ARCHS = ("rnn", "lstm", "gru")  # the recurrent cells
+MODEL_ARCHS = ARCHS + ("transformer",)
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear")
 INITS = ("default", "orthogonal", "identity", "scaled")
+# Attention score functions of a recurrent encoder-decoder (engine/attention.py has the equations).
+SCORES = ("dot", "general", "additive", "scaled_dot", "cosine")
+POSITION_ENCODINGS = ("sinusoidal", "learned")
 
 MAX_HIDDEN = 1024
 MAX_LAYERS = 8
@@ -53,9 +57,9 @@ def from_known_fields(cls, data: dict):
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """A recurrent network: cell, size, depth, direction, and how its weights start.
+    """A recurrent network (cell, size, depth, direction, how its weights start) or a transformer.
 
-    arch            "rnn" (Elman), "lstm" or "gru"
+    arch            "rnn" (Elman), "lstm", "gru", or "transformer"
     activation      RNN only: "tanh", "relu", "sigmoid" or "linear"
     peephole        LSTM only: gates also see the cell state (Gers & Schmidhuber 2000)
     embedding_dim   size of the token embedding, used when the task's inputs are tokens
@@ -66,6 +70,22 @@ class ModelConfig:
                     W_hh (or gate block)
     forget_bias     LSTM only: initial value of the forget-gate bias (b_if + b_hf); None keeps
                     PyTorch's default. 1.0 is the common choice (Jozefowicz et al. 2015).
+    attention       recurrent encoder-decoder only: the score function of its attention over the
+                    encoder's states, "dot", "general", "additive", "scaled_dot" or "cosine";
+                    None = no attention, the context is the encoder's final state alone
+    reverse_source  encoder-decoder only: the encoder reads the source backwards (Sutskever et
+                    al. 2014), which puts the first source tokens next to the first target tokens
+
+    A transformer (Vaswani et al. 2017) reads hidden_size as d_model (as Hugging Face's configs
+    do) and num_layers as its blocks per stack; tokens embed straight to d_model, so embedding_dim
+    is not used. bidirectional=True lets every position attend to both sides (an encoder, BERT);
+    False masks the future (a decoder, GPT). An encoder-decoder's encoder always sees both sides
+    and its decoder never sees the future. dropout acts on every sublayer's output.
+    num_heads       transformer only: attention heads per layer; must divide hidden_size
+    dim_feedforward transformer only: width of the position-wise feed-forward layer; None = 4 x
+                    hidden_size (Vaswani et al.'s 2048 for d_model=512)
+    position_encoding transformer only: "sinusoidal" (fixed, engine.positional_encoding) or
+                    "learned" (one trained vector per position, up to 2000 positions)
     """
 
     arch: str = "lstm"
@@ -79,9 +99,14 @@ class ModelConfig:
     init: str = "default"
     spectral_radius: float | None = None
     forget_bias: float | None = None
+    attention: str | None = None
+    reverse_source: bool = False
+    num_heads: int = 1
+    dim_feedforward: int | None = None
+    position_encoding: str = "sinusoidal"
 
     def __post_init__(self) -> None:
-        check_choice("arch", self.arch, ARCHS)
+        check_choice("arch", self.arch, MODEL_ARCHS)
         check_int("hidden_size", self.hidden_size, 1, MAX_HIDDEN)
         check_int("num_layers", self.num_layers, 1, MAX_LAYERS)
         if not isinstance(self.bidirectional, bool):
@@ -96,7 +121,7 @@ class ModelConfig:
             raise ValueError("peephole connections exist only for arch='lstm'; set peephole=False")
         check_int("embedding_dim", self.embedding_dim, 1, MAX_EMBEDDING)
         check_float("dropout", self.dropout, 0.0, 0.9)
-        if self.dropout > 0 and self.num_layers == 1:
+        if self.dropout > 0 and self.num_layers == 1 and self.arch != "transformer":
             raise ValueError("dropout acts between stacked layers; set num_layers >= 2 or dropout=0")
         check_choice("init", self.init, INITS)
         if (self.init == "scaled") != (self.spectral_radius is not None):
@@ -110,10 +135,46 @@ class ModelConfig:
             if self.arch != "lstm":
                 raise ValueError("forget_bias applies to arch='lstm' only; leave it None")
             check_float("forget_bias", self.forget_bias, -10.0, 10.0)
+        self.check_attention()
+
+    def check_attention(self) -> None:
+        """The encoder-decoder's attention and the transformer's own fields."""
+        if self.attention is not None:
+            check_choice("attention", self.attention, SCORES)
+        if not isinstance(self.reverse_source, bool):
+            raise ValueError(f"reverse_source must be True or False, got {self.reverse_source!r}")
+        check_int("num_heads", self.num_heads, 1, MAX_HIDDEN)
+        if self.dim_feedforward is not None:
+            check_int("dim_feedforward", self.dim_feedforward, 1, 4 * MAX_HIDDEN)
+        check_choice("position_encoding", self.position_encoding, POSITION_ENCODINGS)
+        if self.arch != "transformer":
+            for name, default in (("num_heads", 1), ("dim_feedforward", None), ("position_encoding", "sinusoidal")):
+                if getattr(self, name) != default:
+                    raise ValueError(f"{name} applies to arch='transformer' only; leave it {default!r}")
+            return
+        if self.hidden_size % self.num_heads:
+            divisors = [n for n in range(1, min(self.hidden_size, 16) + 1) if self.hidden_size % n == 0]
+            raise ValueError(
+                f"num_heads={self.num_heads} does not divide hidden_size (d_model) = {self.hidden_size}: each "
+                f"head gets d_model / num_heads dimensions. Use num_heads in {divisors}, or change hidden_size"
+            )
+        if self.attention is not None:
+            raise ValueError(
+                "a transformer's attention is always scaled dot-product, softmax(QK^T/sqrt(d_k))V; "
+                "leave attention=None (it picks the score of a recurrent encoder-decoder)"
+            )
+        if self.init != "default":
+            raise ValueError("init shapes the recurrent weights W_hh, which a transformer has none of; use init='default'")
 
     @property
     def num_directions(self) -> int:
-        return 2 if self.bidirectional else 1
+        """Recurrent passes per layer; a transformer's layer is one pass however far it looks."""
+        return 2 if self.bidirectional and self.arch != "transformer" else 1
+
+    @property
+    def feedforward_size(self) -> int:
+        """A transformer's d_ff."""
+        return self.dim_feedforward or 4 * self.hidden_size
 
     @property
     def uses_fused_kernel(self) -> bool:

@@ -9,16 +9,19 @@ train/eval mode are exactly as they were afterwards, even if recording fails.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 
 import torch
 from torch import Tensor, nn
 
+from .attention import attention_fields
 from .cells import GATE_COUNT, GATE_NAMES, LayerTrace, unroll_layer
 from .config import ModelConfig
 from .losses import compute_loss
 from .recording import Recording, StackTrace
 from .recurrent import initial_state, layer_weights
 from .replay import StackReplay, Taps
+from .truncated import check_truncation, replay_truncated
 
 
 @contextmanager
@@ -115,6 +118,8 @@ def stack_field(traces: list[list[LayerTrace]], get) -> Tensor:
 
 
 def stack_trace(stack: StackReplay, grad_taps: Tensor, jacobians: bool) -> StackTrace:
+    if not isinstance(stack, StackReplay):  # a transformer's blocks: no recurrence, no W_hh
+        return stack.trace(grad_taps)
     blocks, eigenvalues, singular_values = weight_spectra(stack.cfg, stack.rnn)
     gates = {name: stack_field(stack.traces, lambda t, n=name: t.gates[n]) for name in GATE_NAMES[stack.cfg.arch]}
     return StackTrace(
@@ -129,15 +134,28 @@ def stack_trace(stack: StackReplay, grad_taps: Tensor, jacobians: bool) -> Stack
     )
 
 
-def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians: bool = True) -> Recording:
-    """Everything the pages plot, for sample `index` of the batch (x, y)."""
+def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians: bool = True,
+           bptt_window: int = 0) -> Recording:
+    """Everything the pages plot, for sample `index` of the batch (x, y).
+
+    bptt_window > 0 records the gradients as truncated BPTT computes them when training with
+    TrainConfig(bptt_window=...): the state carried forward but detached every `bptt_window`
+    steps, so dL/dh_t (and dL/dW) hold only the loss terms of h_t's own chunk (for a seq2vec task,
+    nothing before the last chunk), and the loss is the sum of the chunks' terms the Trainer adds
+    up. The forward pass, and so h_t, the gates and y_hat, are those of full BPTT; jacobian_norm
+    is the model's own, uncut. A window of T or more is full BPTT, as in training.
+    """
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(x):
         raise ValueError(f"index must be between 0 and {len(x) - 1} (the batch has {len(x)} samples), got {index}")
+    check_truncation(model.cfg, model.spec.mapping, bptt_window)
     xs, ys = x[index : index + 1], y[index : index + 1]
     with opened(model):
         taps = Taps()
-        replay = model.replay(xs, ys, taps)
-        loss = compute_loss(model.spec.loss, replay.y_hat, ys)
+        if bptt_window and bptt_window < xs.shape[1]:
+            replay, loss = replay_truncated(model, xs, ys, taps, bptt_window, partial(compute_loss, model.spec.loss))
+        else:
+            replay = model.replay(xs, ys, taps)
+            loss = compute_loss(model.spec.loss, replay.y_hat, ys)
         names, params = zip(*model.named_parameters())
         tap_tensors = list(taps.by_stack.values())
         grads = torch.autograd.grad(loss, [*tap_tensors, *params], allow_unused=True)
@@ -156,4 +174,5 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
         param_grad_norm={
             n: (g.norm().item() if g is not None else 0.0) for n, g in zip(names, grad_params)
         },
+        **attention_fields(replay.attention),
     )

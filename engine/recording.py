@@ -36,7 +36,13 @@ class StackTrace:
 @dataclass
 class Recording:
     """A SequenceModel has one stack, "rnn"; an EncoderDecoder has "encoder" and "decoder".
-    rec.hidden, rec.gates, ... are those of the first stack; rec.stacks[name] holds each."""
+    rec.hidden, rec.gates, ... are those of the first stack; rec.stacks[name] holds each.
+
+    A transformer has "encoder" (bidirectional), "decoder" (causal), or both: its hidden is
+    every block's output x_t and grad_h the loss's gradient there, [layers, 1, T, d_model]; it
+    has no cell, gates, eigenvalues or jacobian_norm. Attention is named "layer 0 self",
+    "encoder layer 0 self", "decoder layer 1 cross", ...; a recurrent encoder-decoder's is
+    "alignment" (alpha[t, i]: target step t over source position i)."""
 
     arch: str
     x: Tensor  # the sample's input: [T, D] values, [T] tokens or [D] vector
@@ -46,6 +52,10 @@ class Recording:
     stacks: dict[str, StackTrace]
     param_grad_norm: dict[str, float]  # ||dL/dW|| for every named parameter, on this sample
     attention: dict[str, Tensor] = field(default_factory=dict)  # name -> [heads, T_query, T_key]
+    # The softmax's input for each attention ([heads, T_query, T_key]; masked entries -inf): a
+    # transformer's is already divided by sqrt(d_k), so times sqrt(d_k) shows it unscaled.
+    attention_logits: dict[str, Tensor] = field(default_factory=dict)
+    attention_context: dict[str, Tensor] = field(default_factory=dict)  # name -> [heads, T_query, d_v]
 
     @property
     def main(self) -> StackTrace:
@@ -75,8 +85,13 @@ class Recording:
 
     def to_frame(self, key: str, stack: str | None = None) -> pd.DataFrame:
         """A long DataFrame for plotting. Keys: hidden, cell, grad_h, gates (with a `gate`
-        column), grad_norm_h, jacobian_norm, eigenvalues, singular_values, param_grad_norm.
+        column), grad_norm_h, jacobian_norm, eigenvalues, singular_values, param_grad_norm,
+        attention and attention_logits (columns name, head, query, key, value).
         `stack` picks "encoder" or "decoder" of an encoder-decoder (default: the first)."""
+        if key in ("attention", "attention_logits"):
+            if not self.attention:
+                raise ValueError(f"this {self.arch.upper()} has no attention; record an encoder-decoder with attention or a transformer")
+            return attention_frame(getattr(self, key))
         if key == "param_grad_norm":
             return pd.DataFrame({"parameter": list(self.param_grad_norm), "value": list(self.param_grad_norm.values())})
         if stack is not None and stack not in self.stacks:
@@ -133,6 +148,16 @@ def series_frame(values: Tensor) -> pd.DataFrame:  # values: [layers, directions
     frame = index_frame(tuple(values.shape), ("layer", "direction", "t"))
     frame["value"] = values.flatten().numpy()
     return frame
+
+
+def attention_frame(maps: dict[str, Tensor]) -> pd.DataFrame:  # name -> [heads, T_query, T_key]
+    frames = []
+    for name, values in maps.items():
+        frame = index_frame(tuple(values.shape), ("head", "query", "key"))
+        frame.insert(0, "name", name)
+        frame["value"] = values.flatten().numpy()
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def block_frame(values: Tensor, blocks: tuple[str, ...]) -> pd.DataFrame:  # [layers, directions, blocks, H]

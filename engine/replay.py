@@ -6,7 +6,7 @@ from, so the recorder can open every stack the same way.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from torch import Tensor, nn
 
@@ -48,7 +48,8 @@ class StackReplay:
 @dataclass
 class Replay:
     y_hat: Tensor
-    stacks: dict[str, StackReplay]
+    stacks: dict[str, StackReplay]  # a transformer's: BlockStackReplay (engine/transformer.py)
+    attention: dict = field(default_factory=dict)  # name -> Attended (engine/attention.py), every attention layer
 
 
 def run_stack(name: str, cfg: ModelConfig, rnn: nn.Module, x_in: Tensor, taps: Taps | None, state=None):

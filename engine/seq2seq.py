@@ -1,6 +1,11 @@
 """EncoderDecoder: an encoder reads the source, its final state is the context that starts the
 decoder, and the decoder writes the target one token at a time (Sutskever et al. 2014; Cho et
-al. 2014). Attention over the encoder's states comes with the attention engine.
+al. 2014). With attention over every encoder state: AttentionEncoderDecoder (attention_seq2seq.py).
+
+Decoding one step at a time (greedy, scheduled sampling, beam search) goes through three
+methods every encoder-decoder has: `start(x)` encodes the source into a decoding state,
+`step(token, state)` reads one target token and returns the next token's logits, and
+`state.select(index)` keeps (and repeats) the batch rows a beam goes on with.
 
 Target vocabulary convention (set by encdec tasks): token 0 is <sos>, token 1 is <eos>; target
 positions after <eos> hold IGNORE and carry no loss.
@@ -8,6 +13,7 @@ positions after <eos> hold IGNORE and carry no loss.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
@@ -33,6 +39,48 @@ def decoder_config(cfg: ModelConfig) -> ModelConfig:
     return dataclasses.replace(cfg, bidirectional=False, hidden_size=cfg.hidden_size * cfg.num_directions)
 
 
+def teacher_inputs(y: Tensor) -> Tensor:
+    """Teacher forcing: the decoder reads <sos>, then the true previous token. [B, T_out]."""
+    previous = y[:, :-1].masked_fill(y[:, :-1] == IGNORE, EOS)  # [B, T_out-1]
+    return torch.cat([torch.full_like(y[:, :1], SOS), previous], dim=1)  # [B, T_out]
+
+
+def feed_back(model: nn.Module, state, batch: int, teacher: Tensor | None = None, sampled: Tensor | None = None) -> Tensor:
+    """Decode spec.out_len steps from `state`, feeding back the most likely token (greedy).
+    With `teacher` ([B, T_out] decoder inputs) the decoder reads those instead, except where
+    `sampled` ([B, T_out] bool) is True: there it reads its own previous prediction (scheduled
+    sampling, Bengio et al. 2015). Returns the logits [B, T_out, V]."""
+    token = torch.full((batch,), SOS, dtype=torch.long)  # [B]
+    logits = []
+    for t in range(model.spec.out_len if teacher is None else teacher.shape[1]):
+        if teacher is not None:  # the true token, or (where sampled) the prediction just made
+            token = teacher[:, t] if sampled is None else torch.where(sampled[:, t], token, teacher[:, t])  # [B]
+        step, state = model.step(token, state)  # [B, V]
+        logits.append(step)
+        token = step.argmax(dim=-1)  # [B]
+    return torch.stack(logits, dim=1)  # [B, T_out, V]
+
+
+def check_source(x: Tensor) -> None:
+    if x.dim() != 2 or x.shape[1] == 0:
+        raise ValueError(f"the source must be token ids [batch, T] with T >= 1; got shape {list(x.shape)} (an empty source?)")
+
+
+@dataclass
+class Decoding:
+    """Where a recurrent decoder is: its state, and the encoder's states it may attend to."""
+
+    state: State  # nn.LSTM's layout: [L, B, H']
+    memory: Tensor  # [B, S, H']  every encoder state, in source order
+
+    def select(self, index: Tensor) -> "Decoding":
+        """Rows `index` ([K]) of the batch, in that order (a row may repeat)."""
+        states = self.state if isinstance(self.state, tuple) else (self.state,)
+        picked = tuple(s.index_select(1, index) for s in states)  # each [L, K, H']
+        state = picked if isinstance(self.state, tuple) else picked[0]
+        return Decoding(state, self.memory.index_select(0, index))  # memory: [K, S, H']
+
+
 class EncoderDecoder(nn.Module):
     def __init__(self, cfg: ModelConfig, spec: TaskSpec):
         super().__init__()
@@ -41,10 +89,14 @@ class EncoderDecoder(nn.Module):
         self.source_embedding = nn.Embedding(spec.input_size, cfg.embedding_dim)
         self.encoder = make_recurrent(cfg, cfg.embedding_dim)
         self.target_embedding = nn.Embedding(spec.output_size, cfg.embedding_dim)
-        self.decoder = make_recurrent(self.decoder_cfg, cfg.embedding_dim)
+        self.decoder = make_recurrent(self.decoder_cfg, self.decoder_input_size())
         initialise(self.encoder, cfg)
         initialise(self.decoder, self.decoder_cfg)
         self.head = nn.Linear(self.decoder_cfg.hidden_size, spec.output_size)
+
+    def decoder_input_size(self) -> int:
+        """What the decoder reads at each step: the previous target token's embedding."""
+        return self.cfg.embedding_dim
 
     def context(self, h_n: State) -> State:
         """The encoder's final state -> the decoder's initial state, layer by layer: a
@@ -55,36 +107,47 @@ class EncoderDecoder(nn.Module):
 
         return tuple(join(s) for s in h_n) if isinstance(h_n, tuple) else join(h_n)
 
-    def teacher_inputs(self, y: Tensor) -> Tensor:
-        """Teacher forcing: the decoder reads <sos>, then the true previous token. [B, T_out]."""
-        previous = y[:, :-1].masked_fill(y[:, :-1] == IGNORE, EOS)  # [B, T_out-1]
-        return torch.cat([torch.full_like(y[:, :1], SOS), previous], dim=1)  # [B, T_out]
+    teacher_inputs = staticmethod(teacher_inputs)
 
-    def forward(self, x: Tensor, y: Tensor | None = None) -> Tensor:
-        """Logits [B, T_out, V]: teacher-forced on y when given, else greedy decoding."""
-        _, h_n = self.encoder(self.source_embedding(x))
-        state = self.context(h_n)
-        if y is not None:
-            out, _ = self.decoder(self.target_embedding(self.teacher_inputs(y)), state)
-            return self.head(out)  # [B, T_out, V]
-        return self.greedy(state, x.shape[0])
+    def source(self, x: Tensor) -> Tensor:
+        """What the encoder reads: the source embedded, backwards with cfg.reverse_source. [B, S, E]."""
+        check_source(x)
+        return self.source_embedding(x.flip(1) if self.cfg.reverse_source else x)
 
-    def greedy(self, state: State, batch: int) -> Tensor:
-        """Feed back the most likely token at every step, for spec.out_len steps."""
-        token = torch.full((batch, 1), SOS, dtype=torch.long)  # [B, 1]
-        logits = []
-        for _ in range(self.spec.out_len):
-            out, state = self.decoder(self.target_embedding(token), state)  # [B, 1, H']
-            step = self.head(out)  # [B, 1, V]
-            logits.append(step)
-            token = step.argmax(dim=-1)  # [B, 1]
-        return torch.cat(logits, dim=1)  # [B, T_out, V]
+    def in_source_order(self, out: Tensor) -> Tensor:
+        """The encoder's states [B, S, H'] by source position, whichever way it read."""
+        return out.flip(1) if self.cfg.reverse_source else out
+
+    def start(self, x: Tensor) -> Decoding:
+        out, h_n = self.encoder(self.source(x))  # [B, S, dirs*H]
+        return Decoding(self.context(h_n), self.in_source_order(out))
+
+    def step(self, token: Tensor, decoding: Decoding) -> tuple[Tensor, Decoding]:
+        """Read token [B], return the next token's logits [B, V]."""
+        out, state = self.decoder(self.target_embedding(token[:, None]), decoding.state)  # [B, 1, H']
+        return self.head(out[:, 0]), Decoding(state, decoding.memory)
+
+    def teacher_forced(self, decoding: Decoding, y: Tensor) -> Tensor:
+        """All steps in one call of the decoder's kernel, since every input is known. [B, T_out, V]."""
+        out, _ = self.decoder(self.target_embedding(teacher_inputs(y)), decoding.state)  # [B, T_out, H']
+        return self.head(out)
+
+    def forward(self, x: Tensor, y: Tensor | None = None, sampled: Tensor | None = None) -> Tensor:
+        """Logits [B, T_out, V]: teacher-forced on y when given (reading its own previous
+        prediction instead wherever `sampled` [B, T_out] is True), else greedy decoding."""
+        decoding = self.start(x)
+        if y is None:
+            return feed_back(self, decoding, x.shape[0])
+        if sampled is None:
+            return self.teacher_forced(decoding, y)
+        return feed_back(self, decoding, x.shape[0], teacher_inputs(y), sampled)
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
-        """The teacher-forced pass through the written-out equations, for engine.record."""
-        encoder, _ = run_stack("encoder", self.cfg, self.encoder, self.source_embedding(x), taps)
+        """The teacher-forced pass through the written-out equations, for engine.record. With
+        reverse_source the encoder's stack is recorded in the order it read the source."""
+        encoder, _ = run_stack("encoder", self.cfg, self.encoder, self.source(x), taps)
         state = self.context(encoder.final_state())
-        decoder_in = self.target_embedding(self.teacher_inputs(y))  # [B, T_out, E]
+        decoder_in = self.target_embedding(teacher_inputs(y))  # [B, T_out, E]
         decoder, out = run_stack("decoder", self.decoder_cfg, self.decoder, decoder_in, taps, state)
         return Replay(self.head(out), {"encoder": encoder, "decoder": decoder})
 

@@ -8,6 +8,7 @@ from .config import check_choice, check_float, check_int, from_known_fields
 
 OPTIMIZERS = ("sgd", "momentum", "adam", "rmsprop")
 MAX_BATCH = 1024
+MAX_BPTT_WINDOW = 10_000
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,11 @@ class TrainConfig:
                  carried forward but detached every window); 0 = full BPTT
     seed         seeds the batches and dropout, so a run can be repeated (pass the same seed to
                  build_model to start from the same weights)
+    scheduled_sampling  encoder-decoders: the probability that the decoder, in training, reads its
+                 own previous prediction instead of the true previous token (Bengio et al. 2015),
+                 so it learns to recover from its own mistakes; 0 = pure teacher forcing. How it
+                 trains, not what the model is, so a training setting; Bengio et al. raise it over
+                 a run, which Trainer.retune does here.
     """
 
     optimizer: str = "adam"
@@ -30,6 +36,7 @@ class TrainConfig:
     clip_value: float | None = None
     bptt_window: int = 0
     seed: int = 0
+    scheduled_sampling: float = 0.0
 
     def __post_init__(self) -> None:
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
@@ -39,8 +46,9 @@ class TrainConfig:
             check_float("clip_norm", self.clip_norm, 0.0, 1e6, low_open=True)
         if self.clip_value is not None:
             check_float("clip_value", self.clip_value, 0.0, 1e6, low_open=True)
-        check_int("bptt_window", self.bptt_window, 0, 10_000)
+        check_int("bptt_window", self.bptt_window, 0, MAX_BPTT_WINDOW)
         check_int("seed", self.seed, 0, 2**31 - 1)
+        check_float("scheduled_sampling", self.scheduled_sampling, 0.0, 1.0)
 
     def to_dict(self) -> dict:
         return asdict(self)

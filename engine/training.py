@@ -19,6 +19,7 @@ from .config import check_int
 from .rng import PrivateRNG
 from .tasks.base import Task
 from .train_config import TrainConfig
+from .truncated import check_truncation, chunk_loss, chunks, detach_state
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,6 @@ def make_optimizer(cfg: TrainConfig, params) -> torch.optim.Optimizer:
     return torch.optim.Adam(params, lr=cfg.lr)
 
 
-def detach_state(state):
-    if isinstance(state, tuple):
-        return tuple(s.detach() for s in state)
-    return state.detach()
-
-
 def global_norm(params: list[nn.Parameter]) -> float:
     """The L2 norm of all gradients together, as clip_grad_norm_ measures it."""
     grads = [p.grad for p in params if p.grad is not None]
@@ -55,17 +50,12 @@ def global_norm(params: list[nn.Parameter]) -> float:
 
 def check_fits(model: nn.Module, task: Task, cfg: TrainConfig) -> None:
     """ValueError unless this model, task and training config can train together."""
-    if cfg.bptt_window:
-        if model.cfg.bidirectional:
-            raise ValueError(
-                "truncated BPTT carries the state forward in time, which a bidirectional layer "
-                "cannot do; set bptt_window=0 or bidirectional=False"
-            )
-        if task.spec.mapping not in ("seq2seq", "seq2vec"):
-            raise ValueError(
-                f"truncated BPTT is for one model reading one sequence; set bptt_window=0 for "
-                f"a {task.spec.mapping} task"
-            )
+    check_truncation(model.cfg, task.spec.mapping, cfg.bptt_window)
+    if cfg.scheduled_sampling and task.spec.mapping != "encdec":
+        raise ValueError(
+            f"scheduled sampling feeds a decoder its own predictions; a {task.spec.mapping} task has no "
+            "decoder, so set scheduled_sampling=0"
+        )
 
 
 class Trainer:
@@ -80,6 +70,7 @@ class Trainer:
         self.params = list(model.parameters())
         self.optimizer = make_optimizer(cfg, self.params)
         self.batches = torch.Generator().manual_seed(cfg.seed)
+        self.coins = torch.Generator().manual_seed(cfg.seed)  # scheduled sampling's, apart from the batches
         # Dropout can only draw from torch's global generator, shared by every session.
         self.dropout_rng = PrivateRNG(cfg.seed) if model.cfg.dropout > 0 else None
         self.history: list[StepStats] = []
@@ -97,6 +88,7 @@ class Trainer:
             self.optimizer = make_optimizer(cfg, self.params)
         if cfg.seed != self.cfg.seed:
             self.batches = torch.Generator().manual_seed(cfg.seed)
+            self.coins = torch.Generator().manual_seed(cfg.seed)
             self.dropout_rng = PrivateRNG(cfg.seed) if self.model.cfg.dropout > 0 else None
         self.cfg = cfg
 
@@ -151,12 +143,16 @@ class Trainer:
         metric = self.task.metric(y_hat.detach(), y)
         return StepStats(step, loss, metric, grad_norm, grad_norm_clipped, diverged=False)
 
+    def sampled(self, y: Tensor) -> Tensor:
+        """Scheduled sampling's coin flips: True where the decoder reads its own prediction. [B, T_out]."""
+        return torch.rand(y.shape, generator=self.coins) < self.cfg.scheduled_sampling
+
     def forward_backward(self, x: Tensor, y: Tensor) -> tuple[float, Tensor]:
         """Loss and gradients for one batch, with full or truncated BPTT. Returns (loss, y_hat)."""
         model, window = self.model, self.cfg.bptt_window
         T = x.shape[1] if x.dim() > 1 else 0
         if not window or window >= T:
-            y_hat = model(x, y)
+            y_hat = model(x, y, sampled=self.sampled(y)) if self.cfg.scheduled_sampling else model(x, y)
             loss = self.task.loss(y_hat, y)
             loss.backward()
             return loss.item(), y_hat
@@ -165,22 +161,14 @@ class Trainer:
         # backward pass frees only its own graph.
         aligned = model.spec.mapping == "seq2seq"
         state, outputs, total = None, [], 0.0
-        for start in range(0, T, window):
-            chunk = slice(start, min(start + window, T))
+        for chunk in chunks(T, window):
             out, state = model.features(model.inputs(x[:, chunk]), state)  # [B, k, dirs*H]
-            if aligned:
-                y_hat = model.readout(out)  # [B, k, out]
-                loss = self.task.loss(y_hat, y[:, chunk]) * (chunk.stop - chunk.start) / T
-                outputs.append(y_hat.detach())
-            elif chunk.stop == T:
-                y_hat = model.readout(out)  # [B, out]
-                loss = self.task.loss(y_hat, y)
-                outputs.append(y_hat.detach())
-            else:
-                loss = None  # a seq2vec task has no target before the last step
-            if loss is not None:
+            term = chunk_loss(model, self.task.loss, out, y, chunk, T)  # None before a seq2vec task's target
+            if term is not None:
+                loss, y_hat = term
                 loss.backward()
                 total += loss.item()
+                outputs.append(y_hat.detach())
             state = detach_state(state)
         return total, torch.cat(outputs, dim=1) if aligned else outputs[0]
 

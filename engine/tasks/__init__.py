@@ -1,4 +1,8 @@
-"""Tasks by name: `make_task("adding", seq_len=50, seed=0)`."""
+"""Tasks by name: `make_task("adding", seq_len=50, seed=0)`.
+
+TASKS are the tasks the app's Build & Train page offers. ATTENTION_TASKS (copy, dates) teach
+attention, and join the app's list when it has pages that show attention; make_task, task_params
+and checkpoints take both."""
 from __future__ import annotations
 
 import inspect
@@ -6,6 +10,8 @@ import inspect
 from .adding import AddingTask
 from .base import Preset, Task, TaskSpec
 from .charlm import CharLMTask
+from .copy import CopyTask
+from .dates import DatesTask
 from .parity import ParityTask
 from .recall import RecallTask
 from .reverse import ReverseTask
@@ -21,13 +27,18 @@ TASKS: dict[str, type[Task]] = {
     "sentiment": SentimentTask,
     "reverse": ReverseTask,
 }
+ATTENTION_TASKS: dict[str, type[Task]] = {
+    "copy": CopyTask,
+    "dates": DatesTask,
+}
+ALL_TASKS = {**TASKS, **ATTENTION_TASKS}
 
 
 def task_params(name: str) -> dict:
     """The parameters a task takes, with their defaults."""
-    if not isinstance(name, str) or name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
-    signature = inspect.signature(TASKS[name])
+    if not isinstance(name, str) or name not in ALL_TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(ALL_TASKS)}")
+    signature = inspect.signature(ALL_TASKS[name])
     return {p.name: p.default for p in signature.parameters.values()}
 
 
@@ -38,7 +49,7 @@ def make_task(name: str, **params) -> Task:
             f"task {name!r} has no parameter {', '.join(sorted(unknown))}; "
             f"it takes {', '.join(task_params(name))}"
         )
-    return TASKS[name](**params)
+    return ALL_TASKS[name](**params)
 
 
-__all__ = ["TASKS", "Preset", "Task", "TaskSpec", "make_task", "task_params"]
+__all__ = ["TASKS", "ATTENTION_TASKS", "Preset", "Task", "TaskSpec", "make_task", "task_params"]

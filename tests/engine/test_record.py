@@ -288,3 +288,133 @@ def test_jacobians_computed_in_row_chunks_equal_all_rows_at_once(monkeypatch):
     monkeypatch.setattr(recorder, "MAX_JACOBIAN_ENTRIES", 9 * 6 * 6 - 1)
     with pytest.raises(ValueError, match="jacobians=False"):
         engine.record(model, x.double(), y.double())
+
+
+# ---------------------------------------------------------------- truncated BPTT
+
+TRUNCATED = [dict(arch=a, num_layers=2, **extra) for a, extra in
+             [("rnn", {}), ("lstm", {}), ("gru", {}), ("lstm", dict(peephole=True))]]
+TRUNCATED_TASKS = [("adding", {}), ("charlm", dict(embedding_dim=5))]  # seq2vec, and aligned (seq2seq)
+
+
+def one_double_sample(task_name, case, seq_len=13):
+    task = engine.make_task(task_name, seq_len=seq_len)
+    extra = dict(TRUNCATED_TASKS)[task_name]
+    model = double_model({**case, **extra}, task, hidden=5)
+    x, y = task.batch(1)
+    return task, model, (x.double() if x.is_floating_point() else x), (y.double() if y.is_floating_point() else y)
+
+
+def reference_truncated_grad_h(model, x, y, window):
+    """dL/dh_t by retain_grad on torch cells whose state is detached every `window` steps, the loss
+    being what truncated BPTT trains on: a seq2vec task's loss at the end; an aligned task's loss on
+    each chunk weighted by the chunk's share of the sequence."""
+    cfg = model.cfg
+    layer_in = model.inputs(x)[0].detach()  # [T, D]
+    T = layer_in.shape[0]
+    kept = []
+    for layer in range(cfg.num_layers):
+        cell = torch_cell(model, layer, 0)
+        h = torch.zeros(1, cfg.hidden_size, dtype=torch.float64)
+        c = torch.zeros_like(h)
+        hs = []
+        for t in range(T):
+            if t % window == 0:  # the cut
+                h, c = h.detach(), c.detach()
+            if cfg.arch == "lstm":
+                h, c = cell(layer_in[t : t + 1], (h, c))
+            else:
+                h = cell(layer_in[t : t + 1], h)
+            h.retain_grad()
+            hs.append(h)
+        kept.append(hs)
+        layer_in = torch.cat(hs)  # [T, H]
+    out = layer_in[None]  # [1, T, H]
+    if model.spec.mapping == "seq2vec":
+        loss = compute_loss(model.spec.loss, model.readout(out), y)
+    else:
+        loss = sum(compute_loss(model.spec.loss, model.readout(out[:, s : s + window]), y[:, s : s + window])
+                   * len(range(s, min(s + window, T))) / T for s in range(0, T, window))
+    loss.backward()
+    return torch.stack([torch.cat([h.grad for h in hs]) for hs in kept])[:, None]  # [L, 1, T, H]
+
+
+@pytest.mark.parametrize("task_name", [t for t, _ in TRUNCATED_TASKS])
+@pytest.mark.parametrize("case", [c for c in TRUNCATED if engine.ModelConfig(**c).uses_fused_kernel], ids=case_id)
+def test_truncated_grad_h_equals_autograd_on_torch_cells_cut_every_window(case, task_name):
+    _, model, x, y = one_double_sample(task_name, case)
+    rec = engine.record(model, x, y, bptt_window=4)
+    torch.testing.assert_close(rec.grad_h, reference_truncated_grad_h(model, x, y, 4), atol=1e-12, rtol=1e-9)
+
+
+@pytest.mark.parametrize("task_name", [t for t, _ in TRUNCATED_TASKS])
+@pytest.mark.parametrize("case", TRUNCATED, ids=case_id)
+def test_truncated_parameter_gradients_equal_the_trainers(case, task_name):
+    """record(bptt_window=k) against Trainer.forward_backward with TrainConfig(bptt_window=k) on
+    the same one-sample batch: the whole gradient of every parameter, and the norms recorded."""
+    from engine.replay import Taps
+    from engine.truncated import replay_truncated
+
+    task, model, x, y = one_double_sample(task_name, case)
+    model.train()  # as the Trainer trains (no dropout here, so the same function as eval)
+    trained_loss, _ = engine.Trainer(model, task, engine.TrainConfig(bptt_window=4)).forward_backward(x, y)
+    trained = {n: p.grad.clone() for n, p in model.named_parameters()}
+    rec = engine.record(model, x, y, bptt_window=4)
+    assert rec.loss == pytest.approx(trained_loss, rel=1e-12)
+    _, loss = replay_truncated(model, x, y, Taps(), 4, task.loss)
+    names, params = zip(*model.named_parameters())
+    for name, g in zip(names, torch.autograd.grad(loss, params)):
+        torch.testing.assert_close(g, trained[name], atol=1e-12, rtol=1e-9)
+        assert rec.param_grad_norm[name] == pytest.approx(trained[name].norm().item(), rel=1e-9, abs=1e-15)
+    full = engine.record(model, x, y)
+    assert rec.param_grad_norm != pytest.approx(full.param_grad_norm, rel=1e-6)  # the cut changed them
+    for n, p in model.named_parameters():  # recording left the Trainer's gradients as they were
+        assert torch.equal(p.grad, trained[n])
+
+
+def test_a_seq2vec_gradient_is_exactly_zero_before_the_last_window():
+    task = engine.make_task("adding", seq_len=23)
+    model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=6, num_layers=2), task, seed=0)
+    x, y = task.batch(3)
+    full = engine.record(model, x, y, index=1)
+    cut = engine.record(model, x, y, index=1, bptt_window=5)
+    last = 20  # chunks [0,5) [5,10) [10,15) [15,20) [20,23)
+    assert torch.all(cut.grad_h[:, :, :last] == 0)
+    assert torch.all(cut.grad_norm_h[:, :, last:] > 0)
+    # inside the last chunk nothing was cut: the gradient there is full BPTT's
+    torch.testing.assert_close(cut.grad_h[:, :, last:], full.grad_h[:, :, last:], atol=1e-7, rtol=1e-5)
+    # the forward pass is full BPTT's: the same states, prediction and loss
+    torch.testing.assert_close(cut.hidden, full.hidden, atol=1e-6, rtol=0)
+    torch.testing.assert_close(cut.gates["f"], full.gates["f"], atol=1e-6, rtol=0)
+    torch.testing.assert_close(cut.y_hat, full.y_hat, atol=1e-6, rtol=0)
+    assert cut.loss == pytest.approx(full.loss, rel=1e-5)
+    torch.testing.assert_close(cut.jacobian_norm, full.jacobian_norm)
+
+
+def test_a_window_of_T_or_more_is_full_bptt():
+    task = engine.make_task("charlm", seq_len=9)
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=4, num_layers=2), task, seed=0)
+    x, y = task.batch(2)
+    full = engine.record(model, x, y, jacobians=False)
+    for window in (9, 50):
+        same = engine.record(model, x, y, jacobians=False, bptt_window=window)
+        assert torch.equal(same.grad_h, full.grad_h) and same.param_grad_norm == full.param_grad_norm
+
+
+@pytest.mark.parametrize("task_name, model_cfg, window, fragments", [
+    ("adding", {}, -1, ["bptt_window", "between 0 and 10000", "got -1"]),
+    ("adding", {}, 2.5, ["bptt_window", "whole number"]),
+    ("adding", {}, True, ["bptt_window", "whole number"]),
+    ("adding", dict(bidirectional=True), 3, ["bptt_window=0", "bidirectional=False"]),
+    ("reverse", {}, 3, ["bptt_window=0", "encdec"]),
+    ("sine", {}, 3, ["bptt_window=0", "vec2seq"]),
+    ("charlm", dict(arch="transformer", hidden_size=8), 3, ["bptt_window=0", "transformer has none"]),
+])
+def test_record_refuses_a_window_it_cannot_replay_saying_what_to_change(task_name, model_cfg, window, fragments):
+    task = engine.make_task(task_name, **(dict(mode="generate") if task_name == "sine" else {}))
+    model = engine.build_model(engine.ModelConfig(**{"arch": "gru", "hidden_size": 4, **model_cfg}), task, seed=0)
+    x, y = task.batch(1)
+    with pytest.raises(ValueError) as err:
+        engine.record(model, x, y, bptt_window=window)
+    assert all(f in str(err.value) for f in fragments), str(err.value)
+    engine.record(model, x, y, jacobians=False)  # full BPTT still records

@@ -31,7 +31,7 @@ MODEL_CASES = [
     (dict(hidden_size=True), ["hidden_size", "whole number"]),
     (dict(num_layers=1.5), ["num_layers", "whole number"]),
     (dict(embedding_dim=None), ["embedding_dim", "whole number"]),
-    (dict(arch="transformer"), ["arch", "rnn, lstm, gru", "'transformer'"]),
+    (dict(arch="gpt"), ["arch", "rnn, lstm, gru, transformer", "'gpt'"]),
     (dict(arch="LSTM"), ["arch", "rnn, lstm, gru"]),
     (dict(arch="rnn", activation="gelu"), ["activation", "tanh, relu, sigmoid, linear", "'gelu'"]),
     (dict(init="xavier"), ["init", "default, orthogonal, identity, scaled"]),

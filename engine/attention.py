@@ -1,0 +1,147 @@
+"""Attention, written out so that every weight can be recorded.
+
+A query q scores every key k_i, a softmax turns the scores into weights alpha_i that sum to 1,
+and the output is the weighted sum of the values: the context c = sum_i alpha_i v_i.
+
+- The transformer's `scaled_dot_product_attention`: softmax(Q K^T / sqrt(d_k) + M) V, with the
+  mask M (0 where a query may look, -inf where it may not) added before the softmax, so masked
+  weights are exactly 0.
+- The score functions of the recurrent encoder-decoder (`Attention`), by name: "dot" and
+  "general" (Luong et al. 2015), "additive" (Bahdanau et al. 2015; Luong's "concat"),
+  "scaled_dot" (Vaswani et al. 2017) and "cosine" (content-based, Graves et al. 2014).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .config import SCORES, check_choice
+
+
+@dataclass
+class Attended:
+    """One attention layer's result, every head kept apart (a recurrent decoder's has one head)."""
+
+    context: Tensor  # [B, heads, T_q, d_v]  sum_i alpha_ti v_i, before any output projection
+    weights: Tensor  # [B, heads, T_q, T_k]  alpha_ti: each row sums to 1
+    logits: Tensor  # [B, heads, T_q, T_k]  the softmax's input (scaled, masked entries -inf)
+
+
+def check_keys(keys: Tensor) -> None:
+    if keys.shape[-2] == 0:
+        raise ValueError("attention needs at least one position to look at, and the source is empty; give a non-empty sequence")
+
+
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> Attended:
+    """softmax(Q K^T / sqrt(d_k) + M) V for q [B, h, T_q, d_k], k [B, h, T_k, d_k], v [B, h, T_k, d_v];
+    mask broadcasts to [B, h, T_q, T_k]. Dividing by sqrt(d_k) keeps the logits' variance near 1
+    however wide the heads: unscaled, the softmax saturates and its gradient vanishes."""
+    check_keys(k)
+    logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # [B, h, T_q, T_k]
+    if mask is not None:
+        logits = logits + mask  # -inf where a query may not look
+    weights = torch.softmax(logits, dim=-1)  # [B, h, T_q, T_k]
+    return Attended(weights @ v, weights, logits)  # context: [B, h, T_q, d_v]
+
+
+def causal_mask(T: int, dtype: torch.dtype = torch.float32) -> Tensor:
+    """[T, T]: 0 on and below the diagonal, -inf above it: position t sees positions <= t only."""
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)  # [T, T]: True where key > query
+    return torch.zeros(T, T, dtype=dtype).masked_fill(future, float("-inf"))
+
+
+def key_padding_mask(padded: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
+    """padded [B, T_k] (True at a padding position) -> [B, 1, 1, T_k]: no query looks at padding."""
+    return torch.zeros(padded.shape, dtype=dtype).masked_fill(padded, float("-inf"))[:, None, None]
+
+
+class DotScore(nn.Module):
+    """score(s, h) = s . h  (Luong "dot")."""
+
+    def forward(self, s: Tensor, h: Tensor) -> Tensor:  # s [B, T_q, D], h [B, S, D]
+        return s @ h.transpose(1, 2)  # [B, T_q, S]
+
+
+class GeneralScore(nn.Module):
+    """score(s, h) = s^T W_a h  (Luong "general": a bilinear form, learned)."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.W_a = nn.Linear(size, size, bias=False)
+
+    def forward(self, s: Tensor, h: Tensor) -> Tensor:
+        return s @ self.W_a(h).transpose(1, 2)  # [B, T_q, S]
+
+
+class AdditiveScore(nn.Module):
+    """score(s, h) = v^T tanh(W [s; h])  (Bahdanau; Luong "concat"). W [s; h] is computed as
+    W_s s + W_h h, its two halves, so each (query, key) pair costs an add, not a matmul."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.W_s = nn.Linear(size, size, bias=False)
+        self.W_h = nn.Linear(size, size)
+        self.v = nn.Linear(size, 1, bias=False)
+
+    def forward(self, s: Tensor, h: Tensor) -> Tensor:
+        hidden = torch.tanh(self.W_s(s)[:, :, None] + self.W_h(h)[:, None])  # [B, T_q, S, D]
+        return self.v(hidden).squeeze(-1)  # [B, T_q, S]
+
+
+class ScaledDotScore(nn.Module):
+    """score(s, h) = s . h / sqrt(D)  (Vaswani et al.)."""
+
+    def forward(self, s: Tensor, h: Tensor) -> Tensor:
+        return s @ h.transpose(1, 2) / math.sqrt(s.shape[-1])  # [B, T_q, S]
+
+
+class CosineScore(nn.Module):
+    """score(s, h) = beta cos(s, h)  (content-based addressing, Graves et al. 2014). A cosine lies
+    in [-1, 1], too flat for a softmax to pick one position, so a learned key strength beta > 0
+    (one for the model, where the Neural Turing Machine emits one per step) sharpens it."""
+
+    def __init__(self):
+        super().__init__()
+        self.log_beta = nn.Parameter(torch.tensor(math.log(5.0)))
+
+    def forward(self, s: Tensor, h: Tensor) -> Tensor:
+        cosine = F.normalize(s, dim=-1) @ F.normalize(h, dim=-1).transpose(1, 2)  # [B, T_q, S]
+        return self.log_beta.exp() * cosine  # [B, T_q, S]
+
+
+def make_score(name: str, size: int) -> nn.Module:
+    check_choice("attention", name, SCORES)
+    if name == "general":
+        return GeneralScore(size)
+    if name == "additive":
+        return AdditiveScore(size)
+    return {"dot": DotScore, "scaled_dot": ScaledDotScore, "cosine": CosineScore}[name]()
+
+
+class Attention(nn.Module):
+    """A recurrent decoder's attention over the encoder's states h_i (keys and values at once):
+    e_ti = score(s_t, h_i), alpha_ti = softmax_i(e_ti), c_t = sum_i alpha_ti h_i."""
+
+    def __init__(self, score: str, size: int):
+        super().__init__()
+        self.score = make_score(score, size)
+
+    def forward(self, s: Tensor, h: Tensor) -> Attended:  # s [B, T_q, D], h [B, S, D]
+        check_keys(h)
+        e = self.score(s, h)  # [B, T_q, S]
+        alpha = torch.softmax(e, dim=-1)  # [B, T_q, S]
+        c = alpha @ h  # [B, T_q, D]
+        return Attended(c[:, None], alpha[:, None], e[:, None])  # one head
+
+
+def attention_fields(maps: dict[str, Attended]) -> dict[str, dict[str, Tensor]]:
+    """Recording's attention fields from a replay's maps, for its one sample: each [heads, T_q, ...]."""
+    return {
+        "attention": {name: a.weights.detach()[0] for name, a in maps.items()},
+        "attention_logits": {name: a.logits.detach()[0] for name, a in maps.items()},
+        "attention_context": {name: a.context.detach()[0] for name, a in maps.items()},
+    }

@@ -1,0 +1,41 @@
+"""Multi-head attention (Vaswani et al. 2017), written out: every head's weights are kept.
+
+    head_j = softmax(Q W_j^Q (K W_j^K)^T / sqrt(d_k) + M) V W_j^V,   d_k = d_model / heads
+    MultiHead(Q, K, V) = [head_1; ...; head_h] W^O
+
+The per-head projections W_j^Q are the rows j*d_k ... (j+1)*d_k of one d_model x d_model
+matrix, so all heads project in one matmul; the same layout as torch.nn.MultiheadAttention's
+in_proj_weight, which the tests load into this module to check it computes the same thing.
+"""
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from .attention import Attended, scaled_dot_product_attention
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}; each head gets d_model / num_heads dimensions")
+        self.num_heads, self.d_k = num_heads, d_model // num_heads
+        self.W_q = nn.Linear(d_model, d_model)  # W^Q of every head, stacked
+        self.W_k = nn.Linear(d_model, d_model)
+        self.W_v = nn.Linear(d_model, d_model)
+        self.W_o = nn.Linear(d_model, d_model)
+
+    def split(self, x: Tensor) -> Tensor:
+        """[B, T, d_model] -> [B, heads, T, d_k]."""
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Attended]:
+        """query [B, T_q, d], key and value [B, T_k, d]; mask broadcasts to [B, heads, T_q, T_k].
+        Returns the output [B, T_q, d] and what each head attended to."""
+        q = self.split(self.W_q(query))  # [B, h, T_q, d_k]
+        k = self.split(self.W_k(key))  # [B, h, T_k, d_k]
+        v = self.split(self.W_v(value))  # [B, h, T_k, d_k]
+        heads = scaled_dot_product_attention(q, k, v, mask)  # context: [B, h, T_q, d_k]
+        concat = heads.context.transpose(1, 2).flatten(2)  # [B, T_q, d]: the heads side by side
+        return self.W_o(concat), heads  # [B, T_q, d]

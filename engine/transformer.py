@@ -1,0 +1,202 @@
+"""The transformer (Vaswani et al. 2017): blocks of attention and a position-wise feed-forward
+layer, each sublayer wrapped in a residual connection and layer norm ("Add & Norm", post-norm
+as in the paper).
+
+    SelfAttentionBlock  x = LN(x + SelfAttn(x)); x = LN(x + FF(x))
+                        with no mask: an encoder block (BERT); with the causal mask: a GPT block
+    DecoderBlock        x = LN(x + MaskedSelfAttn(x)); x = LN(x + CrossAttn(x, memory)); x = LN(x + FF(x))
+
+`TransformerModel` is one stack of self-attention blocks for the seq2vec, seq2seq and vec2seq
+tasks, encoder-only (cfg.bidirectional) or decoder-only (causal); `TransformerEncoderDecoder`
+(transformer_seq2seq.py) is the full encoder-decoder. `run_blocks` runs a stack with a zero tap
+on every block's output (so the loss's gradient there, dL/dx_t per layer, can be recorded) and
+keeps every head's attention when asked.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from .attention import Attended, causal_mask
+from .config import ModelConfig
+from .multihead import MultiHeadAttention
+from .positional import Positions
+from .recording import StackTrace
+from .replay import Replay, Taps
+from .tasks.base import TaskSpec
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, the same at every position."""
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.W_1 = nn.Linear(d_model, d_ff)
+        self.W_2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.W_2(torch.relu(self.W_1(x)))  # [B, T, d]
+
+
+class SelfAttentionBlock(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        d = cfg.hidden_size
+        self.self_attention = MultiHeadAttention(d, cfg.num_heads)
+        self.norm_1 = nn.LayerNorm(d)
+        self.feed_forward = FeedForward(d, cfg.feedforward_size)
+        self.norm_2 = nn.LayerNorm(d)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor, mask: Tensor | None, maps: dict | None, name: str) -> Tensor:
+        a, attended = self.self_attention(x, x, x, mask)  # [B, T, d]
+        x = self.norm_1(x + self.dropout(a))  # [B, T, d]
+        x = self.norm_2(x + self.dropout(self.feed_forward(x)))  # [B, T, d]
+        if maps is not None:
+            maps[f"{name} self"] = attended
+        return x
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        d = cfg.hidden_size
+        self.self_attention = MultiHeadAttention(d, cfg.num_heads)
+        self.norm_1 = nn.LayerNorm(d)
+        self.cross_attention = MultiHeadAttention(d, cfg.num_heads)
+        self.norm_2 = nn.LayerNorm(d)
+        self.feed_forward = FeedForward(d, cfg.feedforward_size)
+        self.norm_3 = nn.LayerNorm(d)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor, memory: Tensor, mask: Tensor, maps: dict | None, name: str) -> Tensor:
+        """x [B, T, d] the target so far, memory [B, S, d] the encoder's output."""
+        a, looked_back = self.self_attention(x, x, x, mask)  # [B, T, d]: earlier target positions
+        x = self.norm_1(x + self.dropout(a))  # [B, T, d]
+        a, looked_across = self.cross_attention(x, memory, memory)  # [B, T, d]: the source
+        x = self.norm_2(x + self.dropout(a))  # [B, T, d]
+        x = self.norm_3(x + self.dropout(self.feed_forward(x)))  # [B, T, d]
+        if maps is not None:
+            maps[f"{name} self"] = looked_back
+            maps[f"{name} cross"] = looked_across
+        return x
+
+
+@dataclass
+class BlockStackReplay:
+    """A stack of transformer blocks as replayed for engine.record: every block's output."""
+
+    outputs: list[Tensor]  # per block: [B, T, d]
+
+    def trace(self, grad_taps: Tensor) -> StackTrace:
+        """The recording of this stack, in the recurrent stacks' layout [layers, 1, T, d]:
+        hidden is each block's output x_t (the residual stream), grad_h is dL/dx_t there.
+        A transformer has no cell state, no gates, no W_hh to take eigenvalues of, and no
+        recurrence whose Jacobians to chain: those are None or empty."""
+        hidden = torch.stack([out.detach()[0] for out in self.outputs])[:, None]  # [L, 1, T, d]
+        L, _, _, d = hidden.shape
+        return StackTrace(
+            hidden=hidden,
+            cell=None,
+            gates={},
+            grad_h=grad_taps[:, :, :, 0].detach(),  # [L, 1, T, d]
+            jacobian_norm=None,
+            blocks=(),
+            eigenvalues=torch.zeros(L, 1, 0, d, dtype=torch.complex64),
+            singular_values=torch.zeros(L, 1, 0, d),
+        )
+
+
+def run_blocks(blocks: nn.ModuleList, x: Tensor, taps: Tensor | None, maps: dict | None, prefix: str,
+               **block_args) -> tuple[Tensor, list[Tensor]]:
+    """Every block in turn, a zero tap added to each one's output ([L, 1, T, B, d], Taps' layout).
+    Returns the last output [B, T, d] and every block's."""
+    outputs = []
+    for layer, block in enumerate(blocks):
+        x = block(x, maps=maps, name=f"{prefix}layer {layer}", **block_args)  # [B, T, d]
+        if taps is not None:
+            x = x + taps[layer, 0].transpose(0, 1)  # [B, T, d]
+        outputs.append(x)
+    return x, outputs
+
+
+def token_or_value_embedding(spec: TaskSpec, d_model: int) -> nn.Module:
+    """Tokens: a learned vector each. Values: a linear map of each step's features to d_model."""
+    if spec.input_kind == "tokens":
+        return nn.Embedding(spec.input_size, d_model)
+    return nn.Linear(spec.input_size, d_model)
+
+
+class TransformerModel(nn.Module):
+    """Embedding + positions -> num_layers self-attention blocks -> linear read-out, in the
+    task's mapping: the read-out at the last position (seq2vec) or at every position.
+
+    cfg.bidirectional: every position attends to all (an encoder, for classification and
+    tagging); otherwise to itself and the past only (a decoder, for language models and every
+    causal task, which a recurrent network would read left to right)."""
+
+    def __init__(self, cfg: ModelConfig, spec: TaskSpec):
+        super().__init__()
+        self.cfg, self.spec = cfg, spec
+        self.embedding = token_or_value_embedding(spec, cfg.hidden_size)
+        self.positions = Positions(cfg)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(SelfAttentionBlock(cfg) for _ in range(cfg.num_layers))
+        self.head = nn.Linear(cfg.hidden_size, spec.output_size)
+
+    @property
+    def stack_name(self) -> str:
+        return "encoder" if self.cfg.bidirectional else "decoder"
+
+    def inputs(self, x: Tensor) -> Tensor:
+        """What the first block reads: [B, T, d], the embedding plus the position signal."""
+        if self.spec.mapping == "vec2seq":
+            x = x.unsqueeze(1).expand(-1, self.spec.out_len, -1)  # [B, D] -> [B, T, D]
+        if x.shape[1] == 0:
+            raise ValueError("the input sequence is empty; give at least one position")
+        return self.dropout(self.positions(self.embedding(x)))  # [B, T, d]
+
+    def features(self, x_in: Tensor, taps: Tensor | None = None, maps: dict | None = None) -> tuple[Tensor, list[Tensor]]:
+        mask = None if self.cfg.bidirectional else causal_mask(x_in.shape[1], x_in.dtype)  # [T, T]
+        return run_blocks(self.blocks, x_in, taps, maps, "", mask=mask)
+
+    def readout(self, out: Tensor) -> Tensor:
+        """seq2vec: the head at the last position ([B, out]), which a causal stack needs (it is
+        the only one that has seen every token) and an encoder may as well use; else at every
+        position ([B, T, out])."""
+        if self.spec.mapping == "seq2vec":
+            return self.head(out[:, -1])  # [B, out]
+        return self.head(out)  # [B, T, out]
+
+    def forward(self, x: Tensor, y: Tensor | None = None) -> Tensor:
+        """y_hat for x (y is taken and ignored, as by SequenceModel)."""
+        out, _ = self.features(self.inputs(x))
+        return self.readout(out)
+
+    def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
+        """The forward pass with every block's output tapped and every head kept, for engine.record."""
+        maps: dict[str, Attended] = {}
+        x_in = self.inputs(x)
+        stack_taps = taps.make(self.stack_name, self.cfg, x_in) if taps is not None else None
+        out, outputs = self.features(x_in, stack_taps, maps)
+        return Replay(self.readout(out), {self.stack_name: BlockStackReplay(outputs)}, attention=maps)
+
+    def param_groups(self) -> dict[str, list[str]]:
+        return block_groups(self)
+
+
+STACK_PARTS = {"blocks": "", "encoder": "encoder ", "decoder": "decoder "}
+
+
+def block_groups(model: nn.Module) -> dict[str, list[str]]:
+    """Parameter names by part, for freezing: "embedding", "positions" (learned only),
+    "layer 0", ... (an encoder-decoder: "encoder layer 0", ..., "decoder layer 0", ...), "head"."""
+    groups: dict[str, list[str]] = {}
+    for name, _ in model.named_parameters():
+        part, *rest = name.split(".")
+        if part in STACK_PARTS:
+            part = f"{STACK_PARTS[part]}layer {rest[0]}"
+        groups.setdefault(part, []).append(name)
+    return groups

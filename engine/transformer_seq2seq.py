@@ -1,0 +1,105 @@
+"""TransformerEncoderDecoder: Vaswani et al.'s (2017) whole model, for the encdec tasks.
+
+The encoder's self-attention blocks read the whole source at once; the decoder's blocks attend
+to the target so far (causal mask) and, through cross-attention, to the encoder's output.
+Decoding one token at a time reruns the decoder on the whole prefix (no key/value cache: the
+models here are small, and every step's attention stays easy to record).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from .attention import Attended, causal_mask
+from .config import ModelConfig
+from .positional import Positions
+from .replay import Replay, Taps
+from .seq2seq import check_source, feed_back, teacher_inputs
+from .tasks.base import TaskSpec
+from .transformer import BlockStackReplay, DecoderBlock, SelfAttentionBlock, block_groups, run_blocks
+
+
+@dataclass
+class TransformerDecoding:
+    """Where a transformer decoder is: the encoder's output and the target tokens read so far."""
+
+    memory: Tensor  # [B, S, d]
+    tokens: Tensor  # [B, t]  <sos> and the tokens after it
+
+    def select(self, index: Tensor) -> "TransformerDecoding":
+        """Rows `index` ([K]) of the batch, in that order (a row may repeat)."""
+        return TransformerDecoding(self.memory.index_select(0, index), self.tokens.index_select(0, index))
+
+
+class TransformerEncoderDecoder(nn.Module):
+    def __init__(self, cfg: ModelConfig, spec: TaskSpec):
+        super().__init__()
+        self.cfg, self.spec = cfg, spec
+        d = cfg.hidden_size
+        self.source_embedding = nn.Embedding(spec.input_size, d)
+        self.target_embedding = nn.Embedding(spec.output_size, d)
+        self.positions = Positions(cfg)  # one position signal for source and target
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.encoder = nn.ModuleList(SelfAttentionBlock(cfg) for _ in range(cfg.num_layers))
+        self.decoder = nn.ModuleList(DecoderBlock(cfg) for _ in range(cfg.num_layers))
+        self.head = nn.Linear(d, spec.output_size)
+
+    teacher_inputs = staticmethod(teacher_inputs)
+
+    def encode(self, x: Tensor, taps: Taps | None = None, maps: dict | None = None) -> tuple[Tensor, list[Tensor]]:
+        """The source [B, S] -> memory [B, S, d], and every encoder block's output."""
+        check_source(x)
+        x_in = self.dropout(self.positions(self.source_embedding(x)))  # [B, S, d]
+        stack_taps = taps.make("encoder", self.cfg, x_in) if taps is not None else None
+        return run_blocks(self.encoder, x_in, stack_taps, maps, "encoder ", mask=None)
+
+    def decode(self, tokens: Tensor, memory: Tensor, taps: Taps | None = None, maps: dict | None = None
+               ) -> tuple[Tensor, list[Tensor]]:
+        """Target tokens read [B, T] -> the next token's logits at every step [B, T, V], and
+        every decoder block's output."""
+        y_in = self.dropout(self.positions(self.target_embedding(tokens)))  # [B, T, d]
+        stack_taps = taps.make("decoder", self.cfg, y_in) if taps is not None else None
+        mask = causal_mask(tokens.shape[1], y_in.dtype)  # [T, T]
+        out, outputs = run_blocks(self.decoder, y_in, stack_taps, maps, "decoder ", memory=memory, mask=mask)
+        return self.head(out), outputs  # [B, T, V]
+
+    def start(self, x: Tensor) -> TransformerDecoding:
+        memory, _ = self.encode(x)
+        return TransformerDecoding(memory, x.new_zeros(x.shape[0], 0))
+
+    def step(self, token: Tensor, decoding: TransformerDecoding) -> tuple[Tensor, TransformerDecoding]:
+        """Read token [B], return the next token's logits [B, V]."""
+        tokens = torch.cat([decoding.tokens, token[:, None]], dim=1)  # [B, t+1]
+        logits, _ = self.decode(tokens, decoding.memory)  # [B, t+1, V]
+        return logits[:, -1], TransformerDecoding(decoding.memory, tokens)
+
+    def forward(self, x: Tensor, y: Tensor | None = None, sampled: Tensor | None = None) -> Tensor:
+        """Logits [B, T_out, V]: teacher-forced on y when given, else greedy decoding.
+
+        Scheduled sampling (`sampled` [B, T_out] True where the decoder should read its own
+        previous prediction) takes two passes, as a transformer trains all steps at once
+        (Mihaylova & Martins 2019): the predictions of a teacher-forced pass stand in for the
+        true previous tokens, then the second pass learns."""
+        if y is None:
+            return feed_back(self, self.start(x), x.shape[0])
+        memory, _ = self.encode(x)
+        tokens = teacher_inputs(y)  # [B, T_out]
+        if sampled is not None:
+            with torch.no_grad():
+                guess = self.decode(tokens, memory)[0].argmax(dim=-1)  # [B, T_out]: prediction for step t
+            own = torch.cat([tokens[:, :1], guess[:, :-1]], dim=1)  # [B, T_out]: step t reads guess t-1
+            tokens = torch.where(sampled, own, tokens)
+        return self.decode(tokens, memory)[0]
+
+    def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
+        """The teacher-forced pass with every block's output tapped and every head kept."""
+        maps: dict[str, Attended] = {}
+        memory, encoder = self.encode(x, taps, maps)
+        y_hat, decoder = self.decode(teacher_inputs(y), memory, taps, maps)
+        stacks = {"encoder": BlockStackReplay(encoder), "decoder": BlockStackReplay(decoder)}
+        return Replay(y_hat, stacks, attention=maps)
+
+    def param_groups(self) -> dict[str, list[str]]:
+        return block_groups(self)

@@ -1,0 +1,201 @@
+"""Attention written out, against references: PyTorch's own scaled_dot_product_attention and
+nn.MultiheadAttention given the same weights, each score function against its formula computed
+pair by pair, and the positional encoding against Vaswani et al.'s formula."""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import engine
+from engine.attention import Attention, causal_mask, key_padding_mask, make_score, scaled_dot_product_attention
+from engine.config import SCORES
+from engine.multihead import MultiHeadAttention
+
+from .test_validation import raises_saying
+
+DOUBLE = dict(dtype=torch.float64)
+
+
+def qkv(B=2, h=3, T_q=5, T_k=7, d_k=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(B, h, T, d_k, generator=g, **DOUBLE) for T in (T_q, T_k, T_k)]
+
+
+# ---------------------------------------------------------------- scaled dot-product attention
+
+def test_rows_sum_to_one_and_output_equals_torch_sdpa():
+    q, k, v = qkv()
+    a = scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(a.weights.sum(-1), torch.ones(2, 3, 5, **DOUBLE), atol=1e-12, rtol=0)
+    torch.testing.assert_close(a.context, F.scaled_dot_product_attention(q, k, v), atol=1e-12, rtol=0)
+    torch.testing.assert_close(a.logits, q @ k.transpose(-2, -1) / 2.0, atol=1e-12, rtol=0)  # sqrt(d_k) = 2
+    torch.testing.assert_close(a.logits.softmax(-1), a.weights, atol=1e-15, rtol=0)
+
+
+def test_causal_mask_gives_the_future_exactly_zero_weight():
+    q, k, v = qkv(T_q=6, T_k=6)
+    mask = causal_mask(6, torch.float64)
+    a = scaled_dot_product_attention(q, k, v, mask)
+    future = torch.ones(6, 6, dtype=torch.bool).triu(1)
+    assert torch.all(a.weights[..., future] == 0.0)  # exactly, not approximately
+    assert torch.all(a.weights[..., ~future] > 0)
+    torch.testing.assert_close(a.weights.sum(-1), torch.ones(2, 3, 6, **DOUBLE), atol=1e-12, rtol=0)
+    assert torch.all(torch.isinf(a.logits[..., future]))  # the mask is added before the softmax
+    reference = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    torch.testing.assert_close(a.context, reference, atol=1e-12, rtol=0)
+    # Position t's output does not move when the future's keys and values do.
+    k2, v2 = k.clone(), v.clone()
+    k2[:, :, 4:] += 10.0
+    v2[:, :, 4:] -= 10.0
+    moved = scaled_dot_product_attention(q, k2, v2, mask)
+    torch.testing.assert_close(moved.context[:, :, :4], a.context[:, :, :4], atol=0, rtol=0)
+
+
+def test_padding_mask_equals_torch_with_a_boolean_mask():
+    q, k, v = qkv()
+    padded = torch.tensor([[False] * 7, [False] * 4 + [True] * 3])
+    a = scaled_dot_product_attention(q, k, v, key_padding_mask(padded, torch.float64))
+    allowed = ~padded[:, None, None, :]  # torch's bool mask: True where attending is allowed
+    torch.testing.assert_close(a.context, F.scaled_dot_product_attention(q, k, v, attn_mask=allowed), atol=1e-12, rtol=0)
+    assert torch.all(a.weights[1, :, :, 4:] == 0.0)
+
+
+# ---------------------------------------------------------------- multi-head attention
+
+def loaded_pair(d_model=12, heads=3, seed=0):
+    """nn.MultiheadAttention with random weights, and ours holding the same ones."""
+    torch.manual_seed(seed)
+    reference = torch.nn.MultiheadAttention(d_model, heads, batch_first=True).double()
+    ours = MultiHeadAttention(d_model, heads).double()
+    with torch.no_grad():
+        for p in reference.parameters():
+            p.normal_()  # biases too: PyTorch starts them at zero
+        for name, w, b in zip("qkv", reference.in_proj_weight.chunk(3), reference.in_proj_bias.chunk(3)):
+            getattr(ours, f"W_{name}").weight.copy_(w)
+            getattr(ours, f"W_{name}").bias.copy_(b)
+        ours.W_o.weight.copy_(reference.out_proj.weight)
+        ours.W_o.bias.copy_(reference.out_proj.bias)
+    return reference, ours
+
+
+@pytest.mark.parametrize("masks", ["none", "causal", "padding", "both"])
+def test_multi_head_output_and_weights_equal_torch_multihead_attention(masks):
+    reference, ours = loaded_pair()
+    g = torch.Generator().manual_seed(1)
+    query, memory = torch.randn(2, 5, 12, generator=g, **DOUBLE), torch.randn(2, 5, 12, generator=g, **DOUBLE)
+    padded = torch.tensor([[False] * 5, [False, False, False, True, True]])
+    causal = masks in ("causal", "both")
+    padding = masks in ("padding", "both")
+    expected, expected_weights = reference(
+        query, memory, memory,
+        attn_mask=causal_mask(5, torch.float64) if causal else None,
+        key_padding_mask=key_padding_mask(padded, torch.float64)[:, 0, 0] if padding else None,
+        need_weights=True, average_attn_weights=False,
+    )
+    mask = 0.0
+    if causal:
+        mask = mask + causal_mask(5, torch.float64)
+    if padding:
+        mask = mask + key_padding_mask(padded, torch.float64)
+    out, heads = ours(query, memory, memory, mask if masks != "none" else None)
+    torch.testing.assert_close(out, expected, atol=1e-12, rtol=1e-12)
+    torch.testing.assert_close(heads.weights, expected_weights, atol=1e-12, rtol=0)
+    assert heads.weights.shape == (2, 3, 5, 5) and heads.context.shape == (2, 3, 5, 4)
+
+
+def test_each_head_is_its_own_slice_of_the_projections():
+    """head_j = softmax(Q W_j^Q (K W_j^K)^T / sqrt(d_k)) V W_j^V, W_j^Q rows j*d_k ... (j+1)*d_k."""
+    _, ours = loaded_pair()
+    x = torch.randn(1, 6, 12, **DOUBLE)
+    _, heads = ours(x, x, x)
+    for j in range(3):
+        rows = slice(4 * j, 4 * (j + 1))
+        q = x @ ours.W_q.weight[rows].T + ours.W_q.bias[rows]  # [1, 6, 4]
+        k = x @ ours.W_k.weight[rows].T + ours.W_k.bias[rows]
+        v = x @ ours.W_v.weight[rows].T + ours.W_v.bias[rows]
+        alpha = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(4), dim=-1)  # [1, 6, 6]
+        torch.testing.assert_close(heads.weights[:, j], alpha, atol=1e-12, rtol=0)
+        torch.testing.assert_close(heads.context[:, j], alpha @ v, atol=1e-12, rtol=0)
+
+
+# ---------------------------------------------------------------- score functions
+
+def pairwise(score, s, h):
+    """[B, T_q, S] by calling `score` on one (query, key) pair at a time."""
+    return torch.tensor([[[score(s[b, i], h[b, j]) for j in range(h.shape[1])] for i in range(s.shape[1])]
+                         for b in range(s.shape[0])], **DOUBLE)
+
+
+def formula(name, module, q, k):
+    """score(s, h) for one query and one key, as the papers write it."""
+    if name == "dot":
+        return q @ k
+    if name == "general":
+        return q @ module.W_a.weight @ k  # s^T W_a h
+    if name == "additive":
+        W = torch.cat([module.W_s.weight, module.W_h.weight], dim=1)  # W [s; h]
+        return module.v.weight[0] @ torch.tanh(W @ torch.cat([q, k]) + module.W_h.bias)
+    if name == "scaled_dot":
+        return q @ k / math.sqrt(len(q))
+    return module.log_beta.exp() * F.cosine_similarity(q, k, dim=0)
+
+
+@pytest.mark.parametrize("name", SCORES)
+def test_score_functions_match_their_formulas(name):
+    torch.manual_seed(0)
+    module = make_score(name, 6).double()
+    s, h = torch.randn(2, 3, 6, **DOUBLE), torch.randn(2, 5, 6, **DOUBLE)
+    with torch.no_grad():
+        expected = pairwise(lambda q, k: formula(name, module, q, k), s, h)
+        torch.testing.assert_close(module(s, h), expected, atol=1e-12, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", SCORES)
+def test_alignment_rows_sum_to_one_and_context_is_their_weighted_sum(name):
+    torch.manual_seed(0)
+    attention = Attention(name, 6).double()
+    s, h = torch.randn(2, 4, 6, **DOUBLE), torch.randn(2, 9, 6, **DOUBLE)
+    a = attention(s, h)
+    assert a.weights.shape == (2, 1, 4, 9)
+    torch.testing.assert_close(a.weights.sum(-1), torch.ones(2, 1, 4, **DOUBLE), atol=1e-12, rtol=0)
+    torch.testing.assert_close(a.context[:, 0], torch.einsum("bti,bid->btd", a.weights[:, 0], h), atol=1e-12, rtol=0)
+
+
+# ---------------------------------------------------------------- positional encoding
+
+def test_positional_encoding_matches_the_formula():
+    pe = engine.positional_encoding(50, 512)
+    assert pe.shape == (50, 512)
+    # The issue's reference point: position 22, dimensions 100 and 101 (i = 50).
+    angle = 22 / 10000 ** (100 / 512)
+    assert pe[22, 100].item() == pytest.approx(math.sin(angle), abs=1e-6)
+    assert pe[22, 101].item() == pytest.approx(math.cos(angle), abs=1e-6)
+    assert round(pe[22, 100].item(), 2) == -0.48 and round(pe[22, 101].item(), 2) == -0.88
+    small = engine.positional_encoding(7, 9)  # an odd width: the last sine has no cosine
+    for pos in range(7):
+        for dim in range(9):
+            rate = 10000 ** ((dim - dim % 2) / 9)
+            expected = math.sin(pos / rate) if dim % 2 == 0 else math.cos(pos / rate)
+            assert small[pos, dim].item() == pytest.approx(expected, abs=1e-6)
+
+
+def test_positional_encoding_dot_products_depend_only_on_the_offset():
+    """PE(p + k) is a rotation of PE(p), so PE(p) . PE(p + k) is the same for every p."""
+    pe = engine.positional_encoding(60, 64).double()
+    for k in (1, 5, 17):
+        dots = (pe[:-k] * pe[k:]).sum(-1)  # [60 - k]
+        assert dots.std().item() < 1e-5
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_bad_attention_input_says_what_to_change():
+    raises_saying(lambda: MultiHeadAttention(10, 3), "num_heads=3", "d_model=10")
+    raises_saying(lambda: make_score("luong", 4), "attention", "dot, general, additive, scaled_dot, cosine", "'luong'")
+    q, _, _ = qkv()
+    empty = torch.zeros(2, 3, 0, 4, **DOUBLE)
+    raises_saying(lambda: scaled_dot_product_attention(q, empty, empty), "source is empty")
+    raises_saying(lambda: Attention("dot", 4)(torch.zeros(1, 2, 4), torch.zeros(1, 0, 4)), "source is empty")
+    raises_saying(lambda: engine.positional_encoding(0, 8), "max_len", "between 1")
+    raises_saying(lambda: engine.positional_encoding(10, 0), "d_model", "between 1")
