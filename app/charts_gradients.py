@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from charts import (BLACK, BLUE, GREEN, GREY, HEIGHT, ORANGE, PURPLE, SKY_BLUE, STEP_AXIS, VERMILLION, axis, finish,
-                    note_empty, top_of)
+                    note_empty, steps_of, top_of)
 from engine import Recording, StackTrace
 
 PALETTE = (BLUE, ORANGE, GREEN, PURPLE, SKY_BLUE, BLACK)
@@ -283,3 +283,69 @@ def compare_runs(curves: pd.DataFrame) -> go.Figure:
     count = NUMBERS[runs] if runs < len(NUMBERS) else str(runs)
     cells = f"{count} cell{'s' * (runs != 1)}, " if runs else ""
     return finish(fig, f"Vanishing gradients: {cells}same task and budget")
+
+
+CUT_KEY = "dotted: the gradient is cut here"
+
+
+def truncated_bptt(full: Recording, cut: Recording, window: int) -> go.Figure:
+    """‖∂L/∂h_t‖ under full BPTT (thin, solid) and under truncated BPTT with this window (thick,
+    dashed, the same colour), one pair per layer and direction, on a log axis; a dotted vertical
+    line halfway between t = k·window − 1 and k·window at every cut, where the state is passed on
+    detached. `cut` is the same sample recorded with engine.record(..., bptt_window=window).
+    """
+    full_g = full.grad_norm_h.double().numpy()  # [L, dirs, T]
+    cut_g = cut.grad_norm_h.double().numpy()  # [L, dirs, T]
+    if full_g.shape != cut_g.shape:
+        raise ValueError(f"full and cut must record the same sample of the same model; got shapes "
+                         f"{full_g.shape} and {cut_g.shape}")
+    layers, directions, T = full_g.shape
+    floor = floor_of(full_g, cut_g)
+    fig = go.Figure()
+    for k, (layer, direction) in enumerate(np.ndindex(layers, directions)):
+        name, colour = label(layer, direction), PALETTE[k % len(PALETTE)]
+        fig.add_trace(log_line(np.arange(T), full_g[layer, direction], f"{name} full BPTT", colour, floor,
+                               "‖∂L/∂h_t‖", width=1.3))
+        fig.add_trace(log_line(np.arange(T), cut_g[layer, direction], f"{name} truncated", colour, floor,
+                               "‖∂L/∂h_t‖", dash="dash", width=2.8))
+    mark_zeros(fig, floor)
+    cuts = np.arange(window, T, window) - 0.5  # between the last step of one chunk and the first of the next
+    for x in cuts:
+        fig.add_vline(x=x, line=dict(color=GREY, dash="dot", width=1.5))
+    if len(cuts):  # one legend entry for every cut
+        fig.add_trace(go.Scatter(x=[None], y=[None], name=CUT_KEY, mode="lines",
+                                 line=dict(color=GREY, dash="dot", width=1.5), hoverinfo="skip"))
+    fig.update_xaxes(title_text=T_AXIS)
+    fig.update_yaxes(title_text=GRAD_AXIS, **log_axis(fig))
+    fig.update_layout(legend=dict(font=dict(size=11)))
+    what = f"the gradient cut every {window} steps" if len(cuts) else f"a window of {window} ≥ T = {T} cuts nothing"
+    return finish(fig, f"Truncated backpropagation: {what}")
+
+
+def clipping_frame(history: pd.DataFrame) -> pd.DataFrame:
+    """Trainer.history_frame()'s step, grad_norm, grad_norm_clipped and diverged, with `clipped`:
+    True where clipping made the gradient smaller (never on a diverged step, which was not applied)."""
+    frame = steps_of(history)[["step", "grad_norm", "grad_norm_clipped", "diverged"]].copy()
+    frame["clipped"] = (frame["grad_norm_clipped"] < frame["grad_norm"]) & ~frame["diverged"].astype(bool)
+    return frame
+
+
+def clipped_steps(history: pd.DataFrame) -> tuple[int, int]:
+    """(steps clipping made smaller, steps applied), from Trainer.history_frame()."""
+    frame = clipping_frame(history)
+    return int(frame["clipped"].sum()), int((~frame["diverged"].astype(bool)).sum())
+
+
+def initialisation_gradients(curves: pd.DataFrame) -> go.Figure:
+    """‖∂L/∂h_t‖ at initialisation under each scheme, overlaid on a log axis, one line each; the
+    network's own scheme drawn thicker.
+
+    curves   columns init, t, value, and optionally yours (True on the rows of the network's own)
+    """
+    fig = lines_by(empty_or(curves, ["init", "t", "value"]), "init", "t", "value", "‖∂L/∂h_t‖", "t")
+    if "yours" in curves:
+        for name in curves.loc[curves["yours"].astype(bool), "init"].unique():
+            fig.update_traces(line_width=3.5, selector=dict(name=name))
+    fig.update_xaxes(title_text=T_AXIS)
+    fig.update_yaxes(title_text=GRAD_AXIS)
+    return finish(fig, "At initialisation: the gradient reaching each step, scheme by scheme")

@@ -45,6 +45,8 @@ class Lab:
         self.probe = self.task.batch(PROBE_SAMPLES, torch.Generator().manual_seed(self.setup.train.seed + 1))
         self.gradient_log: list[dict] = []
         self.cached: tuple[tuple, engine.Recording] | None = None
+        self.cached_truncated: tuple[tuple, engine.Recording] | None = None
+        self.initial: dict[tuple, pd.DataFrame] = {}  # gradients at initialisation, by sample, stack, seed
         self.measure()
 
     def recording(self, index: int = 0) -> engine.Recording:
@@ -61,8 +63,9 @@ class Lab:
             self.cached = (key, rec)
         return self.cached[1]
 
-    def tokens(self, index: int) -> list[str] | None:
-        """What probe sample `index` shows at each step, as text, when its inputs are symbols."""
+    def symbols(self, index: int) -> list[str] | None:
+        """What probe sample `index` reads at each step, as the task's own symbols, when its
+        inputs are symbols (tokens, or one-hot like recall's); None for values."""
         x = self.probe[0][index]
         if self.task.spec.input_kind == "tokens":
             ids = x.tolist()  # [T]
@@ -70,7 +73,40 @@ class Lab:
             ids = x.argmax(dim=1).tolist()  # one-hot symbols (recall): [T, V] -> [T]
         else:
             return None
-        return [SHOWN.get(self.task.vocab[i], self.task.vocab[i]) for i in ids]
+        return [self.task.vocab[i] for i in ids]
+
+    def truncated_recording(self, index: int, window: int) -> engine.Recording:
+        """Probe sample `index` with its gradients as truncated BPTT with this window computes
+        them (engine.record's bptt_window), recorded again only after the model has trained."""
+        key = (id(self.model), self.trainer.steps_done, index, window)
+        if self.cached_truncated is None or self.cached_truncated[0] != key:
+            with self.lock:
+                rec = engine.record(self.model, *self.probe, index=index, jacobians=False, bptt_window=window)
+            self.cached_truncated = (key, rec)
+        return self.cached_truncated[1]
+
+    def initial_gradients(self, index: int, stack: str | None = None) -> pd.DataFrame:
+        """‖∂L/∂h_t‖ of the first layer (forward) on probe sample `index`, at initialisation,
+        under each of init_schemes(this network): fresh models built from the setup's seed, as
+        Reset would build them, never the student's own. Built once per sample, stack and seed.
+        Columns init, yours (this network's own scheme), t, value."""
+        key = (index, stack, self.setup.train.seed)
+        if key not in self.initial:
+            with self.lock:
+                frames = []
+                for name, cfg in init_schemes(self.setup.model).items():
+                    model = engine.build_model(cfg, self.task, seed=self.setup.train.seed)
+                    rec = engine.record(model, *self.probe, index=index, jacobians=False)
+                    g = (rec.stacks[stack] if stack else rec.main).grad_norm_h[0, 0].double().numpy()  # [T]
+                    yours = cfg == self.setup.model
+                    frames.append(pd.DataFrame({"init": name, "yours": yours, "t": range(len(g)), "value": g}))
+                self.initial[key] = pd.concat(frames, ignore_index=True)
+        return self.initial[key]
+
+    def tokens(self, index: int) -> list[str] | None:
+        """symbols(index) as tick labels: whitespace shown as a visible mark."""
+        symbols = self.symbols(index)
+        return None if symbols is None else [SHOWN.get(s, s) for s in symbols]
 
     def measure(self) -> None:
         """Log how much gradient reaches the first step, and every parameter's gradient norm,
@@ -167,10 +203,11 @@ class Lab:
                 f"{task.spec.output_size}; set the task's parameters (and, for an uploaded corpus or "
                 "CSV, the file) as they were when it was saved"
             )
+        opened = dataclasses.replace(setup, model=model.cfg)  # may raise (a model the app does not open)
         trainer = engine.Trainer(model, task, setup.train)  # may raise: then nothing was replaced
         self.playing = False
         with self.lock:
-            self.setup = dataclasses.replace(setup, model=model.cfg)
+            self.setup = opened
             self.upload, self.task, self.model, self.trainer = upload, task, model, trainer
             self.opened()
 
@@ -188,6 +225,34 @@ class Lab:
         }
 
 
+def scheme_name(cfg: engine.ModelConfig) -> str:
+    """How a network's recurrent weights start: "orthogonal", "scaled, ρ = 1.1, forget bias 3"..."""
+    start = {"default": "default", "orthogonal": "orthogonal", "identity": "identity"}.get(cfg.init)
+    start = start or f"scaled, ρ = {cfg.spectral_radius:g}"
+    if cfg.forget_bias is None:
+        return start
+    bias = f"forget bias {cfg.forget_bias:g}"
+    return bias if cfg.init == "default" else f"{start}, {bias}"
+
+
+def init_schemes(cfg: engine.ModelConfig) -> dict[str, engine.ModelConfig]:
+    """This network under each initialisation the engine offers, one change from PyTorch's
+    default at a time: orthogonal W_hh; identity W_hh with zero bias (IRNN, vanilla RNN only);
+    W_hh scaled to spectral radius 1 (or to the radius this network sets); for an LSTM the
+    forget-gate bias at 1 and 3. This network's own scheme is among them, added if missing."""
+    base = dataclasses.replace(cfg, init="default", spectral_radius=None, forget_bias=None)
+    schemes = [base, dataclasses.replace(base, init="orthogonal")]
+    if cfg.arch == "rnn":
+        schemes.append(dataclasses.replace(base, init="identity"))
+    schemes.append(dataclasses.replace(base, init="scaled", spectral_radius=cfg.spectral_radius or 1.0))
+    if cfg.arch == "lstm":
+        schemes += [dataclasses.replace(base, forget_bias=bias) for bias in FORGET_BIASES]
+    if cfg not in schemes:
+        schemes.append(cfg)
+    return {scheme_name(c) + (" (yours)" if c == cfg else ""): c for c in schemes}
+
+
+FORGET_BIASES = (1.0, 3.0)  # the common choice (Jozefowicz et al. 2015), and the recall lesson's
 PROBE_SAMPLES = 8  # samples a student can open the model up on
 SHOWN = {" ": "·", "\n": "⏎", "\t": "⇥"}  # characters a tick label would show as nothing
 RECORD_EVERY = 25  # steps between the gradient measurements kept over training

@@ -1,11 +1,18 @@
 """Gradients: how much of the loss's gradient reaches each time step (BPTT), and why."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
+import charts
 import charts_gradients as cg
+import exports
 import ui
+from engine.truncated import check_truncation
 from lab import PROBE_SAMPLES, RECORD_EVERY, Lab
+from lessons import BY_KEY
+
+DRAWN = "gradients_drawn"  # what the live figures show, for downloads made on click in another thread
 
 
 def run() -> None:
@@ -68,6 +75,105 @@ def draw(lab: Lab) -> None:
         "LSTM and a tanh RNN start near 3e-11; the LSTM learns to let the gradient through (above "
         "1e-2 after 3000 steps), the tanh RNN stays below 1e-3."
     )
+    truncation(lab, rec, index)
+    clipping(lab)
+    initialisation(lab, index, stack)
+
+
+def truncation_problem(lab: Lab) -> str | None:
+    """Why truncated BPTT cannot run on this network and task (the engine's reason, without its
+    advice on settings), or None when it can."""
+    try:
+        check_truncation(lab.setup.model, lab.task.spec.mapping, 1)
+    except ValueError as err:
+        return str(err).split(";")[0]
+    return None
+
+
+def truncation(lab: Lab, rec, index: int) -> None:
+    """Full against truncated BPTT on this sample: the Trainer's window, or one to look at."""
+    with st.expander("Truncated BPTT: where the gradient is cut", icon=":material/content_cut:"):
+        problem = truncation_problem(lab)
+        if problem:
+            st.info(f"Truncated BPTT does not apply here: {problem}. Training refuses a window for this "
+                    "network too.", icon=":material/info:")
+            return
+        T, trained = rec.seq_len, lab.setup.train.bptt_window
+        if trained:
+            st.markdown(f"This model trains with truncated BPTT, a window of **{trained}** steps "
+                        "(set on Build & Train, Training tab).")
+            window = trained
+        else:
+            window = st.slider(
+                "Window to look at (steps)", 1, T, max(1, T // 4), key=f"look_window.{T}", persist_state="session",
+                help="only for this picture: this model trains with full BPTT (set a window on Build & Train, "
+                "Training tab, to train truncated)",
+            )
+        st.session_state.setdefault(DRAWN, {})["window"] = window
+        cut = lab.truncated_recording(index, window)
+        st.plotly_chart(cg.truncated_bptt(rec, cut, window), key="truncated")
+        if window >= T:
+            st.caption(f"The window ({window}) is at least the sequence length ({T}): nothing is cut, "
+                       "and training runs full BPTT.")
+            return
+        only_last = lab.task.spec.mapping == "seq2vec"
+        st.caption(
+            f"Thin: full BPTT. Thick dashed: truncated BPTT with a window of {window} steps, exactly as "
+            "training computes it. At each dotted line the hidden state is passed on but detached, so "
+            "the steps before a cut get no gradient from the losses after it: a dependency longer than "
+            "the window cannot be learned, however long the training."
+            + (" This task's only loss comes after the last step, so every step before the last cut "
+               "gets exactly 0 (the red triangles)." if only_last else
+               " Here every step has a loss, so each chunk still learns from the losses of its own steps.")
+        )
+
+
+def clipping(lab: Lab) -> None:
+    """The Trainer's gradient norm before and after clipping, and how often clipping acted."""
+    with st.expander("Clipping: the gradient before and after", icon=":material/compress:"):
+        train, history = lab.setup.train, lab.trainer.history_frame()
+        st.plotly_chart(charts.gradient_norm_curve(history, train.clip_norm), key="clipping")
+        if train.clip_norm is None and train.clip_value is None:
+            st.info(
+                "Clipping is off: the optimizer takes every gradient as it comes, however large. Turn it "
+                "on under Build & Train, Training tab (\"Clip gradient norm\"; 1.0 is common). The lesson "
+                f"**{BY_KEY['exploding'].title}** on the Home page shows why: a ReLU RNN started at the "
+                "identity and trained by plain SGD gets a first gradient of norm about 320 and diverges "
+                "on its second step; clipped at 1.0, it trains on.",
+                icon=":material/info:",
+            )
+            return
+        clipped, applied = cg.clipped_steps(history)
+        share = f" ({clipped / applied:.0%})" if applied else ""
+        how = []
+        if train.clip_norm is not None:
+            how.append(f"Clipping the norm at {train.clip_norm:g} (dashed) rescales the whole gradient down to "
+                       "it whenever it is larger: the direction stays, only the step is capped, so one "
+                       "exploding gradient cannot throw the weights far away.")
+        if train.clip_value is not None:
+            how.append(f"Clipping each value at ±{train.clip_value:g} clamps the entries one by one, which can "
+                       "also turn the direction.")
+        st.caption(
+            f"**{clipped:,} of {applied:,} steps clipped{share}.** Orange: the norm of the whole gradient "
+            "the loss gave; blue: what the optimizer was given. " + " ".join(how)
+        )
+
+
+def initialisation(lab: Lab, index: int, stack: str | None) -> None:
+    """‖∂L/∂h_t‖ at initialisation under each scheme, on fresh copies of this network."""
+    with st.expander("Initialisation: the gradient before any training", icon=":material/start:"):
+        curves = lab.initial_gradients(index, stack)
+        st.plotly_chart(cg.initialisation_gradients(curves), key="initialisation")
+        st.caption(
+            f"Each line is ‖∂L/∂h_t‖ of the first layer{' of the ' + stack if stack else ''} on this sample, "
+            f"for a fresh copy of this network (seed {lab.setup.train.seed}, as Reset builds it) under one "
+            "initialisation; the thick line is your network's own. Your model itself is not touched. On the "
+            "adding problem (T = 50, 64 units) the first step of a tanh RNN gets 3e-11 of the last step's "
+            "gradient under PyTorch's default, about 0.1 with an orthogonal W_hh or one scaled to ρ = 1, and "
+            "0.25 with the identity: they keep h's size from step to step, so the gradient reaches back. An "
+            "LSTM's forget bias b opens the carousel, f_t starting near σ(b) (0.73 at 1, 0.95 at 3): its "
+            "first step gets 3e-11 by default, 5e-5 at bias 1 and 0.2 at bias 3."
+        )
 
 
 def gradient_table(rec, stack: str | None):
@@ -78,17 +184,19 @@ def gradient_table(rec, stack: str | None):
     return frame
 
 
+def truncation_table(full, cut, window: int) -> pd.DataFrame:
+    """‖∂L/∂h_t‖ under full and truncated BPTT per layer, direction and t."""
+    frame = full.to_frame("grad_norm_h").rename(columns={"value": "full_bptt"})
+    frame["truncated"] = cut.to_frame("grad_norm_h")["value"].to_numpy()
+    return frame.assign(window=window)
+
+
 def downloads(lab: Lab) -> None:
-    """Made when clicked (in another thread, hence the lock), from the model as it is then."""
-    index, stack = st.session_state.get("probe_index", 0), st.session_state.get("stack")
-
-    def recorded():
-        with lab.lock:
-            rec = lab.recording(index)
-        return rec, stack if stack in rec.stacks else None
-
-    name = f"unrolled-{lab.setup.task}-{lab.setup.model.arch}"
-    with st.expander("Download the numbers and the figure"):
+    """Made when clicked, from the model as it is then (see exports.py)."""
+    index = st.session_state.get("probe_index", 0)
+    recorded = exports.chosen_recording(lab)
+    name = exports.stem(lab)
+    with st.expander(exports.EXPANDER):
         cols = st.columns(4)
         cols[0].download_button(
             "Gradients per step (.csv)", lambda: gradient_table(*recorded()).to_csv(index=False),
@@ -109,7 +217,33 @@ def downloads(lab: Lab) -> None:
             ),
             f"{name}-gradients.html", mime="text/html",
         )
-        st.caption("Every chart also saves as PNG from the camera icon in its top-right corner.")
+        drawn = st.session_state.setdefault(DRAWN, {})  # read on click: the window drawn last
+
+        def truncated():
+            with lab.lock:
+                window = drawn["window"]
+                return truncation_table(lab.recording(index), lab.truncated_recording(index, window), window)
+
+        def locked(make):
+            with lab.lock:
+                return make()
+
+        more = st.columns(4)
+        more[0].download_button(
+            "Full vs truncated BPTT (.csv)", lambda: truncated().to_csv(index=False), f"{name}-truncated-bptt.csv",
+            mime="text/csv", disabled=truncation_problem(lab) is not None,
+        )
+        more[1].download_button(
+            "Clipping per step (.csv)",
+            lambda: locked(lambda: cg.clipping_frame(lab.trainer.history_frame())).to_csv(index=False),
+            f"{name}-clipping.csv", mime="text/csv",
+        )
+        more[2].download_button(
+            "Gradients at initialisation (.csv)",
+            lambda: locked(lambda: lab.initial_gradients(index, recorded()[1])).to_csv(index=False),
+            f"{name}-initialisation.csv", mime="text/csv",
+        )
+        st.caption(exports.PNG_NOTE)
 
 
 run()

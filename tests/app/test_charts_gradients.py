@@ -309,3 +309,102 @@ def test_empty_frames_show_axes_and_a_hint(build, columns):
         fig = build(frame)
         assert not fig.data and "No training steps yet" in annotation_text(fig)
         assert fig.layout.title.text and fig.layout.yaxis.type == "log"
+
+
+# ---------------------------------------------------------------- truncated BPTT, clipping, initialisation
+
+@pytest.fixture(scope="module")
+def full_and_cut():
+    """One sample of a 2-layer LSTM on the adding problem, recorded under full BPTT and cut every 5 steps."""
+    task = engine.make_task("adding", seq_len=T)
+    model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=6, num_layers=2), task, seed=0)
+    x, y = task.batch(4)
+    return engine.record(model, x, y, index=2), engine.record(model, x, y, index=2, bptt_window=5)
+
+
+def test_truncated_bptt_overlays_both_recordings_with_a_line_at_every_cut(full_and_cut):
+    full, cut = full_and_cut
+    fig = cg.truncated_bptt(full, cut, 5)
+    assert_readable(fig, "time step t", "‖∂L/∂h_t‖ (log)")
+    assert fig.layout.title.text == "Truncated backpropagation: the gradient cut every 5 steps"
+    assert fig.layout.yaxis.type == "log"
+    for layer in range(2):
+        whole, truncated = trace(fig, f"layer {layer} → full BPTT"), trace(fig, f"layer {layer} → truncated")
+        assert list(whole.x) == list(range(T)) and list(truncated.x) == list(range(T))
+        assert list(whole.customdata) == pytest.approx(full.grad_norm_h[layer, 0].tolist(), rel=1e-12)
+        assert list(truncated.customdata) == pytest.approx(cut.grad_norm_h[layer, 0].tolist(), rel=1e-12)
+        assert truncated.line.dash == "dash" and truncated.line.color == whole.line.color
+        assert truncated.line.width > whole.line.width
+    assert sorted(s.x0 for s in fig.layout.shapes) == [4.5, 9.5]  # chunks [0,5) [5,10) [10,12)
+    assert all(s.x0 == s.x1 and s.line.dash == "dot" for s in fig.layout.shapes)
+    assert trace(fig, cg.CUT_KEY).line.dash == "dot"
+    # seq2vec: nothing reaches the steps before the last cut; drawn at a tenth of the smallest value
+    values = torch.cat([full.grad_norm_h.flatten(), cut.grad_norm_h.flatten()]).double()
+    floor = float(values[values > 0].min()) / 10
+    assert ys(trace(fig, "layer 0 → truncated"))[:10] == pytest.approx([floor] * 10)
+    [marks] = [t for t in fig.data if t.name.startswith("exactly 0")]
+    assert sorted(marks.x) == sorted(list(range(10)) * 2)
+
+
+def test_truncated_bptt_with_a_window_of_T_or_more_cuts_nothing(full_and_cut):
+    full, _ = full_and_cut
+    fig = cg.truncated_bptt(full, full, T)
+    assert not fig.layout.shapes and f"a window of {T} ≥ T = {T} cuts nothing" in fig.layout.title.text
+    assert not [t for t in fig.data if t.name == cg.CUT_KEY]
+
+
+def test_truncated_bptt_refuses_recordings_of_different_samples(full_and_cut):
+    full, _ = full_and_cut
+    _, other = recorded("lstm", seq_len=T + 1)
+    with pytest.raises(ValueError, match="same sample"):
+        cg.truncated_bptt(full, other, 5)
+
+
+def test_clipped_steps_are_those_clip_grad_norm_rescaled():
+    task = engine.make_task("adding", seq_len=T)
+    model = engine.build_model(engine.ModelConfig(arch="rnn", hidden_size=6), task, seed=0)
+    clip = 1.0
+    trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="adam", lr=1e-2, batch_size=8, clip_norm=clip))
+    trainer.step(30)
+    history = trainer.history_frame()
+    over = [s.grad_norm > clip for s in trainer.history]  # torch rescales exactly the steps above the threshold
+    assert 0 < sum(over) < 30  # a mix, so the count means something
+    assert cg.clipped_steps(history) == (sum(over), 30)
+    frame = cg.clipping_frame(history)
+    assert list(frame["clipped"]) == over
+    assert frame.loc[frame["clipped"], "grad_norm_clipped"].tolist() == pytest.approx([clip] * sum(over), rel=1e-4)
+    assert list(frame["grad_norm"]) == list(history["grad_norm"])
+    assert cg.clipped_steps(trainer.history_frame().iloc[:0]) == (0, 0)
+
+
+def test_a_diverged_step_counts_neither_as_clipped_nor_applied():
+    """The exploding-gradients lesson's network: its second step diverges."""
+    task = engine.make_task("adding", seq_len=50)
+    model = engine.build_model(engine.ModelConfig(arch="rnn", activation="relu", hidden_size=64, init="identity"),
+                               task, seed=0)
+    trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="sgd", lr=0.01, batch_size=64, clip_value=1e6))
+    trainer.step(2)
+    assert [s.diverged for s in trainer.history] == [False, True]
+    assert cg.clipped_steps(trainer.history_frame()) == (0, 1)
+    assert not cg.clipping_frame(trainer.history_frame())["clipped"].any()
+
+
+def test_initialisation_gradients_plot_each_scheme_and_thicken_yours():
+    task = engine.make_task("adding", seq_len=T)
+    x, y = task.batch(2)
+    schemes = {"default (yours)": dict(), "orthogonal": dict(init="orthogonal"), "forget bias 3": dict(forget_bias=3.0)}
+    rows = []
+    for name, changes in schemes.items():
+        model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=6, **changes), task, seed=0)
+        g = engine.record(model, x, y, jacobians=False).grad_norm_h[0, 0]
+        rows += [dict(init=name, yours=name.endswith("(yours)"), t=t, value=float(v)) for t, v in enumerate(g)]
+    curves = pd.DataFrame(rows)
+    fig = cg.initialisation_gradients(curves)
+    assert_readable(fig, "time step t", "‖∂L/∂h_t‖ (log)")
+    assert fig.layout.yaxis.type == "log" and fig.layout.title.text.startswith("At initialisation")
+    assert [t.name for t in fig.data] == list(schemes)
+    for name, rows in curves.groupby("init"):
+        line = trace(fig, name)
+        assert list(line.x) == list(range(T)) and list(line.customdata) == pytest.approx(rows["value"].tolist())
+    assert trace(fig, "default (yours)").line.width > trace(fig, "orthogonal").line.width
+    assert len({trace(fig, n).line.color for n in schemes}) == 3

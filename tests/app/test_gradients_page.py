@@ -1,13 +1,17 @@
 """The Gradients page plots the recording's own numbers, recorded once per model state."""
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import engine
 import nav
 from lab import RECORD_EVERY
 
 from .conftest import MAIN, chart, plotted
 
 GRADIENTS = nav.PATHS["gradients"]
+BUILD = engine.build_model  # the real one, while a test counts the calls
 
 
 def page(query: dict | None = None) -> AppTest:
@@ -78,3 +82,133 @@ def test_an_encoder_decoder_shows_the_stack_chosen():
     rec = at.session_state["lab"].recording(0)
     line = trace(chart(at, "BPTT: the gradient reaching each step of the decoder"), "layer 0 →")
     assert plotted(line["y"]) == pytest.approx(rec.stacks["decoder"].grad_norm_h[0, 0].tolist(), rel=1e-6)
+
+
+# ---------------------------------------------------------------- truncated BPTT, clipping, initialisation
+
+def customdata(spec: dict, name: str) -> list:
+    """A log_line's exact values (its y draws an exact 0 at the floor)."""
+    return plotted(trace(spec, name)["customdata"])
+
+
+def cuts(spec: dict) -> list:
+    return sorted(s["x0"] for s in spec["layout"].get("shapes", []) if s.get("x0") == s.get("x1"))
+
+
+def test_truncated_bptt_plots_both_recordings_for_the_window_chosen():
+    at = page()
+    lab = at.session_state["lab"]
+    for _ in range(10):
+        lab.step()
+    at.run()
+    T = lab.recording(0).seq_len
+    for window in (T // 4, 7):  # the default to look at, then one the student picks
+        if window != T // 4:
+            at.slider(key=f"look_window.{T}").set_value(window).run()
+        spec = chart(at, "Truncated backpropagation")
+        assert spec["layout"]["title"]["text"] == f"Truncated backpropagation: the gradient cut every {window} steps"
+        cut = engine.record(lab.model, *lab.probe, index=0, jacobians=False, bptt_window=window)
+        assert customdata(spec, "layer 0 → truncated") == pytest.approx(cut.grad_norm_h[0, 0].tolist(), rel=1e-6)
+        assert customdata(spec, "layer 0 → full BPTT") == pytest.approx(lab.recording(0).grad_norm_h[0, 0].tolist(),
+                                                                         rel=1e-6)
+        assert cuts(spec) == [k - 0.5 for k in range(window, T, window)]
+        last = (T - 1) // window * window  # the adding problem's loss is at the end: nothing before the last cut
+        assert customdata(spec, "layer 0 → truncated")[:last] == [0.0] * last
+    assert lab.trainer.steps_done == 10 and lab.setup.train.bptt_window == 0  # looking neither trains nor retunes
+
+
+def test_a_model_trained_truncated_shows_its_own_window():
+    at = page({"bptt_window": "9"})
+    lab = at.session_state["lab"]
+    assert not at.slider and "a window of **9** steps" in " ".join(m.value for m in at.markdown)
+    spec = chart(at, "Truncated backpropagation: the gradient cut every 9 steps")
+    cut = engine.record(lab.model, *lab.probe, index=0, jacobians=False, bptt_window=9)
+    assert customdata(spec, "layer 0 → truncated") == pytest.approx(cut.grad_norm_h[0, 0].tolist(), rel=1e-6)
+
+
+def test_truncated_bptt_says_why_it_does_not_apply_to_a_bidirectional_network():
+    at = page({"bidirectional": "true"})
+    assert not at.exception
+    [info] = [i.value for i in at.info if "Truncated BPTT" in i.value]
+    assert "bidirectional" in info
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert not [t for t in titles if t.startswith("Truncated")]
+
+
+def test_clipping_plots_the_trainers_norms_with_the_threshold_and_counts_the_clipped_steps():
+    at = page()  # the adding preset clips at 1.0
+    lab = at.session_state["lab"]
+    for _ in range(12):
+        lab.step()
+    at.run()
+    history = lab.trainer.history
+    spec = chart(at, "Gradient norm per step")
+    assert plotted(trace(spec, "before clipping")["y"]) == pytest.approx([s.grad_norm for s in history], rel=1e-6)
+    assert plotted(trace(spec, "after clipping")["y"]) == pytest.approx([s.grad_norm_clipped for s in history],
+                                                                        rel=1e-6)
+    assert plotted(trace(spec, "clip threshold")["y"]) == [1.0, 1.0]
+    clipped = sum(s.grad_norm > 1.0 for s in history)
+    assert f"{clipped} of 12 steps clipped" in " ".join(c.value for c in at.caption)
+
+
+def test_with_clipping_off_the_page_says_how_to_turn_it_on():
+    at = page({"clip_norm": "none"})
+    [info] = [i.value for i in at.info if "Clipping is off" in i.value]
+    assert "Build & Train, Training tab" in info and "Exploding gradients and clipping" in info
+    assert not [t for t in chart(at, "Gradient norm per step")["data"] if t.get("name") == "clip threshold"]
+
+
+def test_initialisation_curves_come_from_fresh_models_built_once(monkeypatch):
+    import dataclasses
+
+    import torch
+
+    built = []
+    monkeypatch.setattr(engine, "build_model", lambda cfg, *a, **k: built.append(cfg) or BUILD(cfg, *a, **k))
+    at = page({"arch": "rnn", "forget_bias": "none"})
+    lab = at.session_state["lab"]
+    own = lab.setup.model
+    schemes = {"default (yours)": own, "orthogonal": dataclasses.replace(own, init="orthogonal"),
+               "identity": dataclasses.replace(own, init="identity"),
+               "scaled, ρ = 1": dataclasses.replace(own, init="scaled", spectral_radius=1.0)}
+    assert built == [own, *schemes.values()]  # the student's model, then one fresh model per scheme
+    spec = chart(at, "At initialisation")
+    assert [t["name"] for t in spec["data"]] == list(schemes)
+    for name, cfg in schemes.items():
+        fresh = BUILD(cfg, lab.task, seed=lab.setup.train.seed)
+        expected = engine.record(fresh, *lab.probe, index=0, jacobians=False).grad_norm_h[0, 0]
+        assert customdata(spec, name) == pytest.approx(expected.tolist(), rel=1e-6)
+    lab.step()
+    weights = {n: p.detach().clone() for n, p in lab.model.named_parameters()}
+    at.run()
+    at.slider(key=f"look_window.{lab.recording(0).seq_len}").set_value(5).run()
+    assert len(built) == 1 + len(schemes)  # none built again while the model trains and widgets move
+    assert customdata(chart(at, "At initialisation"), "orthogonal") == customdata(spec, "orthogonal")
+    at.number_input(key="probe_index").set_value(3).run()  # another sample: its own curves, once
+    at.number_input(key="probe_index").set_value(0).run()
+    assert len(built) == 1 + 2 * len(schemes)
+    for n, p in lab.model.named_parameters():  # the student's model is not touched
+        assert torch.equal(p, weights[n])
+    assert lab.trainer.steps_done == 1
+
+
+def test_the_initialisation_caption_numbers_are_measured():
+    """On the adding problem (T = 50, 64 units, seed 0): ‖∂L/∂h_0‖ / ‖∂L/∂h_T‖ at initialisation."""
+    import dataclasses
+
+    from lab import Lab
+    from settings import DEFAULT
+
+    def ratios(**model):
+        lab = Lab(dataclasses.replace(DEFAULT, model=engine.ModelConfig(hidden_size=64, **model)))
+        assert lab.task.spec.name == "adding" and lab.recording(0).seq_len == 50
+        curves = lab.initial_gradients(0)
+        return {name: rows.value.iloc[0] / rows.value.iloc[-1] for name, rows in curves.groupby("init")}
+
+    rnn = ratios(arch="rnn")
+    assert 2e-11 < rnn["default (yours)"] < 4e-11
+    assert 0.07 < rnn["orthogonal"] < 0.13 and 0.07 < rnn["scaled, ρ = 1"] < 0.13
+    assert 0.2 < rnn["identity"] < 0.3
+    lstm = ratios(arch="lstm")
+    assert 2e-11 < lstm["default (yours)"] < 4e-11
+    assert 4e-5 < lstm["forget bias 1"] < 6e-5 and 0.15 < lstm["forget bias 3"] < 0.25
