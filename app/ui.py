@@ -89,19 +89,31 @@ def training_controls(lab: Lab) -> None:
 
 
 def live(lab: Lab, draw) -> None:
-    """A fragment that calls draw(lab) and, while playing, trains between redraws."""
+    """A fragment that draws the sidebar summary and draw(lab) and, while playing, trains up to
+    "Train up to step" between redraws."""
 
-    @st.fragment(run_every=TICK_SECONDS if lab.playing else None)
+    def summary_and(lab: Lab) -> None:
+        sidebar_summary(lab)
+        draw(lab)
+
+    live_training(lab, summary_and, "target_steps")
+
+
+def live_training(trainee, draw, until_key: str, seconds: float = TRAIN_SECONDS) -> None:
+    """A fragment that calls draw(trainee) and, while playing, trains for `seconds` up to
+    st.session_state[until_key] between redraws. `trainee` is anything that trains like a Lab
+    (a Comparison too): `playing`, `lock` and `train_for(seconds, until)`."""
+
+    @st.fragment(run_every=TICK_SECONDS if trainee.playing else None)
     def tick() -> None:
         # Draw first, then train: the charts on screen are never left waiting (and greyed out)
         # while the next steps run; they show them on the next tick. The lock makes a training
         # loop still finishing in another thread complete its step before anything is read.
-        with lab.lock:
-            sidebar_summary(lab)
-            draw(lab)
-        if lab.playing:
-            lab.train_for(TRAIN_SECONDS, until=st.session_state["target_steps"])
-            if not lab.playing:  # reached the target or diverged: redraw the buttons, stop ticking
+        with trainee.lock:
+            draw(trainee)
+        if trainee.playing:
+            trainee.train_for(seconds, until=st.session_state[until_key])
+            if not trainee.playing:  # reached the target or stopped: redraw the buttons, stop ticking
                 st.rerun()
 
     tick()

@@ -1,0 +1,204 @@
+"""Compare cells: the student's task and training run for a tanh RNN, a ReLU RNN, an LSTM and a
+GRU side by side, their gradients through time and their losses overlaid."""
+from __future__ import annotations
+
+import streamlit as st
+
+import charts_compare
+import charts_gradients as cg
+import engine
+import exports
+import ui
+from charts import LOSS_UNITS
+from comparison import EVAL_BATCH, Comparison, setup_text
+from lab import RECORD_EVERY, Lab
+
+COMPARISON = "comparison"
+STEPS = "compare_steps"
+RATIO = "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖"
+# Training time per redraw. Redrawing three live figures and a table costs a browser on the same
+# 2-core machine half a second or more per tick (measured), so at the 0.3 s of the other pages the
+# four cells would train a third of the time; at 1 s, about two thirds. Pause still lands at the
+# next step: train_for checks `playing` before every one.
+TRAIN_SECONDS = 1.0
+# The budget a new comparison starts with: the task preset's, but at most this. On the adding
+# problem every cell has made its move by step 1000, and four cells take twice as long on screen
+# as their training alone (see the caption under the controls).
+MAX_DEFAULT_STEPS = 1500
+
+
+def run() -> None:
+    lab = ui.lab()
+    st.title("Compare cells")
+    ui.show_link_problem()
+    ui.sidebar_summary(lab)
+    st.markdown(
+        "Four networks that differ only in their cell train on the same batches, from the same "
+        "seed, for the same number of steps. Watch how much of the loss's gradient reaches the "
+        "first step of the sequence (left, and over training on the right), and whether the loss "
+        "leaves the baseline when it does."
+    )
+    comparison = current(lab)
+    which_setup(comparison, lab)
+    ui.write_link(lab.setup)
+    controls(comparison)
+    ui.live_training(comparison, draw, STEPS, TRAIN_SECONDS)
+    downloads(comparison)
+
+
+def current(lab: Lab) -> Comparison:
+    """This session's comparison. One never trained is remade from the student's setup when
+    that changes (there is nothing to mix); a trained one stays, and which_setup says so."""
+    comparison = st.session_state.get(COMPARISON)
+    if comparison is None or not (comparison.trained or comparison.compares(lab.setup, lab.upload)):
+        start(lab)
+    return st.session_state[COMPARISON]
+
+
+def start(lab: Lab) -> None:
+    """A new comparison from the student's setup; a new task brings its own budget."""
+    previous = st.session_state.get(COMPARISON)
+    if previous is not None:
+        previous.playing = False  # a fragment still training it stops at its next step
+    st.session_state[COMPARISON] = Comparison(lab.setup, lab.upload)
+    if previous is None or previous.setup.task != lab.setup.task or STEPS not in st.session_state:
+        st.session_state[STEPS] = min(engine.TASKS[lab.setup.task].preset.steps, MAX_DEFAULT_STEPS)
+
+
+def which_setup(comparison: Comparison, lab: Lab) -> None:
+    st.markdown(f"**Comparing:** {setup_text(comparison.setup)}")
+    if not comparison.compares(lab.setup, lab.upload):
+        st.warning(
+            "Your setup on Build & Train has changed since these cells were trained; they still "
+            f"train on the settings above. Yours now: {setup_text(lab.setup)}.",
+            icon=":material/sync_problem:",
+        )
+        st.button("Compare the cells on my setup", key="compare_new", icon=":material/refresh:", on_click=start,
+                  args=(lab,))
+
+
+def controls(comparison: Comparison) -> None:
+    """Play and Pause act in callbacks, before the page redraws, so the button shows the new state."""
+    stopped = all(run.stopped for run in comparison.runs)
+    play, reset, until = st.columns([1, 1, 2], vertical_alignment="bottom")
+    play.button(
+        "Pause" if comparison.playing else "Play", key="compare_play", type="primary", width="stretch",
+        disabled=stopped, icon=":material/pause:" if comparison.playing else ":material/play_arrow:",
+        on_click=ui.set_playing, args=(comparison, not comparison.playing),  # what the button said
+    )
+    reset.button(
+        "Reset", key="compare_reset", width="stretch", help="fresh weights from the seed for all four; logs cleared",
+        icon=":material/restart_alt:", on_click=comparison.reset,
+    )
+    until.number_input(
+        "Steps for each cell", min_value=1, max_value=100_000, step=100, key=STEPS, persist_state="session",
+        help="The cells take turns, one step each, so all four always stand within one step of each other.",
+    )
+    st.caption(
+        "On the adding problem (T = 50, 64 units), 1500 steps of all four cells take about 35 s of "
+        "training on a 2-core CPU, and 1 to 1½ minutes on screen with the browser on the same "
+        "machine (3000, the task's preset, 2 to 3 minutes). Every cell has made its move by step 1000."
+    )
+
+
+def through_time(comparison: Comparison):
+    return cg.compare_runs(comparison.curves_frame())
+
+
+def ratio(comparison: Comparison):
+    return cg.gradient_ratio_over_training(comparison.log_frame())
+
+
+def loss(comparison: Comparison):
+    task = comparison.task
+    return charts_compare.loss_over_training(
+        comparison.log_frame(), LOSS_UNITS.get(task.metric_name, "per batch"), task.baseline_loss
+    )
+
+
+def draw(comparison: Comparison) -> None:
+    until = st.session_state[STEPS]
+    done, to_go = comparison.steps_done, comparison.seconds_to_go(until)
+    eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
+    st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each cell{eta}")
+    for run in comparison.stopped():
+        st.error(
+            f"**The {run.name} {run.trainer.status}**: its loss or gradient became infinite, so that "
+            "step was not applied and it stopped there; the other cells train on.",
+            icon=":material/local_fire_department:",
+        )
+    left, right = st.columns(2)
+    left.plotly_chart(through_time(comparison), key="compare_curves")
+    left.caption(
+        f"‖∂L/∂h_t‖ of each cell on the same sample, as last measured (every {RECORD_EVERY} steps): "
+        "the further a line falls towards t = 0, the less the first steps can learn. Before "
+        "training all four fall by ten orders of magnitude or more over 50 steps."
+    )
+    right.plotly_chart(ratio(comparison), key="compare_ratio")
+    right.caption(
+        "The share of the gradient that reaches the first step. Measured on the adding problem "
+        "(T = 50, seed 0): the tanh RNN, LSTM and GRU start between 3e-11 and 1e-10 (the ReLU RNN "
+        "at 1e-21); the GRU passes 0.1 by step 400, the LSTM jumps to 0.15 near step 900 (0.06 at "
+        "step 3000) and the ReLU RNN's jumps between 1e-3 and 1 from step 900 on, while the tanh RNN's "
+        "stays near 1e-10 (9 in 10 measurements below 1e-6) with rare spikes up to 1e-3, and is "
+        "4e-5 at step 3000."
+    )
+    left, right = st.columns(2)
+    left.plotly_chart(loss(comparison), key="compare_loss")
+    left.caption(
+        f"Loss on the same {EVAL_BATCH} held-out samples for every cell, every {RECORD_EVERY} steps. "
+        "A cell whose line stays on the dashed baseline predicts no better than a constant. On the "
+        "adding problem the tanh RNN stays there; the GRU leaves it by step 400, the ReLU RNN from "
+        "step 700 and the LSTM near step 900, each as its gradient starts reaching the first step."
+    )
+    metric = comparison.task.metric_name
+    shown = latest(comparison).style.format({RATIO: "{:.1e}", "held-out loss": "{:.4g}", metric: "{:.3f}"})
+    right.table(shown, hide_index=True)
+    right.caption("The last measurement of each cell.")
+    if not comparison.playing and comparison.finished(until) and not comparison.stopped():
+        st.success(f"Every cell reached step {until:,}. Raise 'Steps for each cell' to go on.")
+
+
+def latest(comparison: Comparison):
+    """One row per cell: its last measurement."""
+    log = comparison.log_frame().groupby("run", sort=False).last().reset_index()
+    return log.rename(columns={"ratio": RATIO, "loss": "held-out loss", "metric": comparison.task.metric_name})
+
+
+def downloads(comparison: Comparison) -> None:
+    """Made when clicked (in another thread, hence the lock), from the runs as they are then."""
+
+    def locked(make):
+        with comparison.lock:
+            return make()
+
+    name = f"unrolled-{comparison.setup.task}-compare"
+    with st.expander("Download the numbers and the figures"):
+        top = st.columns(3)
+        top[0].download_button(
+            "Gradients per step (.csv)", lambda: locked(comparison.curves_frame).to_csv(index=False),
+            f"{name}-gradients.csv", mime="text/csv",
+        )
+        top[1].download_button(
+            "Ratio and loss over training (.csv)", lambda: locked(comparison.log_frame).to_csv(index=False),
+            f"{name}-log.csv", mime="text/csv",
+        )
+        top[2].download_button(
+            "Every training step (.csv)", lambda: locked(comparison.history_frame).to_csv(index=False),
+            f"{name}-history.csv", mime="text/csv",
+        )
+        bottom = st.columns(3)
+        for column, (label, figure, file) in zip(bottom, [
+            ("Gradients per step", through_time, "gradients"),
+            ("Ratio over training", ratio, "ratio"),
+            ("Loss over training", loss, "loss"),
+        ], strict=True):
+            column.download_button(
+                f"{label}, interactive (.html)",
+                lambda figure=figure: locked(lambda: figure(comparison)).to_html(include_plotlyjs=True),
+                f"{name}-{file}.html", mime="text/html",
+            )
+        st.caption(exports.PNG_NOTE)
+
+
+run()

@@ -1,0 +1,202 @@
+"""Comparison: one task, one seed, one training budget, four cells (tanh RNN, ReLU RNN, LSTM,
+GRU) trained side by side: the vanishing-gradient lesson in one picture.
+
+Made from a student's Setup and kept in their st.session_state (never in a shared cache), with no
+Streamlit in it. As in the Lab, Streamlit may start a session's next run (Pause, Reset) while a
+playing fragment still trains in another thread, so every change to a model happens under the
+Comparison's lock, one whole step at a time.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import pandas as pd
+import torch
+
+import engine
+
+from lab import PROBE_SAMPLES, RECORD_EVERY
+from settings import Setup
+
+# The cell of each run; the rest of the network is the student's (KEPT).
+CELLS = {
+    "tanh RNN": {"arch": "rnn", "activation": "tanh"},
+    "ReLU RNN": {"arch": "rnn", "activation": "relu"},
+    "LSTM": {"arch": "lstm", "activation": "tanh"},
+    "GRU": {"arch": "gru", "activation": "tanh"},
+}
+KEPT = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "init", "spectral_radius", "attention",
+        "reverse_source")
+EVAL_BATCH = 256  # held-out samples the loss is measured on, the same ones for every run
+
+
+def cell_configs(model: engine.ModelConfig, names: tuple[str, ...]) -> dict[str, engine.ModelConfig]:
+    """The student's network with each cell in turn: its size, depth, direction, embedding,
+    initialisation and attention (KEPT), and its dropout where a recurrent net has one (between
+    stacked layers). The LSTM keeps the student's forget bias when theirs is an LSTM, because that
+    is how its weights start, like the initialisation the others keep. No peepholes: the four
+    textbook cells. A transformer's own settings have no meaning for a cell and are left out."""
+    kept = {field: getattr(model, field) for field in KEPT}
+    if model.num_layers > 1:
+        kept["dropout"] = model.dropout
+    forget_bias = {"forget_bias": model.forget_bias if model.arch == "lstm" else None}
+    return {
+        name: engine.ModelConfig(**CELLS[name], **kept, **(forget_bias if name == "LSTM" else {})) for name in names
+    }
+
+
+class Run:
+    """One cell's model and trainer, measured every RECORD_EVERY steps: the ratio
+    ||dL/dh_1|| / ||dL/dh_T|| on probe sample 0, and the loss and metric on held-out data."""
+
+    def __init__(self, name: str, cfg: engine.ModelConfig, task: engine.Task, train: engine.TrainConfig,
+                 probe: tuple[torch.Tensor, torch.Tensor]):
+        self.name = name
+        self.model = engine.build_model(cfg, task, seed=train.seed)  # as the Lab builds it
+        self.trainer = engine.Trainer(self.model, task, train)
+        self.probe = probe
+        self.log: list[dict] = []
+        self.measure()
+
+    @property
+    def steps_done(self) -> int:
+        return self.trainer.steps_done
+
+    @property
+    def stopped(self) -> bool:
+        return self.trainer.diverged_at is not None
+
+    def measure(self) -> None:
+        rec = engine.record(self.model, *self.probe, index=0, jacobians=False)
+        self.curve = rec.grad_norm_h[0, 0]  # [T]: ||dL/dh_t|| of the first layer, forward direction
+        ratio = (self.curve[0] / self.curve[-1]).item() if self.curve[-1] > 0 else float("nan")
+        loss, metric = self.trainer.evaluate(EVAL_BATCH)
+        self.log.append({"run": self.name, "step": self.steps_done, "ratio": ratio, "loss": loss, "metric": metric})
+
+    def advance(self, final: bool) -> None:
+        """One training step; measured every RECORD_EVERY steps and at the `final` step of the
+        budget, never after a step that diverged (it was not applied)."""
+        self.trainer.step(1)
+        if not self.stopped and (final or self.steps_done % RECORD_EVERY == 0):
+            self.measure()
+
+
+class Comparison:
+    """The runs of every cell in `cells` (all four by default) on one setup, trained in turns."""
+
+    def __init__(self, setup: Setup, upload: str | bytes | None = None, cells: tuple[str, ...] = tuple(CELLS)):
+        self.setup = setup
+        self.upload = upload  # the student's own corpus or CSV, so the runs read the same data
+        self.cells = cell_configs(setup.model, cells)
+        self.playing = False
+        self.lock = threading.RLock()  # held for every change to a model or trainer
+        self.build()
+
+    def build(self) -> None:
+        """Fresh runs from the setup's seed. They share one task (it only hands out batches from
+        each trainer's own generator) and the probe samples the Lab opens its model up on."""
+        self.task = self.setup.make_task(self.upload)
+        self.probe = self.task.batch(PROBE_SAMPLES, torch.Generator().manual_seed(self.setup.train.seed + 1))
+        self.runs = [Run(name, cfg, self.task, self.setup.train, self.probe) for name, cfg in self.cells.items()]
+        self.seconds = 0.0  # spent training them, measurements included
+
+    def compares(self, setup: Setup, upload: str | bytes | None = None) -> bool:
+        """Whether `setup` would give these same runs: which cell the student picked aside, the
+        same task, data, network and training."""
+        return (setup.task, setup.task_params, setup.train, upload, cell_configs(setup.model, tuple(self.cells))) == (
+            self.setup.task, self.setup.task_params, self.setup.train, self.upload, self.cells
+        )
+
+    @property
+    def steps_done(self) -> int:
+        """The steps of the run furthest on (the others stand at most one behind, unless stopped)."""
+        return max(run.steps_done for run in self.runs)
+
+    @property
+    def trained(self) -> bool:
+        return self.steps_done > 0
+
+    def stopped(self) -> list[Run]:
+        return [run for run in self.runs if run.stopped]
+
+    def finished(self, until: int) -> bool:
+        return all(run.stopped or run.steps_done >= until for run in self.runs)
+
+    def seconds_to_go(self, until: int) -> float | None:
+        """Training time left until every run still going reaches `until`, at the pace so far
+        (None before the first step)."""
+        taken = sum(run.steps_done for run in self.runs)
+        left = sum(max(0, until - run.steps_done) for run in self.runs if not run.stopped)
+        return self.seconds / taken * left if taken else None
+
+    def advance(self, until: int) -> bool:
+        """One step of the run furthest behind (the first of them, in the order of CELLS), so
+        the runs take turns and stay within one step of each other; False when every run has
+        reached `until` or stopped. The caller holds the lock."""
+        behind = [run for run in self.runs if not run.stopped and run.steps_done < until]
+        if not behind:
+            return False
+        run = min(behind, key=lambda r: r.steps_done)
+        run.advance(final=run.steps_done + 1 == until)
+        return True
+
+    def train_for(self, seconds: float, until: int) -> int:
+        """Train in single steps for about `seconds`, never past step `until`; returns the steps
+        taken (of all runs together). Stops playing once every run is done."""
+        done = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            with self.lock:
+                if not self.playing or not self.advance(until):
+                    break
+            done += 1
+        with self.lock:
+            self.seconds += time.perf_counter() - start
+            if self.finished(until):
+                self.playing = False
+        return done
+
+    def reset(self) -> None:
+        self.playing = False
+        with self.lock:
+            self.build()
+
+    def curves_frame(self) -> pd.DataFrame:
+        """||dL/dh_t|| of every run at its last measurement: run, step, t, value."""
+        return pd.concat([
+            pd.DataFrame({"run": run.name, "step": run.log[-1]["step"], "t": range(len(run.curve)),
+                          "value": run.curve.tolist()})
+            for run in self.runs
+        ], ignore_index=True)
+
+    def log_frame(self) -> pd.DataFrame:
+        """Every measurement of every run: run, step, ratio, loss, metric."""
+        return pd.DataFrame([row for run in self.runs for row in run.log])
+
+    def history_frame(self) -> pd.DataFrame:
+        """Every training step of every run: run, then the Trainer's columns."""
+        frame = pd.concat([run.trainer.history_frame().assign(run=run.name) for run in self.runs], ignore_index=True)
+        return frame[["run", *frame.columns.drop("run")]]
+
+
+def setup_text(setup: Setup) -> str:
+    """The settings a comparison runs on, in one line: task, network, training, seed."""
+    params = ", ".join(f"{k} {v}" for k, v in setup.task_params.items())
+    cfg, train = setup.model, setup.train
+    network = f"{cfg.num_layers} layer{'s' * (cfg.num_layers > 1)} × {cfg.hidden_size} units"
+    network += ", bidirectional" if cfg.bidirectional else ""
+    network += f", {cfg.init} initialisation" if cfg.init != "default" else ""
+    network += f" to ρ {cfg.spectral_radius:g}" if cfg.spectral_radius is not None else ""
+    network += f", {cfg.attention} attention" if cfg.attention else ""
+    network += f", dropout {cfg.dropout:g}" if cfg.dropout else ""
+    network += f", LSTM forget bias {cfg.forget_bias:g}" if cfg.arch == "lstm" and cfg.forget_bias is not None else ""
+    training = [f"{train.optimizer} lr {train.lr:g}", f"batch {train.batch_size}"]
+    if train.clip_norm is not None:
+        training.append(f"clip norm {train.clip_norm:g}")
+    if train.clip_value is not None:
+        training.append(f"clip value {train.clip_value:g}")
+    if train.bptt_window:
+        training.append(f"truncated BPTT every {train.bptt_window} steps")
+    task = f"{setup.task} ({params})" if params else setup.task
+    return f"{task} · {network} · {', '.join(training)} · seed {train.seed}"

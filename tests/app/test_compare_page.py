@@ -1,0 +1,98 @@
+"""The Compare cells page plots the comparison's own recordings and logs, and is tied to its setup."""
+import dataclasses
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import engine
+import nav
+from comparison import CELLS
+from lab import RECORD_EVERY
+from settings import preset_setup
+
+from .conftest import MAIN, chart, plotted
+
+COMPARE = nav.PATHS["compare"]
+BUDGET = RECORD_EVERY + 5  # a record point and the budget's own last step
+
+
+def page() -> AppTest:
+    return AppTest.from_file(MAIN, default_timeout=60).run().switch_page(COMPARE).run()
+
+
+def play_to_the_end(at: AppTest) -> AppTest:
+    at.number_input(key="compare_steps").set_value(BUDGET).run()
+    at.button(key="compare_play").click().run()
+    for _ in range(100):  # each rerun while playing is one tick of training
+        if not at.session_state["comparison"].playing:
+            break
+        at.run()
+    return at
+
+
+def lines(spec: dict) -> dict[str, dict]:
+    return {t["name"]: t for t in spec["data"] if t.get("name") in CELLS}
+
+
+def test_play_trains_every_cell_to_the_budget_and_the_figures_show_the_comparisons_numbers():
+    at = play_to_the_end(page())
+    assert not at.exception
+    comparison = at.session_state["comparison"]
+    assert [run.steps_done for run in comparison.runs] == [BUDGET] * 4
+    assert not comparison.playing and at.button(key="compare_play").label == "Play"
+    assert any(f"reached step {BUDGET}" in s.value for s in at.success)
+
+    through_time = lines(chart(at, "Vanishing gradients: four cells"))
+    ratio = lines(chart(at, "How much gradient reaches the first step"))
+    loss = lines(chart(at, "Loss of each cell over training"))
+    log = comparison.log_frame()
+    for run in comparison.runs:
+        assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curve.tolist(), rel=1e-6)
+        assert plotted(through_time[run.name]["x"]) == list(range(len(run.curve)))
+        rows = log[log.run == run.name]
+        assert list(rows.step) == [0, RECORD_EVERY, BUDGET]
+        assert plotted(ratio[run.name]["x"]) == list(rows.step)
+        assert plotted(ratio[run.name]["y"]) == pytest.approx(list(rows.ratio), rel=1e-6)
+        assert plotted(loss[run.name]["y"]) == pytest.approx(list(rows.loss), rel=1e-6)
+    table = at.table[0].value  # the last measurement of each cell
+    assert list(table.run) == list(CELLS) and list(table.step) == [BUDGET] * 4
+    last = log[log.step == BUDGET]
+    assert list(table["held-out loss"]) == pytest.approx(list(last.loss), rel=1e-6)
+    assert list(table.iloc[:, 2]) == pytest.approx(list(last.ratio), rel=1e-6)
+    baseline = next(t for t in chart(at, "Loss of each cell")["data"] if t.get("name") == "baseline")
+    assert plotted(baseline["y"]) == pytest.approx([comparison.task.baseline_loss] * 2)
+
+
+def test_reset_clears_every_run_and_its_log():
+    at = play_to_the_end(page())
+    at.button(key="compare_reset").click().run()
+    comparison = at.session_state["comparison"]
+    assert [run.steps_done for run in comparison.runs] == [0] * 4
+    assert list(comparison.log_frame().step) == [0] * 4
+    ratio = lines(chart(at, "How much gradient reaches the first step"))
+    assert all(plotted(ratio[name]["x"]) == [0] for name in CELLS)
+
+
+def test_a_trained_comparison_stays_with_its_setup_until_a_new_one_is_asked_for():
+    at = play_to_the_end(page())
+    trained = at.session_state["comparison"]
+    at.session_state["lab"].change(preset_setup("parity"))  # as Build & Train would
+    at.run()
+    assert at.session_state["comparison"] is trained and trained.setup.task == "adding"
+    assert any("has changed" in w.value for w in at.warning)
+    assert any("adding (seq_len 50)" in m.value for m in at.markdown)
+    at.button(key="compare_new").click().run()
+    fresh = at.session_state["comparison"]
+    assert fresh is not trained and fresh.compares(preset_setup("parity")) and not fresh.trained
+    assert at.number_input(key="compare_steps").value == engine.TASKS["parity"].preset.steps
+    assert not at.warning
+
+
+def test_an_untrained_comparison_follows_the_students_setup():
+    at = page()
+    first = at.session_state["comparison"]
+    lab = at.session_state["lab"]
+    lab.change(dataclasses.replace(lab.setup, task_params={"seq_len": 20}))
+    at.run()
+    assert at.session_state["comparison"] is not first
+    assert at.session_state["comparison"].setup.task_params == {"seq_len": 20} and not at.warning
