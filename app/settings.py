@@ -10,6 +10,7 @@ import typing
 from dataclasses import dataclass, field
 
 import engine
+from engine.config import ARCHS
 
 FILE_PARAMS = ("text", "csv_text")  # task parameters filled by an upload, never put in a link
 SHARED = ("seed",)  # one seed for the task's data and the training run
@@ -21,6 +22,17 @@ class Setup:
     model: engine.ModelConfig
     train: engine.TrainConfig
     task_params: dict = field(default_factory=dict)  # as make_task takes them, without seed
+
+    def __post_init__(self) -> None:
+        # The engine builds transformers and attention models; no page opens them up yet, so the
+        # app refuses them (from a link or an uploaded checkpoint) rather than draw them wrong.
+        if self.model.arch not in ARCHS or self.model.attention is not None:
+            what = "a transformer" if self.model.arch not in ARCHS else f"{self.model.attention} attention"
+            raise ValueError(
+                f"the app's pages open recurrent networks without attention so far, and this is {what}; "
+                f"use arch {', '.join(ARCHS)} with no attention (the engine itself trains and records "
+                "attention models and transformers from a notebook: see the README)"
+            )
 
     def make_task(self, upload: str | bytes | None = None) -> engine.Task:
         params = dict(self.task_params)

@@ -219,6 +219,14 @@ def test_a_hidden_setting_comes_back_as_it_was():
     assert lab(at).setup.model.forget_bias == 3.0
 
 
+@pytest.mark.parametrize("query", [{"arch": "transformer", "num_heads": "2"}, {"task": "reverse", "attention": "dot"}])
+def test_a_link_to_a_model_no_page_opens_yet_falls_back_with_a_message(query):
+    at = app(query)
+    assert not at.exception
+    assert "recurrent networks without attention" in at.warning[0].value
+    assert lab(at).setup == DEFAULT
+
+
 def test_a_link_whose_settings_cannot_train_together_falls_back_with_a_message():
     at = app({"bidirectional": "true", "bptt_window": "5"})
     assert not at.exception

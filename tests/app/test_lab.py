@@ -151,3 +151,13 @@ def test_a_setup_too_heavy_for_a_shared_cpu_is_refused_with_the_numbers():
     with pytest.raises(ValueError, match="batch 64 x 1000 steps x 512 units"):
         lab.change(heavy)
     assert lab.setup == DEFAULT
+
+
+def test_a_transformer_checkpoint_is_refused_until_a_page_can_open_it():
+    task = engine.make_task("parity")
+    transformer = engine.build_model(engine.ModelConfig(arch="transformer", hidden_size=16, num_heads=2), task)
+    lab = Lab(DEFAULT)
+    model = lab.model
+    with pytest.raises(ValueError, match="recurrent networks without attention"):
+        lab.load_model(engine.to_bytes(transformer))
+    assert lab.model is model and lab.setup == DEFAULT
