@@ -201,3 +201,13 @@ def constant_error_carousel(rec: Recording, stack: str | None = None, layer: int
     fig = finish(fig, "The constant error carousel: f ≈ 1 and i ≈ 0 keep c_t flat", height=HEIGHT + 60)
     fig.update_layout(title_subtitle=dict(text=f"{whose(stack)}{label(layer, direction)}, {which}", font=dict(size=12)))
     return fig.update_layout(margin=dict(t=70, r=65, b=80))
+
+
+def gates_table(rec: Recording, stack: str | None = None) -> pd.DataFrame:
+    """Every gate value, and for an LSTM c_t as the gate "c": columns layer, direction, t, unit,
+    value, gate. What the Gates page's CSV holds."""
+    trace = gated(rec, stack)
+    frame = rec.to_frame("gates", stack)
+    if trace.cell is not None:
+        frame = pd.concat([frame, rec.to_frame("cell", stack).assign(gate="c")], ignore_index=True)
+    return frame

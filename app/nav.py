@@ -7,8 +7,10 @@ SECTIONS = {
     "Start": [("app_pages/home.py", "Home", "home", ":material/home:")],
     "Build & train": [("app_pages/build_train.py", "Build & Train", "build", ":material/model_training:")],
     "Look inside": [
+        ("app_pages/unroll.py", "Unroll", "unroll", ":material/timeline:"),
         ("app_pages/gates.py", "Gates", "gates", ":material/tune:"),
         ("app_pages/gradients.py", "Gradients", "gradients", ":material/trending_down:"),
+        ("app_pages/compare.py", "Compare cells", "compare", ":material/compare_arrows:"),
     ],
 }
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}

@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 import charts_gates as cgates
+import exports
 import ui
 from lab import PROBE_SAMPLES, Lab
 
@@ -60,6 +61,7 @@ def run() -> None:
             st.radio("Stack", stacks, key="stack", horizontal=True, persist_state="session")
     ui.training_controls(lab)
     ui.live(lab, draw)
+    downloads(lab)
 
 
 def draw(lab: Lab) -> None:
@@ -91,6 +93,36 @@ def draw(lab: Lab) -> None:
             "both a memory and its gradient across time. How cleanly a trained network uses it is "
             "what this picture shows."
         )
+
+
+def downloads(lab: Lab) -> None:
+    """Made when clicked, from the model as it is then (see exports.py)."""
+    recorded = exports.chosen_recording(lab)
+    layer = st.session_state.get("gate_layer", 0)
+    direction = 1 if st.session_state.get("gate_direction") == "backward" else 0
+
+    def chosen_part(rec, stack) -> tuple[int, int]:
+        layers, directions = (rec.stacks[stack] if stack else rec.main).hidden.shape[:2]
+        return min(layer, layers - 1), min(direction, directions - 1)
+
+    def heatmaps_html() -> str:
+        rec, stack = recorded()
+        return cgates.gate_heatmaps(rec, stack, *chosen_part(rec, stack)).to_html(include_plotlyjs=True)
+
+    name = exports.stem(lab)
+    with st.expander(exports.EXPANDER):
+        cols = st.columns(3)
+        cols[0].download_button(
+            "Gates and c_t (.csv)", lambda: cgates.gates_table(*recorded()).to_csv(index=False), f"{name}-gates.csv",
+            mime="text/csv",
+        )
+        cols[1].download_button(
+            "Saturation per gate (.csv)", lambda: cgates.saturation_table(*recorded()).to_csv(index=False),
+            f"{name}-saturation.csv", mime="text/csv",
+        )
+        cols[2].download_button("Gate heatmaps, interactive (.html)", heatmaps_html, f"{name}-gates.html",
+                                mime="text/html")
+        st.caption(exports.PNG_NOTE)
 
 
 run()

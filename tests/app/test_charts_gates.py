@@ -177,3 +177,14 @@ def test_encoder_decoder_plots_the_stack_asked_for():
         fig = cgt.gate_heatmaps(rec, stack=stack)
         assert np.array_equal(fig.data[1].z, rec.stacks[stack].gates["f"][0, 0].numpy().T)
         assert f"the {stack}'s" in fig.layout.title.text
+
+
+def test_the_gates_table_holds_every_gate_and_the_cell_state(lstm):
+    table = cgt.gates_table(lstm)
+    assert len(table) == 5 * lstm.hidden.numel()  # i, f, g, o and c
+    row = table[(table.gate == "c") & (table.layer == 1) & (table.direction == "backward") & (table.t == 4)
+                & (table.unit == 3)].iloc[0]
+    assert row.value == pytest.approx(lstm.cell[1, 1, 4, 3].item())
+    row = table[(table.gate == "f") & (table.layer == 0) & (table.direction == "forward") & (table.t == 2)
+                & (table.unit == 1)].iloc[0]
+    assert row.value == pytest.approx(lstm.gates["f"][0, 0, 2, 1].item())

@@ -1,0 +1,181 @@
+"""Unroll: step through one sample in time and watch the hidden state, the gates and the output."""
+from __future__ import annotations
+
+import streamlit as st
+
+import charts_unroll as cu
+import exports
+import nav
+import step_labels
+import ui
+import unit_features
+from lab import PROBE_SAMPLES, Lab
+
+PLAY_SECONDS = 0.6  # between two steps while playing through time
+
+
+def run() -> None:
+    lab = ui.lab()
+    st.title("Unroll through time")
+    ui.show_link_problem()
+    ui.lesson_banner()
+    ui.write_link(lab.setup)
+    ui.sidebar_summary(lab)
+    st.markdown(
+        "A recurrent network is one cell applied at every step: $h_t = f(x_t, h_{t-1})$. Drawn "
+        "unrolled, it is a deep network with one layer per time step and the same weights in every "
+        "layer. Move through the steps and watch what the state carries forward."
+    )
+    rec = lab.recording(0)
+    cfg = lab.setup.model
+    sample, stack_box, layer_box, direction_box = st.columns(4)
+    sample.number_input(
+        "Sample to open up", min_value=0, max_value=PROBE_SAMPLES - 1, step=1, key="probe_index",
+        persist_state="session", help="one of a few fixed samples the model never trains on",
+    )
+    if len(rec.stacks) > 1:
+        stack_box.radio("Stack", list(rec.stacks), key="stack", horizontal=True, persist_state="session")
+    layer_box.number_input("Layer (heatmap, gates, units)", min_value=0, max_value=cfg.num_layers - 1, step=1,
+                           key="unroll_layer")
+    if cfg.bidirectional:
+        direction_box.radio("Direction (gates, units)", ["forward", "backward"], key="unroll_direction",
+                            horizontal=True)
+    st.caption(
+        f"Recorded on the model as it is after {lab.trainer.steps_done:,} training steps. Train it further on "
+        "Build & Train (or the Gates and Gradients pages) and come back: the pictures follow."
+    )
+    playing = st.session_state.get("unroll_playing", False)
+    st.button("Pause" if playing else "Play through time", key="unroll_play", type="primary",
+              icon=":material/pause:" if playing else ":material/play_arrow:",
+              on_click=set_playing, args=(not playing,))
+    stepper(lab)
+    downloads(lab)
+    st.page_link(nav.PATHS["build"], label="Change or train the model on Build & Train", icon=":material/model_training:")
+
+
+def set_playing(playing: bool) -> None:
+    st.session_state["unroll_playing"] = playing
+
+
+def chosen(lab: Lab):
+    """The recording, stack, layer and direction the controls ask for (kept in range)."""
+    index = st.session_state.get("probe_index", 0)
+    rec = lab.recording(index)
+    stack = st.session_state.get("stack") if st.session_state.get("stack") in rec.stacks else None
+    trace = rec.stacks[stack] if stack else rec.main
+    layers, directions, T, H = trace.hidden.shape
+    layer = min(st.session_state.get("unroll_layer", 0), layers - 1)
+    direction = 1 if st.session_state.get("unroll_direction") == "backward" and directions > 1 else 0
+    return index, rec, stack, trace, layer, direction
+
+
+@st.fragment(run_every=PLAY_SECONDS if st.session_state.get("unroll_playing") else None)
+def stepper(lab: Lab) -> None:
+    """Everything that depends on t. Moving the slider reruns only this, on the same recording."""
+    index, rec, stack, trace, layer, direction = chosen(lab)
+    T = trace.hidden.shape[2]
+    t = min(st.session_state.get("unroll_t", 0), T - 1)
+    if st.session_state.get("unroll_playing"):
+        if t >= T - 1:
+            st.session_state["unroll_playing"] = False
+            st.rerun()  # the whole page: the button says Play again, the timer stops
+        t += 1
+    st.session_state["unroll_t"] = t
+    st.slider("Time step t", min_value=0, max_value=T - 1, key="unroll_t")
+    symbols = lab.symbols(index) if stack != "decoder" else None
+    inputs = step_labels.input_labels(lab.task, rec, stack, symbols)
+    outputs = step_labels.output_labels(lab.task, rec, stack)
+    st.plotly_chart(cu.unrolled_diagram(rec, stack, t, inputs, outputs), key="diagram")
+    said = f" and answers **{step_labels.literal(outputs[t])}**" if outputs[t] else ""
+    st.markdown(f"At step **t = {t}** the network reads **{step_labels.literal(inputs[t])}**{said}.")
+    st.caption(
+        "Every box is the same cell with the same weights; only its inputs differ. The arrows along a "
+        "row are all the network remembers from the steps before"
+        + (" (for a bidirectional layer, the orange ones: from the steps after)." if trace.hidden.shape[1] > 1 else ".")
+    )
+    if trace.gates:
+        left, right = st.columns(2)
+        left.plotly_chart(cu.state_at(rec, stack, t), key="state")
+        right.plotly_chart(cu.gates_at(rec, stack, layer, direction, t), key="gates_at")
+        right.caption("The gates that made h_t at this step: a sigmoid gate 0..1 (blue bars), "
+                      "a tanh candidate −1..1 (vermillion bars).")
+    else:
+        st.plotly_chart(cu.state_at(rec, stack, t), key="state")
+    st.caption("h_t of every unit at this step, on the scale of the whole sample, so the bars move as you step.")
+    tokens = inputs if symbols is not None or stack == "decoder" else None
+    st.plotly_chart(cu.hidden_heatmap(rec, stack, layer, t, tokens), key="heatmap")
+    st.caption(
+        "Units up, time across, red positive and blue negative. A unit that changes colour at one kind of "
+        "input and keeps it afterwards is remembering something."
+    )
+    if trace.hidden.shape[1] > 1:
+        st.plotly_chart(cu.concatenation_at(rec, stack, layer, t), key="concatenation")
+        st.caption(
+            "The forward state has read the sample up to t, the backward state from the end back to t: side "
+            "by side, each step sees the whole sequence. That is what bidirectional buys."
+        )
+    hunt_units(lab, rec, stack, trace, layer, direction, t, symbols)
+
+
+def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, symbols: list[str] | None) -> None:
+    """The input coloured by one unit, and the units that follow simple features of the input."""
+    st.subheader("Hunt for interpretable units")
+    hidden = trace.hidden[layer, direction]  # [T, H]
+    table = None
+    if stack != "decoder":
+        features = unit_features.features_of(lab.setup.task, symbols, rec.x)
+        table = unit_features.correlated_units(hidden, features)
+    H = hidden.shape[1]
+    if "unroll_unit" not in st.session_state or st.session_state["unroll_unit"] >= H:
+        st.session_state["unroll_unit"] = int(table["unit"].iloc[0]) if table is not None and len(table) else 0
+    text, units = st.columns([3, 2], gap="large")
+    with units:
+        st.number_input("Unit", min_value=0, max_value=H - 1, step=1, key="unroll_unit")
+        if table is not None and len(table):
+            st.dataframe(table.style.format({"r": "{:+.2f}"}), hide_index=True, width="stretch")
+            st.caption(
+                "Pearson's r between a unit's h_t and a feature of the input over this sample's steps: the "
+                "units most worth a look. r near ±1 on one sample is a lead, not a proof: try another sample."
+            )
+    unit = st.session_state["unroll_unit"]
+    with text:
+        if symbols is not None:
+            values = hidden[:, unit].numpy()  # [T]
+            st.markdown(f"The sample coloured by unit **{unit}**'s h_t: red positive, blue negative, white 0; "
+                        f"step t = {t} framed; hover a token for its value.")
+            st.html(cu.coloured_tokens(symbols, values, t, spaced=lab.setup.task != "charlm"))  # a text's characters are not spaced
+        else:
+            feature = None
+            if table is not None and len(table):
+                best = table[table["unit"] == unit]
+                name = best["feature"].iloc[0] if len(best) else table["feature"].iloc[0]
+                feature = (name, features[name])
+            st.plotly_chart(cu.unit_over_time(rec, stack, layer, direction, unit, t, feature), key="unit_over_time")
+            st.caption("The unit's h_t over the sample, beside the input feature it follows most closely.")
+
+
+def downloads(lab: Lab) -> None:
+    """Made when clicked, from the model as it is then (see exports.py)."""
+    recorded = exports.chosen_recording(lab)
+    layer, t = st.session_state.get("unroll_layer", 0), st.session_state.get("unroll_t", 0)
+
+    def heatmap_html() -> str:
+        rec, stack = recorded()
+        trace = rec.stacks[stack] if stack else rec.main
+        layers, _, T, _ = trace.hidden.shape
+        return cu.hidden_heatmap(rec, stack, min(layer, layers - 1), min(t, T - 1)).to_html(include_plotlyjs=True)
+
+    name = exports.stem(lab)
+    with st.expander(exports.EXPANDER):
+        cols = st.columns(3)
+        cols[0].download_button("Hidden (and cell) states (.csv)", lambda: cu.states_table(*recorded()).to_csv(index=False), f"{name}-states.csv", mime="text/csv")
+        if lab.setup.model.arch != "rnn":
+            cols[1].download_button(
+                "Gates (.csv)", lambda: recorded()[0].to_frame("gates", recorded()[1]).to_csv(index=False),
+                f"{name}-gates.csv", mime="text/csv",
+            )
+        cols[2].download_button("Hidden-state heatmap, interactive (.html)", heatmap_html, f"{name}-heatmap.html",
+                                mime="text/html")
+        st.caption(exports.PNG_NOTE)
+
+run()

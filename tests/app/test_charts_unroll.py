@@ -1,0 +1,184 @@
+"""The Unroll figures plot exactly the recording's numbers at the step asked for."""
+import ast
+import html
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import engine
+
+from .conftest import APP, plotted
+
+import charts_unroll as cu  # noqa: E402  (conftest put app/ on the path)
+import step_labels  # noqa: E402
+
+T, H = 12, 5
+
+
+def recorded(arch="lstm", task="adding", **model):
+    t = engine.make_task(task, seq_len=T)
+    m = engine.build_model(engine.ModelConfig(arch=arch, hidden_size=H, **model), t, seed=0)
+    x, y = t.batch(4)
+    return t, engine.record(m, x, y, jacobians=False)
+
+
+@pytest.fixture(scope="module")
+def bilstm():
+    return recorded("lstm", num_layers=2, bidirectional=True)
+
+
+def spec(fig) -> dict:
+    return json.loads(fig.to_json())
+
+
+def test_no_streamlit_in_the_figure_builders():
+    for name in ("charts_unroll.py", "step_labels.py", "unit_features.py"):
+        tree = ast.parse((APP / name).read_text())
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not any(m and m.startswith("streamlit") for m in imported), name
+
+
+@pytest.mark.parametrize("T_, t, expected", [(50, 0, (0, 9)), (50, 49, (41, 50)), (50, 20, (16, 25)), (12, 2, (0, 12)), (13, 12, (4, 13))])
+def test_the_window_holds_t_and_is_centred_where_it_can_be(T_, t, expected):
+    steps = cu.window(T_, t)
+    assert (steps.start, steps.stop) == expected and t in steps
+
+
+def test_state_bars_are_h_t_and_c_t_of_every_layer_and_direction_at_t(bilstm):
+    _, rec = bilstm
+    t = 7
+    fig = spec(cu.state_at(rec, None, t))
+    bars = fig["data"]
+    assert len(bars) == 2 * 2 * 2  # (h, c) x layers x directions
+    expected = [values[layer, d, t] for layer in range(2) for values in (rec.hidden, rec.cell) for d in range(2)]
+    for bar, values in zip(bars, expected):
+        assert plotted(bar["y"]) == pytest.approx(values.tolist(), rel=1e-6)
+        assert plotted(bar["x"]) == list(range(H))
+    # one fixed scale per quantity over the whole sample, so the bars move as t does
+    reach = float(rec.hidden.abs().max())
+    assert fig["layout"]["yaxis"]["range"] == pytest.approx([-1.05 * reach, 1.05 * reach])
+    reach_c = float(rec.cell.abs().max())
+    assert fig["layout"]["yaxis3"]["range"] == pytest.approx([-1.05 * reach_c, 1.05 * reach_c])  # c_t, layer 0 →
+    assert [fig["layout"][f"xaxis{k}"]["title"]["text"] for k in (7, 8)] == ["unit", "unit"]  # the bottom row
+
+
+def test_gate_bars_are_the_recorded_gates_at_t(bilstm):
+    _, rec = bilstm
+    fig = spec(cu.gates_at(rec, None, 1, 1, 3))
+    for bar, gate in zip(fig["data"], "ifgo"):
+        assert plotted(bar["y"]) == pytest.approx(rec.gates[gate][1, 1, 3].tolist(), rel=1e-6)
+    with pytest.raises(ValueError, match="no gates"):
+        cu.gates_at(recorded("rnn")[1], None, 0, 0, 3)
+
+
+def test_the_heatmap_shows_both_directions_and_frames_t(bilstm):
+    _, rec = bilstm
+    fig = spec(cu.hidden_heatmap(rec, None, 1, 4))
+    maps = [d for d in fig["data"] if d["type"] == "heatmap"]
+    assert len(maps) == 2
+    for d, trace in enumerate(maps):
+        assert np.allclose(plotted(trace["z"]), rec.hidden[1, d].T.numpy(), rtol=1e-6)
+    frames = [s for s in fig["layout"]["shapes"] if s["type"] == "rect"]
+    assert [(s["x0"], s["x1"]) for s in frames] == [(3.5, 4.5), (3.5, 4.5)]
+    assert {s["xref"] for s in frames} == {"x", "x2"}
+
+
+def test_the_concatenation_is_forward_then_backward(bilstm):
+    _, rec = bilstm
+    fig = spec(cu.concatenation_at(rec, None, 0, 6))
+    xs = [x for bar in fig["data"] for x in plotted(bar["x"])]
+    ys = [y for bar in fig["data"] for y in plotted(bar["y"])]
+    assert xs == list(range(2 * H))
+    assert ys == pytest.approx(torch.cat([rec.hidden[0, 0, 6], rec.hidden[0, 1, 6]]).tolist(), rel=1e-6)
+    assert "layer 1" in fig["layout"]["title"]["text"]
+    with pytest.raises(ValueError, match="bidirectional"):
+        cu.concatenation_at(recorded()[1], None, 0, 6)
+
+
+def test_the_diagram_frames_step_t_and_draws_the_arrows_each_way(bilstm):
+    task, rec = bilstm
+    inputs = step_labels.input_labels(task, rec, None, None)
+    outputs = step_labels.output_labels(task, rec, None)
+    fig = spec(cu.unrolled_diagram(rec, None, 5, inputs, outputs))
+    framed = [s for s in fig["layout"]["shapes"] if s["line"]["color"] == cu.VERMILLION]
+    assert {(s["x0"] + s["x1"]) / 2 for s in framed} == {5}
+    assert len(framed) == 1 + 2  # the input and both layers (an adding model answers at t = 11 only)
+    arrows = [a for a in fig["layout"]["annotations"] if a.get("showarrow")]
+    backward = [a for a in arrows if a["arrowcolor"] == cu.DIRECTION_COLOURS[1]]
+    forward = [a for a in arrows if a["arrowcolor"] == cu.DIRECTION_COLOURS[0]]
+    assert backward and all(a["ax"] > a["x"] for a in backward)  # leftwards: h_{t+1} -> h_t
+    assert forward and all(a["ax"] < a["x"] for a in forward)
+    assert any(a["arrowcolor"] == cu.GREEN for a in arrows)  # c_t, an LSTM's
+    ticks = fig["layout"]["xaxis"]["ticktext"]
+    assert ticks == [f"t = {x}" for x in range(T)]  # a sequence this short is drawn whole
+    last = spec(cu.unrolled_diagram(rec, None, T - 1, inputs, outputs))
+    texts = [a["text"] for a in last["layout"]["annotations"] if not a.get("showarrow")]
+    assert any(outputs[-1] in text for text in texts)  # the answer, boxed at the last step
+    with pytest.raises(ValueError, match="one label per step"):
+        cu.unrolled_diagram(rec, None, 0, inputs[:-1], outputs)
+    with pytest.raises(ValueError, match="t must be 0..11"):
+        cu.unrolled_diagram(rec, None, T, inputs, outputs)
+
+
+def test_a_unit_over_time_is_its_recorded_h_beside_a_feature():
+    _, rec = recorded("gru")
+    feature = ("marker", rec.x[:, 1].numpy())
+    fig = spec(cu.unit_over_time(rec, None, 0, 0, 3, 8, feature))
+    assert plotted(fig["data"][0]["y"]) == pytest.approx(rec.hidden[0, 0, :, 3].tolist(), rel=1e-6)
+    assert plotted(fig["data"][1]["y"]) == pytest.approx(feature[1].tolist())
+    assert [s["x0"] for s in fig["layout"]["shapes"]] == [8]
+    with pytest.raises(ValueError, match="unit must be 0..4"):
+        cu.unit_over_time(rec, None, 0, 0, H, 8)
+
+
+def test_coloured_tokens_give_every_value_and_frame_t():
+    tokens = ["<", "a", " ", "\n", "b"]
+    values = np.array([0.5, -1.0, 0.0, 0.25, 1.0])
+    page = cu.coloured_tokens(tokens, values, 1)
+    spans = re.findall(r'<span title="t = (\d+): ([^"]+)" style="([^"]+)">([^<]*)</span>', page)
+    assert [int(s[0]) for s in spans] == list(range(5))
+    assert [float(s[1]) for s in spans] == pytest.approx(values.tolist())
+    assert ["outline" in s[2] for s in spans] == [False, True, False, False, False]
+    assert spans[0][3] == html.escape("<") and spans[2][3] == "&nbsp;"
+    assert "rgba(31, 119, 180, 1.00)" in spans[1][2] and "rgba(214, 39, 40, 0.50)" in spans[0][2]
+    assert "</span> <span" not in page  # the characters of a text run together
+    assert cu.coloured_tokens(["5", "3"], values[:2], 0, spaced=True).count("</span> <span") == 1  # symbols apart
+    with pytest.raises(ValueError, match="one value per token"):
+        cu.coloured_tokens(tokens, values[:3], 0)
+
+
+def test_labels_follow_what_each_stack_reads_and_answers():
+    task = engine.make_task("reverse", seq_len=4)
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=H), task, seed=0)
+    x, y = task.batch(2)
+    rec = engine.record(model, x, y, jacobians=False)
+    decoder_in = step_labels.input_labels(task, rec, "decoder", None)
+    assert decoder_in[0] == "&lt;sos&gt;"  # teacher forcing: <sos>, then the true previous token
+    assert decoder_in[1:] == [task.target_vocab[i] for i in y[0, :-1].tolist()]
+    assert step_labels.output_labels(task, rec, "encoder") == [""] * 4
+    answers = step_labels.output_labels(task, rec, "decoder")
+    best = rec.y_hat.argmax(dim=-1).tolist()  # [T_out]
+    assert [a.split(" ")[0] for a in answers] == [cu.visible(task.target_vocab[i]) for i in best]
+
+    adding, rec = recorded()
+    outputs = step_labels.output_labels(adding, rec, None)
+    assert outputs[:-1] == [""] * (T - 1) and outputs[-1] == f"{rec.y_hat.item():.3g}"
+    assert step_labels.input_labels(adding, rec, None, None)[2] == step_labels.values_label(rec.x[2])
+
+
+def test_a_label_reads_literally_in_a_markdown_sentence():
+    assert step_labels.literal("a*b_c$") == "a\\*b\\_c\\$"
+    assert step_labels.literal("0.25, 1") == "0.25, 1"
+
+
+def test_the_states_table_holds_every_h_and_c(bilstm):
+    _, rec = bilstm
+    table = cu.states_table(rec)
+    assert len(table) == rec.hidden.numel()
+    row = table[(table.layer == 1) & (table.direction == "backward") & (table.t == 3) & (table.unit == 2)].iloc[0]
+    assert (row.h, row.c) == pytest.approx((rec.hidden[1, 1, 3, 2].item(), rec.cell[1, 1, 3, 2].item()))
+    assert "c" not in cu.states_table(recorded("gru")[1])

@@ -1,0 +1,108 @@
+"""The Unroll page plots the recording at the step the slider says, and moving the slider only
+redraws: the model is not recorded again."""
+import re
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import nav
+
+from .conftest import MAIN, chart, plotted
+
+UNROLL = nav.PATHS["unroll"]
+
+
+def page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run().switch_page(UNROLL).run()
+
+
+def shown_step(at: AppTest) -> int:
+    said = [m.value for m in at.markdown if "At step" in m.value]
+    return int(re.search(r"t = (\d+)\*\*", said[0]).group(1))
+
+
+def framed_steps(at: AppTest) -> set[float]:
+    shapes = chart(at, "Hidden units over time")["layout"]["shapes"]
+    return {(s["x0"] + s["x1"]) / 2 for s in shapes if s["type"] == "rect"}
+
+
+def test_moving_the_slider_moves_the_framed_step_without_recording_again(monkeypatch):
+    at = page({"task": "adding", "seq_len": "20"})
+    assert not at.exception
+    lab = at.session_state["lab"]
+    for _ in range(3):
+        lab.step()
+    at.run()
+    assert shown_step(at) == 0 and framed_steps(at) == {0}
+    rec = lab.recording(0)
+    calls = []
+    monkeypatch.setattr("engine.record", lambda *a, **k: calls.append(a))  # any new recording would show here
+    at.slider(key="unroll_t").set_value(13).run()
+    assert not at.exception and not calls
+    assert shown_step(at) == 13 and framed_steps(at) == {13}
+    bars = chart(at, "c_t at t = 13")["data"]
+    assert plotted(bars[0]["y"]) == pytest.approx(rec.hidden[0, 0, 13].tolist(), rel=1e-6)
+    assert plotted(bars[1]["y"]) == pytest.approx(rec.cell[0, 0, 13].tolist(), rel=1e-6)
+    gates = chart(at, "Gates at t = 13")["data"]
+    for bar, gate in zip(gates, "ifgo"):
+        assert plotted(bar["y"]) == pytest.approx(rec.gates[gate][0, 0, 13].tolist(), rel=1e-6)
+    heat = [d for d in chart(at, "Hidden units over time")["data"] if d["type"] == "heatmap"][0]
+    assert np.allclose(plotted(heat["z"]), rec.hidden[0, 0].T.numpy(), rtol=1e-6)
+    said = [m.value for m in at.markdown if "At step" in m.value][0]
+    assert f"{rec.x[13, 0].item():.3g}" in said
+
+
+def test_play_steps_through_time_and_stops_at_the_end():
+    at = page({"task": "parity"})  # 10 steps
+    at.button(key="unroll_play").click().run()
+    assert shown_step(at) == 1  # each run of the playing fragment moves one step
+    at.slider(key="unroll_t").set_value(9).run()  # the last step: playing stops there
+    at.run()
+    assert shown_step(at) == 9 and not at.session_state["unroll_playing"]
+    assert at.button(key="unroll_play").label == "Play through time"
+
+
+def test_a_bidirectional_stack_shows_both_directions_and_what_the_next_layer_reads():
+    at = page({"task": "parity", "arch": "gru", "num_layers": "2", "bidirectional": "true"})
+    assert not at.exception
+    lab = at.session_state["lab"]
+    at.number_input(key="unroll_layer").set_value(1).run()
+    at.radio(key="unroll_direction").set_value("backward").run()
+    at.slider(key="unroll_t").set_value(4).run()
+    rec = lab.recording(0)
+    joined = chart(at, "What the output reads at t = 4")["data"]
+    assert [y for bar in joined for y in plotted(bar["y"])] == pytest.approx(
+        rec.hidden[1, :, 4].flatten().tolist(), rel=1e-6)
+    maps = [d for d in chart(at, "Hidden units over time, layer 1")["data"] if d["type"] == "heatmap"]
+    assert len(maps) == 2 and framed_steps(at) == {4}
+    for bar, gate in zip(chart(at, "Gates at t = 4")["data"], "rzn"):
+        assert plotted(bar["y"]) == pytest.approx(rec.gates[gate][1, 1, 4].tolist(), rel=1e-6)
+
+
+def test_the_text_is_coloured_by_the_chosen_unit():
+    at = page({"task": "charlm"})
+    assert not at.exception
+    lab = at.session_state["lab"]
+    rec = lab.recording(0)
+    table = at.dataframe[0].value
+    assert at.session_state["unroll_unit"] == table["unit"].iloc[0]  # the best lead comes first
+    at.number_input(key="unroll_unit").set_value(7).run()
+    text = at.get("html")[0].proto.body
+    values = [float(v) for v in re.findall(r'title="t = \d+: ([^"]+)"', text)]
+    assert values == pytest.approx(rec.hidden[0, 0, :, 7].tolist(), rel=1e-3, abs=1e-6)
+
+
+def test_an_encoder_decoder_opens_either_stack():
+    at = page({"task": "reverse"})
+    at.radio(key="stack").set_value("decoder").run()
+    assert not at.exception
+    said = [m.value for m in at.markdown if "At step" in m.value][0]
+    assert "reads **&lt;sos&gt;**" in said  # teacher forcing: the decoder starts from <sos>
+    lab = at.session_state["lab"]
+    rec = lab.recording(0)
+    bars = chart(at, "h_t and c_t at t = 0")["data"]
+    assert plotted(bars[0]["y"]) == pytest.approx(rec.stacks["decoder"].hidden[0, 0, 0].tolist(), rel=1e-6)

@@ -1,0 +1,46 @@
+"""Unroll in a real browser: the time slider moves the framed step, and Play walks through time."""
+import re
+
+from .conftest import wait_for_app
+
+STEP = re.compile(r"At step t = (\d+) the network reads")
+
+
+def shown_step(page) -> int:
+    return int(STEP.search(page.locator('[data-testid="stMain"]').inner_text()).group(1))
+
+
+def test_time_slider_and_play(app_page):
+    app_page.goto("build")
+    page = app_page.page
+    page.get_by_role("button", name="Step").click()  # a model that has trained, as in class
+    wait_for_app(page)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Unroll").click()  # the same session
+    page.wait_for_url("**/unroll*")
+    wait_for_app(page)
+    assert "steps trained: 1" in page.locator('[data-testid="stSidebar"]').inner_text()
+    assert shown_step(page) == 0
+    app_page.screenshot("unroll-t0")
+
+    for step in range(1, 6):  # one key at a time: a rerun landing mid-burst would reset the thumb
+        page.get_by_role("slider").first.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            f"() => /At step t = {step} the network reads/.test(document.querySelector('[data-testid=\"stMain\"]').innerText)",
+            timeout=30_000,
+        )
+    wait_for_app(page)
+    assert shown_step(page) == 5
+    app_page.screenshot("unroll-t5")
+
+    page.get_by_role("button", name="Play through time").click()
+    page.wait_for_function(  # the fragment steps t on its own
+        "() => { const m = document.querySelector('[data-testid=\"stMain\"]').innerText"
+        ".match(/At step t = (\\d+) the network reads/); return m && parseInt(m[1]) >= 8; }",
+        timeout=30_000,
+    )
+    page.get_by_role("button", name="Pause").click()
+    wait_for_app(page)
+    paused = shown_step(page)
+    page.wait_for_timeout(1500)
+    assert shown_step(page) == paused  # paused means paused
