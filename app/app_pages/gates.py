@@ -54,7 +54,7 @@ def run() -> None:
             persist_state="session",
         )
         st.number_input("Layer", min_value=0, max_value=cfg.num_layers - 1, step=1, key="gate_layer")
-        if cfg.bidirectional:
+        if cfg.bidirectional and st.session_state.get("stack") != "decoder":  # a decoder reads one way
             st.radio("Direction", ["forward", "backward"], key="gate_direction", horizontal=True)
         stacks = list(lab.recording(0).stacks)
         if len(stacks) > 1:
@@ -71,7 +71,7 @@ def draw(lab: Lab) -> None:
     trace = rec.stacks[stack] if stack else rec.main
     layer = min(st.session_state.get("gate_layer", 0), trace.hidden.shape[0] - 1)
     direction = 1 if st.session_state.get("gate_direction") == "backward" and trace.hidden.shape[1] > 1 else 0
-    tokens = lab.tokens(index) if stack in (None, "encoder") else None
+    tokens = lab.tokens(index, stack) if stack in (None, "encoder") else None
     st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
     st.plotly_chart(cgates.gate_heatmaps(rec, stack, layer, direction, tokens), key="gate_heatmaps")
     st.caption(

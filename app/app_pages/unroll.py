@@ -12,6 +12,8 @@ import unit_features
 from lab import PROBE_SAMPLES, Lab
 
 PLAY_SECONDS = 0.6  # between two steps while playing through time
+CLICKED = "unroll_play_clicked"  # set by the Play/Pause button for the run it starts
+LAST_STEP = "unroll_last_step"  # the last t of the sample shown, for Play to know it is at the end
 
 
 def run() -> None:
@@ -36,25 +38,31 @@ def run() -> None:
     if len(rec.stacks) > 1:
         stack_box.radio("Stack", list(rec.stacks), key="stack", horizontal=True, persist_state="session")
     layer_box.number_input("Layer (heatmap, gates, units)", min_value=0, max_value=cfg.num_layers - 1, step=1,
-                           key="unroll_layer")
-    if cfg.bidirectional:
+                           key="unroll_layer", persist_state="session")
+    if chosen(lab)[3].hidden.shape[1] > 1:  # the chosen stack's directions (a decoder has one)
         direction_box.radio("Direction (gates, units)", ["forward", "backward"], key="unroll_direction",
-                            horizontal=True)
+                            horizontal=True, persist_state="session")
     st.caption(
         f"Recorded on the model as it is after {lab.trainer.steps_done:,} training steps. Train it further on "
         "Build & Train (or the Gates and Gradients pages) and come back: the pictures follow."
     )
-    playing = st.session_state.get("unroll_playing", False)
+    if not st.session_state.pop(CLICKED, False):  # any other full run (arriving here, a control) pauses
+        st.session_state["unroll_playing"] = False
+    playing = st.session_state["unroll_playing"]
     st.button("Pause" if playing else "Play through time", key="unroll_play", type="primary",
               icon=":material/pause:" if playing else ":material/play_arrow:",
               on_click=set_playing, args=(not playing,))
-    stepper(lab)
+    st.fragment(run_every=PLAY_SECONDS if playing else None)(stepper)(lab)
     downloads(lab)
     st.page_link(nav.PATHS["build"], label="Change or train the model on Build & Train", icon=":material/model_training:")
 
 
 def set_playing(playing: bool) -> None:
+    """The Play/Pause button's callback. Play at the last step starts again from the first."""
     st.session_state["unroll_playing"] = playing
+    st.session_state[CLICKED] = True
+    if playing and st.session_state.get("unroll_t", 0) >= st.session_state.get(LAST_STEP, 0):
+        st.session_state["unroll_t"] = 0
 
 
 def chosen(lab: Lab):
@@ -69,11 +77,12 @@ def chosen(lab: Lab):
     return index, rec, stack, trace, layer, direction
 
 
-@st.fragment(run_every=PLAY_SECONDS if st.session_state.get("unroll_playing") else None)
 def stepper(lab: Lab) -> None:
-    """Everything that depends on t. Moving the slider reruns only this, on the same recording."""
+    """Everything that depends on t, run as a fragment: moving the slider reruns only this, on
+    the same recording; while playing it reruns every PLAY_SECONDS and moves t on by one."""
     index, rec, stack, trace, layer, direction = chosen(lab)
     T = trace.hidden.shape[2]
+    st.session_state[LAST_STEP] = T - 1
     t = min(st.session_state.get("unroll_t", 0), T - 1)
     if st.session_state.get("unroll_playing"):
         if t >= T - 1:
@@ -81,8 +90,8 @@ def stepper(lab: Lab) -> None:
             st.rerun()  # the whole page: the button says Play again, the timer stops
         t += 1
     st.session_state["unroll_t"] = t
-    st.slider("Time step t", min_value=0, max_value=T - 1, key="unroll_t")
-    symbols = lab.symbols(index) if stack != "decoder" else None
+    st.slider("Time step t", min_value=0, max_value=T - 1, key="unroll_t", persist_state="session")
+    symbols = lab.symbols(index, stack) if stack != "decoder" else None
     inputs = step_labels.input_labels(lab.task, rec, stack, symbols)
     outputs = step_labels.output_labels(lab.task, rec, stack)
     st.plotly_chart(cu.unrolled_diagram(rec, stack, t, inputs, outputs), key="diagram")
@@ -112,7 +121,11 @@ def stepper(lab: Lab) -> None:
         st.plotly_chart(cu.concatenation_at(rec, stack, layer, t), key="concatenation")
         st.caption(
             "The forward state has read the sample up to t, the backward state from the end back to t: side "
-            "by side, each step sees the whole sequence. That is what bidirectional buys."
+            "by side, each step sees the whole sequence. That is what bidirectional buys"
+            + (". Here, though, the model answers at every step, and the backward state has already read "
+               "the steps after t: where the answer lies ahead (the next character, the next value of the "
+               "sine), it has seen it, and a good score means nothing." if lab.task.spec.mapping == "seq2seq"
+               else ".")
         )
     hunt_units(lab, rec, stack, trace, layer, direction, t, symbols)
 
@@ -130,7 +143,7 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
         st.session_state["unroll_unit"] = int(table["unit"].iloc[0]) if table is not None and len(table) else 0
     text, units = st.columns([3, 2], gap="large")
     with units:
-        st.number_input("Unit", min_value=0, max_value=H - 1, step=1, key="unroll_unit")
+        st.number_input("Unit", min_value=0, max_value=H - 1, step=1, key="unroll_unit", persist_state="session")
         if table is not None and len(table):
             st.dataframe(table.style.format({"r": "{:+.2f}"}), hide_index=True, width="stretch")
             st.caption(

