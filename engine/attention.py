@@ -4,8 +4,8 @@ A query q scores every key k_i, a softmax turns the scores into weights alpha_i 
 and the output is the weighted sum of the values: the context c = sum_i alpha_i v_i.
 
 - The transformer's `scaled_dot_product_attention`: softmax(Q K^T / sqrt(d_k) + M) V, with the
-  mask M (0 where a query may look, -inf where it may not) added before the softmax, so masked
-  weights are exactly 0.
+  mask M (0 where a query may look, -inf where it may not: the future of a causal layer, the
+  padding of a padded input) added before the softmax, so masked weights are exactly 0.
 - The score functions of the recurrent encoder-decoder (`Attention`), by name: "dot" and
   "general" (Luong et al. 2015), "additive" (Bahdanau et al. 2015; Luong's "concat"),
   "scaled_dot" (Vaswani et al. 2017) and "cosine" (content-based, Graves et al. 2014).
@@ -57,6 +57,20 @@ def causal_mask(T: int, dtype: torch.dtype = torch.float32) -> Tensor:
 def key_padding_mask(padded: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
     """padded [B, T_k] (True at a padding position) -> [B, 1, 1, T_k]: no query looks at padding."""
     return torch.zeros(padded.shape, dtype=dtype).masked_fill(padded, float("-inf"))[:, None, None]
+
+
+def padding_mask(padded: Tensor, causal: bool = False, dtype: torch.dtype = torch.float32) -> Tensor:
+    """The mask of a layer whose keys are a padded sequence, padded [B, T_k] True at padding:
+    -inf on the padding and, when causal (self-attention, T_q = T_k), on the future. [B, 1, 1, T_k],
+    or [B, 1, T_k, T_k] causal. A query left with nothing but padding to see (a front pad in a
+    causal stack, or a sequence that is all padding) sees that padding as unmasked: a row of
+    nothing but -inf would make its softmax 0/0, and the NaN would reach every position through
+    the values."""
+    T_k = padded.shape[1]
+    future = torch.ones(T_k, T_k, dtype=torch.bool).triu(1) if causal else torch.zeros(1, T_k, dtype=torch.bool)  # [T_q, T_k]
+    hidden = future | padded[:, None, None]  # [B, 1, T_q, T_k]
+    hidden = torch.where(hidden.all(-1, keepdim=True), future, hidden)  # [B, 1, T_q, T_k]: never a whole row
+    return torch.zeros(hidden.shape, dtype=dtype).masked_fill(hidden, float("-inf"))
 
 
 class DotScore(nn.Module):
@@ -124,15 +138,18 @@ def make_score(name: str, size: int) -> nn.Module:
 
 class Attention(nn.Module):
     """A recurrent decoder's attention over the encoder's states h_i (keys and values at once):
-    e_ti = score(s_t, h_i), alpha_ti = softmax_i(e_ti), c_t = sum_i alpha_ti h_i."""
+    e_ti = score(s_t, h_i), alpha_ti = softmax_i(e_ti), c_t = sum_i alpha_ti h_i. The states of
+    padding tokens (padded [B, S], True there) score -inf, so they get exactly 0 weight."""
 
     def __init__(self, score: str, size: int):
         super().__init__()
         self.score = make_score(score, size)
 
-    def forward(self, s: Tensor, h: Tensor) -> Attended:  # s [B, T_q, D], h [B, S, D]
+    def forward(self, s: Tensor, h: Tensor, padded: Tensor | None = None) -> Attended:  # s [B, T_q, D], h [B, S, D]
         check_keys(h)
         e = self.score(s, h)  # [B, T_q, S]
+        if padded is not None:
+            e = e + padding_mask(padded, dtype=e.dtype)[:, 0]  # [B, T_q, S]: -inf on padding
         alpha = torch.softmax(e, dim=-1)  # [B, T_q, S]
         c = alpha @ h  # [B, T_q, D]
         return Attended(c[:, None], alpha[:, None], e[:, None])  # one head

@@ -12,9 +12,13 @@ Bahdanau et al. (2015), score "additive": the previous state asks, and the decod
 
 The encoder's final state still starts the decoder, and a stacked decoder's s_t is its top
 layer's state. h_i are in source order even when the encoder reads the source backwards, so
-alpha[t, i] always says how much target step t looked at source token i.
+alpha[t, i] always says how much target step t looked at source token i. The states of a
+padded source's padding tokens (TaskSpec.pad_id) get alpha_ti = 0: they hold no word of the
+source, only how far the encoder had read.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import torch
 from torch import Tensor, nn
@@ -72,18 +76,18 @@ class AttentionEncoderDecoder(EncoderDecoder):
     def step(self, token: Tensor, decoding: Decoding) -> tuple[Tensor, Decoding]:
         y_prev = self.target_embedding(token[:, None])  # [B, 1, E]
         if self.looks_back:
-            a = self.attention(top_state(decoding.state), decoding.memory)  # s_{t-1} asks
+            a = self.attention(top_state(decoding.state), decoding.memory, decoding.padded)  # s_{t-1} asks
             s, state = self.decoder(torch.cat([y_prev, a.context[:, 0]], dim=-1), decoding.state)  # [B, 1, H']
         else:
             s, state = self.decoder(y_prev, decoding.state)  # s_t: [B, 1, H']
-            a = self.attention(s, decoding.memory)  # s_t asks
-        return self.output(s, a.context[:, 0])[:, 0], Decoding(state, decoding.memory)  # [B, V]
+            a = self.attention(s, decoding.memory, decoding.padded)  # s_t asks
+        return self.output(s, a.context[:, 0])[:, 0], dataclasses.replace(decoding, state=state)  # [B, V]
 
     def teacher_forced(self, decoding: Decoding, y: Tensor) -> Tensor:
         if self.looks_back:  # step t's input holds c_t, which needs s_{t-1}: one step at a time
             return feed_back(self, decoding, y.shape[0], teacher_inputs(y))
         s, _ = self.decoder(self.target_embedding(teacher_inputs(y)), decoding.state)  # [B, T_out, H']
-        a = self.attention(s, decoding.memory)  # every step's query at once
+        a = self.attention(s, decoding.memory, decoding.padded)  # every step's query at once
         return self.output(s, a.context[:, 0])  # [B, T_out, V]
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
@@ -92,16 +96,18 @@ class AttentionEncoderDecoder(EncoderDecoder):
         encoder, out = run_stack("encoder", self.cfg, self.encoder, self.source(x), taps)
         memory = self.in_source_order(out)  # [B, S, H']
         state = self.context(encoder.final_state())
+        padded = self.spec.padded(x)  # [B, S]
         y_prev = self.target_embedding(teacher_inputs(y))  # [B, T_out, E]
         if self.looks_back:
-            decoder, s, a = self.replay_looking_back(y_prev, state, memory, taps)
+            decoder, s, a = self.replay_looking_back(y_prev, state, memory, padded, taps)
         else:
             decoder, s = run_stack("decoder", self.decoder_cfg, self.decoder, y_prev, taps, state)
-            a = self.attention(s, memory)
+            a = self.attention(s, memory, padded)
         y_hat = self.output(s, a.context[:, 0])  # [B, T_out, V]
         return Replay(y_hat, {"encoder": encoder, "decoder": decoder}, attention={"alignment": a})
 
-    def replay_looking_back(self, y_prev: Tensor, state: State, memory: Tensor, taps: Taps | None):
+    def replay_looking_back(self, y_prev: Tensor, state: State, memory: Tensor, padded: Tensor | None,
+                            taps: Taps | None):
         """Bahdanau's decoder replayed one step at a time (each step's input needs the step
         before), every layer through unroll_layer with its tap. Returns the decoder's
         StackReplay, its top layer's states [B, T_out, H'] and what it attended to."""
@@ -111,7 +117,7 @@ class AttentionEncoderDecoder(EncoderDecoder):
         steps: list[list[LayerTrace]] = [[] for _ in range(cfg.num_layers)]
         inputs, looks = [], []
         for t in range(y_prev.shape[1]):
-            a = self.attention(h[-1][0][:, None], memory)  # s_{t-1} asks: [B, 1, H']
+            a = self.attention(h[-1][0][:, None], memory, padded)  # s_{t-1} asks: [B, 1, H']
             layer_in = torch.cat([y_prev[:, t], a.context[:, 0, 0]], dim=-1)[None]  # [1, B, E+H']
             inputs.append(layer_in)
             looks.append(a)

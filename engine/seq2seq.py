@@ -72,13 +72,15 @@ class Decoding:
 
     state: State  # nn.LSTM's layout: [L, B, H']
     memory: Tensor  # [B, S, H']  every encoder state, in source order
+    padded: Tensor | None = None  # [B, S]  True at the source's padding; None: a task that never pads
 
     def select(self, index: Tensor) -> "Decoding":
         """Rows `index` ([K]) of the batch, in that order (a row may repeat)."""
         states = self.state if isinstance(self.state, tuple) else (self.state,)
         picked = tuple(s.index_select(1, index) for s in states)  # each [L, K, H']
         state = picked if isinstance(self.state, tuple) else picked[0]
-        return Decoding(state, self.memory.index_select(0, index))  # memory: [K, S, H']
+        padded = self.padded.index_select(0, index) if self.padded is not None else None  # [K, S]
+        return Decoding(state, self.memory.index_select(0, index), padded)  # memory: [K, S, H']
 
 
 class EncoderDecoder(nn.Module):
@@ -120,12 +122,12 @@ class EncoderDecoder(nn.Module):
 
     def start(self, x: Tensor) -> Decoding:
         out, h_n = self.encoder(self.source(x))  # [B, S, dirs*H]
-        return Decoding(self.context(h_n), self.in_source_order(out))
+        return Decoding(self.context(h_n), self.in_source_order(out), self.spec.padded(x))
 
     def step(self, token: Tensor, decoding: Decoding) -> tuple[Tensor, Decoding]:
         """Read token [B], return the next token's logits [B, V]."""
         out, state = self.decoder(self.target_embedding(token[:, None]), decoding.state)  # [B, 1, H']
-        return self.head(out[:, 0]), Decoding(state, decoding.memory)
+        return self.head(out[:, 0]), dataclasses.replace(decoding, state=state)
 
     def teacher_forced(self, decoding: Decoding, y: Tensor) -> Tensor:
         """All steps in one call of the decoder's kernel, since every input is known. [B, T_out, V]."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .attention import Attended, causal_mask
+from .attention import Attended, causal_mask, padding_mask
 from .config import ModelConfig
 from .multihead import MultiHeadAttention
 from .positional import Positions
@@ -71,11 +71,13 @@ class DecoderBlock(nn.Module):
         self.norm_3 = nn.LayerNorm(d)
         self.dropout = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: Tensor, memory: Tensor, mask: Tensor, maps: dict | None, name: str) -> Tensor:
-        """x [B, T, d] the target so far, memory [B, S, d] the encoder's output."""
+    def forward(self, x: Tensor, memory: Tensor, mask: Tensor, maps: dict | None, name: str,
+                memory_mask: Tensor | None = None) -> Tensor:
+        """x [B, T, d] the target so far, memory [B, S, d] the encoder's output; memory_mask
+        (broadcasting to [B, heads, T, S]) hides the source's padding."""
         a, looked_back = self.self_attention(x, x, x, mask)  # [B, T, d]: earlier target positions
         x = self.norm_1(x + self.dropout(a))  # [B, T, d]
-        a, looked_across = self.cross_attention(x, memory, memory)  # [B, T, d]: the source
+        a, looked_across = self.cross_attention(x, memory, memory, memory_mask)  # [B, T, d]: the source
         x = self.norm_2(x + self.dropout(a))  # [B, T, d]
         x = self.norm_3(x + self.dropout(self.feed_forward(x)))  # [B, T, d]
         if maps is not None:
@@ -135,7 +137,8 @@ class TransformerModel(nn.Module):
 
     cfg.bidirectional: every position attends to all (an encoder, for classification and
     tagging); otherwise to itself and the past only (a decoder, for language models and every
-    causal task, which a recurrent network would read left to right)."""
+    causal task, which a recurrent network would read left to right). Either way no position
+    attends to the input's padding (TaskSpec.pad_id)."""
 
     def __init__(self, cfg: ModelConfig, spec: TaskSpec):
         super().__init__()
@@ -158,8 +161,16 @@ class TransformerModel(nn.Module):
             raise ValueError("the input sequence is empty; give at least one position")
         return self.dropout(self.positions(self.embedding(x)))  # [B, T, d]
 
-    def features(self, x_in: Tensor, taps: Tensor | None = None, maps: dict | None = None) -> tuple[Tensor, list[Tensor]]:
-        mask = None if self.cfg.bidirectional else causal_mask(x_in.shape[1], x_in.dtype)  # [T, T]
+    def mask(self, x: Tensor, x_in: Tensor) -> Tensor | None:
+        """The self-attention mask for the input x, read as x_in [B, T, d]: None, the causal
+        [T, T], or with padding [B, 1, 1, T] (encoder) or [B, 1, T, T] (causal)."""
+        causal, padded = not self.cfg.bidirectional, self.spec.padded(x)  # padded: [B, T]
+        if padded is not None:
+            return padding_mask(padded, causal, x_in.dtype)
+        return causal_mask(x_in.shape[1], x_in.dtype) if causal else None
+
+    def features(self, x_in: Tensor, mask: Tensor | None, taps: Tensor | None = None, maps: dict | None = None
+                 ) -> tuple[Tensor, list[Tensor]]:
         return run_blocks(self.blocks, x_in, taps, maps, "", mask=mask)
 
     def readout(self, out: Tensor) -> Tensor:
@@ -172,7 +183,8 @@ class TransformerModel(nn.Module):
 
     def forward(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """y_hat for x (y is taken and ignored, as by SequenceModel)."""
-        out, _ = self.features(self.inputs(x))
+        x_in = self.inputs(x)
+        out, _ = self.features(x_in, self.mask(x, x_in))
         return self.readout(out)
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
@@ -180,7 +192,7 @@ class TransformerModel(nn.Module):
         maps: dict[str, Attended] = {}
         x_in = self.inputs(x)
         stack_taps = taps.make(self.stack_name, self.cfg, x_in) if taps is not None else None
-        out, outputs = self.features(x_in, stack_taps, maps)
+        out, outputs = self.features(x_in, self.mask(x, x_in), stack_taps, maps)
         return Replay(self.readout(out), {self.stack_name: BlockStackReplay(outputs)}, attention=maps)
 
     def param_groups(self) -> dict[str, list[str]]:

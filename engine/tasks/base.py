@@ -30,6 +30,10 @@ class TaskSpec:
     output_size  values per output, or classes
     loss         "mse" or "ce"
     out_len      vec2seq and encdec: how many steps the output has (encdec: at most)
+    pad_id       tokens only: the input token that pads a sequence to its length, which no
+                 attention looks at; None = the inputs are never padded. Left out of equality
+                 (and so of the check that a model fits its task): a checkpoint saved before the
+                 field existed loads with None and still fits, its attention unmasked as trained.
     """
 
     name: str
@@ -39,6 +43,7 @@ class TaskSpec:
     output_size: int
     loss: str
     out_len: int = 0
+    pad_id: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         check_choice("mapping", self.mapping, MAPPINGS)
@@ -50,6 +55,14 @@ class TaskSpec:
             check_int("out_len", self.out_len, 2, MAX_SEQ_LEN)
         if self.mapping == "encdec" and (self.input_kind != "tokens" or self.loss != "ce"):
             raise ValueError("an encdec task reads tokens and predicts tokens: use input_kind='tokens', loss='ce'")
+        if self.pad_id is not None:
+            if self.input_kind != "tokens":
+                raise ValueError("pad_id names a padding token, and this task's inputs are values; leave pad_id=None")
+            check_int("pad_id", self.pad_id, 0, self.input_size - 1)
+
+    def padded(self, x: Tensor) -> Tensor | None:
+        """[B, T] True where the token ids x [B, T] are padding; None when the task never pads."""
+        return None if self.pad_id is None else x == self.pad_id
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -78,7 +78,7 @@ class DatesTask(Task):
         self.target_vocab = SPECIALS + TARGET_CHARS
         self.spec = TaskSpec(
             "dates", "encdec", "tokens", input_size=len(self.vocab), output_size=len(self.target_vocab),
-            loss="ce", out_len=TARGET_LEN + 1,
+            loss="ce", out_len=TARGET_LEN + 1, pad_id=self.vocab.index(PAD),
         )
 
     def sample(self, batch_size, generator):
@@ -98,7 +98,7 @@ class DatesTask(Task):
             raise ValueError(f"characters {unknown!r} do not occur in the date formats; write e.g. '21 November 2026'")
         if not text or len(text) > MAX_SOURCE_LEN:
             raise ValueError(f"a date has 1 to {MAX_SOURCE_LEN} characters, e.g. '21 November 2026'; got {len(text)}")
-        return torch.tensor([0] * (MAX_SOURCE_LEN - len(text)) + [index[ch] for ch in text])  # [18]
+        return torch.tensor([self.spec.pad_id] * (MAX_SOURCE_LEN - len(text)) + [index[ch] for ch in text])  # [18]
 
     def encode_target(self, iso: str) -> torch.Tensor:
         """"2026-11-21" -> [11] target ids, <eos> last."""
@@ -107,7 +107,7 @@ class DatesTask(Task):
 
     def decode(self, ids) -> str:
         """Source ids back to text, without the padding."""
-        return "".join(self.vocab[int(i)] for i in ids if int(i) != 0)
+        return "".join(self.vocab[int(i)] for i in ids if int(i) != self.spec.pad_id)
 
     def decode_target(self, ids) -> str:
         """Target ids (a model's argmax) back to text, up to <eos>."""

@@ -93,21 +93,22 @@ class SentimentTask(Task):
         tokenised = [words(r) for r in reviews]
         self.vocab = word_vocab(tokenised, self.max_vocab)
         index = {w: i for i, w in enumerate(self.vocab)}
+        pad = self.vocab.index("<pad>")
         # A review is kept once as the model sees it (its last seq_len words, rare ones as
         # <unk>): a repeat would otherwise sit in both the training and the held-out rows.
         rows: dict[tuple[int, ...], int] = {}
         for text, label in zip(tokenised, labels):
             ids = [index.get(w, 1) for w in text[-self.seq_len :]]
-            rows.setdefault((0,) * (self.seq_len - len(ids)) + tuple(ids), label)
+            rows.setdefault((pad,) * (self.seq_len - len(ids)) + tuple(ids), label)
         if len(rows) < 10:
             raise ValueError(f"the CSV has {len(rows)} distinct reviews; give at least 10")
-        x = torch.tensor(list(rows))  # [N, T], front-padded with 0 = <pad>
+        x = torch.tensor(list(rows))  # [N, T], front-padded with <pad>
         y = torch.tensor(list(rows.values()))  # [N]
         order = torch.randperm(len(y), generator=torch.Generator().manual_seed(self.seed))
         n_test = max(1, int(len(y) * TEST_SHARE))
         self.test_x, self.test_y = x[order[:n_test]], y[order[:n_test]]  # held out
         self.train_x, self.train_y = x[order[n_test:]], y[order[n_test:]]
-        self.spec = TaskSpec("sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce")
+        self.spec = TaskSpec("sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce", pad_id=pad)
 
     def sample(self, batch_size, generator):
         rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]
@@ -120,7 +121,7 @@ class SentimentTask(Task):
         """A review typed by the student, as the model sees it: [T] word ids, front-padded."""
         index = {w: i for i, w in enumerate(self.vocab)}
         ids = [index.get(w, 1) for w in words(text)[-self.seq_len :]]
-        return torch.tensor([0] * (self.seq_len - len(ids)) + ids)  # [T]
+        return torch.tensor([self.spec.pad_id] * (self.seq_len - len(ids)) + ids)  # [T]
 
     def decode(self, ids) -> str:
-        return " ".join(self.vocab[int(i)] for i in ids if int(i) != 0)
+        return " ".join(self.vocab[int(i)] for i in ids if int(i) != self.spec.pad_id)

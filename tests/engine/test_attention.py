@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 import engine
-from engine.attention import Attention, causal_mask, key_padding_mask, make_score, scaled_dot_product_attention
+from engine.attention import (Attention, causal_mask, key_padding_mask, make_score, padding_mask,
+                              scaled_dot_product_attention)
 from engine.config import SCORES
 from engine.multihead import MultiHeadAttention
 
@@ -61,6 +62,22 @@ def test_padding_mask_equals_torch_with_a_boolean_mask():
     assert torch.all(a.weights[1, :, :, 4:] == 0.0)
 
 
+def test_a_models_padding_mask_hides_padding_unless_a_query_would_see_nothing_else():
+    front = torch.tensor([[False] * 5, [True, True, False, False, False], [True] * 5])  # [3, 5]: none, front, all
+    mask = padding_mask(front, dtype=torch.float64)  # [3, 1, 1, 5]
+    assert torch.equal(mask[:2], key_padding_mask(front[:2], torch.float64))
+    assert torch.equal(mask[2], torch.zeros(1, 1, 5, **DOUBLE))  # all padding: nothing hidden, no 0/0
+    causal = padding_mask(front, causal=True, dtype=torch.float64)  # [3, 1, 5, 5]
+    assert torch.equal(causal[:2, :, 2:], (causal_mask(5, torch.float64) + key_padding_mask(front[:2], torch.float64))[:, :, 2:])
+    # A front pad in a causal stack sees only padding, so it keeps its causal view (its output is
+    # never read, but a NaN there would reach every position through the values).
+    assert torch.equal(causal[1, 0, :2], causal_mask(5, torch.float64)[:2])
+    assert torch.equal(causal[2, 0], causal_mask(5, torch.float64))
+    q, k, v = qkv(B=3, T_q=5, T_k=5)
+    for m in (mask, causal):
+        assert torch.isfinite(scaled_dot_product_attention(q, k, v, m).context).all()
+
+
 # ---------------------------------------------------------------- multi-head attention
 
 def loaded_pair(d_model=12, heads=3, seed=0):
@@ -102,6 +119,8 @@ def test_multi_head_output_and_weights_equal_torch_multihead_attention(masks):
     torch.testing.assert_close(out, expected, atol=1e-12, rtol=1e-12)
     torch.testing.assert_close(heads.weights, expected_weights, atol=1e-12, rtol=0)
     assert heads.weights.shape == (2, 3, 5, 5) and heads.context.shape == (2, 3, 5, 4)
+    if padding:  # the models' mask, where no query is left with padding alone: the same numbers
+        assert torch.equal(padding_mask(padded, causal, torch.float64).expand(2, 1, 5, 5), mask.expand(2, 1, 5, 5))
 
 
 def test_each_head_is_its_own_slice_of_the_projections():
@@ -160,6 +179,21 @@ def test_alignment_rows_sum_to_one_and_context_is_their_weighted_sum(name):
     assert a.weights.shape == (2, 1, 4, 9)
     torch.testing.assert_close(a.weights.sum(-1), torch.ones(2, 1, 4, **DOUBLE), atol=1e-12, rtol=0)
     torch.testing.assert_close(a.context[:, 0], torch.einsum("bti,bid->btd", a.weights[:, 0], h), atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("name", SCORES)
+def test_alignment_gives_padding_exactly_zero_and_is_the_alignment_over_the_rest(name):
+    torch.manual_seed(0)
+    attention = Attention(name, 6).double()
+    s, h = torch.randn(2, 4, 6, **DOUBLE), torch.randn(2, 9, 6, **DOUBLE)
+    padded = torch.tensor([[False] * 9, [True] * 3 + [False] * 6])  # the second source front-padded
+    a = attention(s, h, padded)
+    assert torch.all(a.weights[1, 0, :, :3] == 0.0) and torch.all(torch.isinf(a.logits[1, 0, :, :3]))
+    torch.testing.assert_close(a.weights.sum(-1), torch.ones(2, 1, 4, **DOUBLE), atol=1e-12, rtol=0)
+    assert torch.equal(a.weights[0], attention(s[:1], h[:1]).weights[0])  # unpadded: unchanged, bit for bit
+    rest = attention(s[1:], h[1:, 3:])  # as if the padding were not there at all
+    torch.testing.assert_close(a.weights[1, :, :, 3:], rest.weights[0], atol=1e-12, rtol=0)
+    torch.testing.assert_close(a.context[1], rest.context[0], atol=1e-12, rtol=0)
 
 
 # ---------------------------------------------------------------- positional encoding

@@ -1,10 +1,13 @@
 """The transformer against references: our blocks against nn.TransformerEncoderLayer and
 nn.TransformerDecoderLayer given the same weights, its recording against autograd, causality
 checked by moving the future; and building, training, saving and refusing like any model."""
+import dataclasses
+
 import pytest
 import torch
 
 import engine
+from engine.attention import key_padding_mask, padding_mask
 from engine.transformer import DecoderBlock, SelfAttentionBlock
 
 from .test_validation import raises_saying
@@ -52,6 +55,12 @@ def test_self_attention_block_equals_torch_transformer_encoder_layer():
     for mask in (None, engine.attention.causal_mask(6, torch.float64)):
         expected = theirs(x, src_mask=mask, is_causal=mask is not None)
         torch.testing.assert_close(ours(x, mask=mask, maps=None, name=""), expected, atol=1e-12, rtol=1e-12)
+    padded = torch.tensor([[False] * 6, [True, True, False, False, False, False]])  # front-padded, as the tasks pad
+    expected = theirs(x, src_key_padding_mask=padded)
+    maps = {}
+    torch.testing.assert_close(ours(x, mask=padding_mask(padded, dtype=torch.float64), maps=maps, name="b"), expected,
+                               atol=1e-12, rtol=1e-12)
+    assert torch.all(maps["b self"].weights[1, :, :, :2] == 0.0)
 
 
 def test_decoder_block_equals_torch_transformer_decoder_layer():
@@ -73,6 +82,12 @@ def test_decoder_block_equals_torch_transformer_decoder_layer():
     torch.testing.assert_close(ours(target, memory=memory, mask=mask, maps=maps, name="b"), expected,
                                atol=1e-12, rtol=1e-12)
     assert maps["b self"].weights.shape == (2, 4, 5, 5) and maps["b cross"].weights.shape == (2, 4, 5, 7)
+    padded = torch.tensor([[False] * 7, [True] * 3 + [False] * 4])  # the source's padding
+    expected = theirs(target, memory, tgt_mask=mask, tgt_is_causal=True, memory_key_padding_mask=padded)
+    out = ours(target, memory=memory, mask=mask, maps=maps, name="b",
+               memory_mask=padding_mask(padded, dtype=torch.float64))
+    torch.testing.assert_close(out, expected, atol=1e-12, rtol=1e-12)
+    assert torch.all(maps["b cross"].weights[1, :, :, :3] == 0.0)
 
 
 # ---------------------------------------------------------------- causality
@@ -92,12 +107,39 @@ def test_a_decoder_only_model_never_sees_the_future_and_an_encoder_does():
             assert torch.equal(before[:, :5], after[:, :5])  # exactly: the future's weight is exactly 0
 
 
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_no_word_of_a_review_looks_at_its_padding(bidirectional):
+    """Sentiment front-pads its reviews: every real word gives the padding exactly 0 weight in
+    every layer and head (an encoder's padding too), so the prediction, read at the last word
+    (no pooling over positions), does not move whatever the padding's embedding; an unpadded
+    review gives the same numbers as with no mask at all."""
+    task, model = tiny(dict(bidirectional=bidirectional), task="sentiment")
+    x = torch.stack([task.encode("was not good"), task.encode("a b c d e f g h")])  # [2, 8]: 5 pads, none
+    padded = x == task.spec.pad_id
+    assert padded[0].sum() == 5 and not padded[1].any()
+    rec = engine.record(model, x, torch.tensor([0, 1]), index=0, jacobians=False)
+    assert list(rec.attention) == ["layer 0 self", "layer 1 self"]
+    looking = slice(None) if bidirectional else slice(5, None)  # a causal stack's front pads see only padding
+    for weights in rec.attention.values():  # [heads, T, T]
+        assert torch.all(weights[:, looking][..., padded[0]] == 0.0) and torch.isfinite(weights).all()
+    model.eval()
+    with torch.no_grad():
+        before = model(x)
+        model.embedding.weight[task.spec.pad_id] += 5.0
+        assert torch.equal(model(x), before)
+        plain = engine.build_model(model.cfg, dataclasses.replace(task.spec, pad_id=None)).double().eval()
+        plain.load_state_dict(model.state_dict())
+        assert torch.equal(plain(x[1:]), model(x[1:]))
+
+
 # ---------------------------------------------------------------- the recording
 
 def manual_forward(model, x):
     """The single-stack model by hand, block by block, each output kept for retain_grad."""
     h = model.positions(model.embedding(x))  # [1, T, d]
     mask = None if model.cfg.bidirectional else engine.attention.causal_mask(x.shape[1], torch.float64)
+    if model.spec.pad_id is not None and model.cfg.bidirectional:
+        mask = key_padding_mask(x == model.spec.pad_id, torch.float64)  # [1, 1, 1, T]
     outputs = []
     for block in model.blocks:
         h = block(h, mask=mask, maps=None, name="")
