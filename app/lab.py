@@ -78,6 +78,34 @@ class Lab:
             ids = ids[::-1]
         return [self.task.vocab[i] for i in ids]
 
+    def truncated_recording(self, index: int, window: int) -> engine.Recording:
+        """Probe sample `index` with its gradients as truncated BPTT with this window computes
+        them (engine.record's bptt_window), recorded again only after the model has trained."""
+        key = (id(self.model), self.trainer.steps_done, index, window)
+        if self.cached_truncated is None or self.cached_truncated[0] != key:
+            with self.lock:
+                rec = engine.record(self.model, *self.probe, index=index, jacobians=False, bptt_window=window)
+            self.cached_truncated = (key, rec)
+        return self.cached_truncated[1]
+
+    def initial_gradients(self, index: int, stack: str | None = None) -> pd.DataFrame:
+        """‖∂L/∂h_t‖ of the first layer (forward) on probe sample `index`, at initialisation,
+        under each of init_schemes(this network): fresh models built from the setup's seed, as
+        Reset would build them, never the student's own. Built once per sample, stack and seed.
+        Columns init, yours (this network's own scheme), t, value."""
+        key = (index, stack, self.setup.train.seed)
+        if key not in self.initial:
+            with self.lock:
+                frames = []
+                for name, cfg in init_schemes(self.setup.model).items():
+                    model = engine.build_model(cfg, self.task, seed=self.setup.train.seed)
+                    rec = engine.record(model, *self.probe, index=index, jacobians=False)
+                    g = (rec.stacks[stack] if stack else rec.main).grad_norm_h[0, 0].double().numpy()  # [T]
+                    yours = cfg == self.setup.model
+                    frames.append(pd.DataFrame({"init": name, "yours": yours, "t": range(len(g)), "value": g}))
+                self.initial[key] = pd.concat(frames, ignore_index=True)
+        return self.initial[key]
+
     def tokens(self, index: int, stack: str | None = None) -> list[str] | None:
         """symbols(index, stack) as tick labels: whitespace shown as a visible mark."""
         symbols = self.symbols(index, stack)
