@@ -1,70 +1,108 @@
-"""Training throughput: engine.Trainer.step against a hand-written PyTorch loop, same model,
-same batches, same optimizer and clipping, in one process. Prints medians and their ratio.
+"""Training throughput: engine.Trainer's step against a hand-written PyTorch loop (same model, same
+batches, same Adam and clipping), and what recording on a probe sample adds per step, in one
+process. Prints medians and their ratios.
 
-    python benchmarks/train_throughput.py [--steps 200] [--repeats 5] [--threads 1]
+    python benchmarks/train_throughput.py [--quick]
 """
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
+import itertools
+import sys
+from pathlib import Path
 
 import torch
 
 import engine
+from timing import interleaved, run_alone, table
 
-CASES = [  # arch, batch, seq_len, hidden, layers, bidirectional
-    ("lstm", 64, 50, 64, 1, False),
-    ("lstm", 32, 100, 128, 1, False),
-    ("lstm", 32, 100, 128, 2, True),
-    ("gru", 64, 50, 64, 1, False),
-    ("rnn", 64, 50, 64, 1, False),
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))  # the app's Lab, as main.py sees it
+from lab import PROBE_SAMPLES, RECORD_EVERY, Lab
+from settings import DEFAULT
+
+SHAPES = [(32, 100, 128), (1, 500, 64), (64, 50, 32)]  # batch, seq_len, hidden: the issue's
+ARCHS = ("lstm", "gru", "rnn")
+REFERENCE = ("lstm", 64, 50, 64, 1, False)  # the adding preset, which DESIGN.md measured by hand
+LR, CLIP = 1e-3, 1.0
+BATCH_POOL = 8  # distinct batches cycled through, so no step reuses a cached result
 
 
-def plain_pytorch(model, batches, lr, clip):
+def cases(quick: bool) -> list[tuple]:
+    """(arch, batch, T, H, layers, bidirectional): the issue's grid, the reference case first."""
+    archs = ("lstm",) if quick else ARCHS
+    grid = [(arch, b, t, h, layers, bi) for arch, (b, t, h), layers, bi
+            in itertools.product(archs, SHAPES, (1, 2), (False, True))]
+    return [REFERENCE] + grid
+
+
+def case_name(arch, batch, T, H, layers, bi) -> str:
+    return f"{arch} B={batch} T={T} H={H} L={layers}{' bi' if bi else ''}"
+
+
+def plain_step(model, optimizer):
     """What a student would write by hand: forward, loss, backward, clip, step."""
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    for x, y in batches:
-        opt.zero_grad(set_to_none=True)
+    def step(x, y):
+        optimizer.zero_grad(set_to_none=True)
         loss = torch.nn.functional.mse_loss(model(x), y)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        opt.step()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+        optimizer.step()
+    return step
 
 
-def seconds_per_step(run, steps) -> float:
-    start = time.perf_counter()
-    run()
-    return (time.perf_counter() - start) / steps
+def cycling(step, batches):
+    """A no-argument call that runs `step` on the next batch of the pool."""
+    pool = itertools.cycle(batches)
+    return lambda: step(*next(pool))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {args.threads} thread(s), {args.steps} steps x {args.repeats} repeats, medians")
-    print(f"{'case':<34}{'plain ms/step':>14}{'engine ms/step':>15}{'ratio':>8}")
-    for arch, batch, T, H, layers, bi in CASES:
-        task = engine.make_task("adding", seq_len=T)
-        cfg = engine.ModelConfig(arch=arch, hidden_size=H, num_layers=layers, bidirectional=bi)
-        train = engine.TrainConfig(optimizer="adam", lr=1e-3, batch_size=batch, clip_norm=1.0)
-        gen = torch.Generator().manual_seed(0)
-        batches = [task.batch(batch, gen) for _ in range(args.steps)]
-        plain, ours = [], []
-        for _ in range(args.repeats):  # interleaved, so drift in machine load hits both alike
-            model = engine.build_model(cfg, task, seed=0)
-            plain.append(seconds_per_step(lambda: plain_pytorch(model, batches, 1e-3, 1.0), args.steps))
-            model = engine.build_model(cfg, task, seed=0)
-            trainer = engine.Trainer(model, task, train)
-            ours.append(seconds_per_step(lambda: [trainer.train_step(x, y) for x, y in batches], args.steps))
-        p, o = statistics.median(plain), statistics.median(ours)
-        name = f"{arch} B={batch} T={T} H={H} L={layers}{' bi' if bi else ''}"
-        print(f"{name:<34}{p * 1e3:>14.2f}{o * 1e3:>15.2f}{o / p:>8.2f}")
+def measure_case(arch, batch, T, H, layers, bi, repeats, budget) -> list:
+    task = engine.make_task("adding", seq_len=T)
+    cfg = engine.ModelConfig(arch=arch, hidden_size=H, num_layers=layers, bidirectional=bi)
+    gen = torch.Generator().manual_seed(0)
+    batches = [task.batch(batch, gen) for _ in range(BATCH_POOL)]
+    probe = task.batch(PROBE_SAMPLES, torch.Generator().manual_seed(1))
+    plain_model = engine.build_model(cfg, task, seed=0)
+    plain = plain_step(plain_model, torch.optim.Adam(plain_model.parameters(), lr=LR))
+    model = engine.build_model(cfg, task, seed=0)
+    trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="adam", lr=LR, batch_size=batch, clip_norm=CLIP))
+    times = interleaved({
+        "plain": cycling(plain, batches),
+        "engine": cycling(trainer.train_step, batches),
+        # What the Lab records every RECORD_EVERY steps: gates and dL/dh_t on probe sample 0.
+        "record": lambda: engine.record(model, *probe, index=0, jacobians=False),
+    }, repeats, budget)
+    p, e, r = times["plain"], times["engine"], times["record"]
+    every = [(e + r / k) / p for k in (1, 10, RECORD_EVERY)]  # a record amortised over k steps
+    return [case_name(arch, batch, T, H, layers, bi), p * 1e3, e * 1e3, e / p, r * 1e3, *every]
+
+
+def app_loop(repeats: int, budget: float) -> str:
+    """The Lab exactly as the Build & Train page drives it (adding preset, record every
+    RECORD_EVERY steps), against the hand-written loop drawing its batches the same way."""
+    lab = Lab(DEFAULT)
+    task = engine.make_task("adding", seed=0)
+    model = engine.build_model(DEFAULT.model, task, seed=0)
+    step = plain_step(model, torch.optim.Adam(model.parameters(), lr=DEFAULT.train.lr))
+    gen = torch.Generator().manual_seed(0)
+    times = interleaved({
+        "plain": lambda: step(*task.batch(DEFAULT.train.batch_size, gen)),
+        "lab": lab.advance,
+    }, repeats, budget)
+    p, a = times["plain"], times["lab"]
+    rows = [[f"adding preset, {case_name('lstm', 64, 50, 64, 1, False)}", p * 1e3, a * 1e3, a / p]]
+    return table(f"What the app does: Lab.advance (record every {RECORD_EVERY} steps) vs the hand-written loop",
+                 ["case", "plain ms/step", "Lab ms/step", "ratio"], rows)
+
+
+def run(quick: bool) -> str:
+    repeats, budget = (3, 0.05) if quick else (5, 0.15)
+    rows = [measure_case(*case, repeats, budget) for case in cases(quick)]
+    header = ["case", "plain ms/step", "engine ms/step", "ratio (target <= 1.1)", "record ms",
+              "record every step (target <= 1.5)", "every 10th (target <= 1.1)", f"every {RECORD_EVERY}th (the app)"]
+    grid = table("Training throughput: engine.Trainer.train_step vs hand-written loop, and recording per step",
+                 header, rows)
+    return grid + "\n" + app_loop(repeats, budget=0.5 if quick else 1.5)
 
 
 if __name__ == "__main__":
-    main()
+    run_alone(run, "LSTM only, fewer and shorter repeats")

@@ -1,0 +1,44 @@
+"""Every benchmark of issue 6 in one process, tables printed as markdown (as benchmarks/README.md
+holds them). Torch runs on one thread, as app/main.py sets it for the app.
+
+    python benchmarks/run_all.py [--quick] [--only training|recording|attention|app|memory]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+import app_timings
+import attention_cost
+import memory
+import record_cost
+import train_throughput
+from timing import load_average, machine
+
+SECTIONS = {
+    "training": train_throughput.run,
+    "recording": record_cost.run,
+    "attention": attention_cost.run,
+    "app": app_timings.run,
+    "memory": memory.run,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer cases and repeats: checks the scripts run")
+    parser.add_argument("--only", choices=SECTIONS, action="append", help="run this section (may be repeated)")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print(f"Machine: {machine()}")
+    print(f"Mode: {'quick' if args.quick else 'full'}\n")
+    for name in args.only or SECTIONS:
+        start = time.perf_counter()
+        print(SECTIONS[name](args.quick))
+        print(f"({name}: {time.perf_counter() - start:.0f} s, load average now {load_average()})\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()
