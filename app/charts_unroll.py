@@ -7,6 +7,7 @@ negative, are drawn on a diverging scale centred on 0, positive red.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -40,18 +41,29 @@ def window(T: int, t: int, width: int = WINDOW) -> range:
     return range(start, min(T, start + width))
 
 
-def arrow(fig: go.Figure, x0: float, y0: float, x1: float, y1: float, colour: str, dash: bool = False) -> None:
+@dataclass
+class Sketch:
+    """The diagram's boxes and arrows, gathered and handed to plotly in one call at the end:
+    adding each one to the figure separately validated the whole layout every time (0.2 s a draw)."""
+
+    shapes: list[dict] = field(default_factory=list)
+    notes: list[dict] = field(default_factory=list)  # plotly annotations: texts and arrows
+
+
+def arrow(sketch: Sketch, x0: float, y0: float, x1: float, y1: float, colour: str, dash: bool = False) -> None:
     """An arrow from (x0, y0) to (x1, y1) in data coordinates."""
-    fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
-                       showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.6 if not dash else 1.2,
-                       arrowcolor=colour, opacity=0.9)
+    sketch.notes.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                             showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.6 if not dash else 1.2,
+                             arrowcolor=colour, opacity=0.9))
 
 
-def box(fig: go.Figure, x: float, y: float, text: str, current: bool, fill: str = "white") -> None:
-    fig.add_shape(type="rect", x0=x - BOX_W / 2, x1=x + BOX_W / 2, y0=y - BOX_H / 2, y1=y + BOX_H / 2,
-                  line=dict(color=VERMILLION if current else GREY, width=3 if current else 1.2), fillcolor=fill,
-                  layer="below")
-    fig.add_annotation(x=x, y=y, text=text, showarrow=False, font=dict(size=12, color="#222222"))
+def box(sketch: Sketch, x: float, y: float, text: str, current: bool, fill: str = "white") -> None:
+    sketch.shapes.append(dict(
+        type="rect", x0=x - BOX_W / 2, x1=x + BOX_W / 2, y0=y - BOX_H / 2, y1=y + BOX_H / 2, xref="x", yref="y",
+        line=dict(color=VERMILLION if current else GREY, width=3 if current else 1.2), fillcolor=fill, layer="below",
+    ))
+    sketch.notes.append(dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=False,
+                             font=dict(size=12, color="#222222")))
 
 
 def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str], outputs: list[str],
@@ -71,32 +83,34 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
         raise ValueError(f"inputs and outputs need one label per step: {T}, got {len(inputs)} and {len(outputs)}")
     steps = window(T, t, width)
     lstm = trace.cell is not None
-    fig = go.Figure()
+    sketch = Sketch()
     top = layers + 1  # rows: 0 the input, 1..layers the cells, top the output
     for x in steps:
         current = x == t
-        box(fig, x, 0, f"x<sub>{x}</sub><br>{inputs[x][:12]}", current, fill="#F2F2F2")
-        arrow(fig, x, BOX_H / 2, x, 1 - BOX_H / 2, GREY)
+        box(sketch, x, 0, f"x<sub>{x}</sub><br>{inputs[x][:12]}", current, fill="#F2F2F2")
+        arrow(sketch, x, BOX_H / 2, x, 1 - BOX_H / 2, GREY)
         for layer in range(layers):
             y = 1 + layer
             names = [f"h{ARROWS[d]}<sub>{x}</sub>" for d in range(directions)] if directions > 1 else [f"h<sub>{x}</sub>"]
-            box(fig, x, y, " | ".join(names) + (f"<br>c<sub>{x}</sub>" if lstm else ""), current)
+            box(sketch, x, y, " | ".join(names) + (f"<br>c<sub>{x}</sub>" if lstm else ""), current)
             if outputs[x] or layer < layers - 1:
-                arrow(fig, x, y + BOX_H / 2, x, y + 1 - BOX_H / 2, GREY)
+                arrow(sketch, x, y + BOX_H / 2, x, y + 1 - BOX_H / 2, GREY)
             for d in range(directions):
                 if x + 1 in steps or (x + 1 < T and x == steps[-1]):
-                    along(fig, x, y, d, lstm, cut=x + 1 not in steps)
+                    along(sketch, x, y, d, lstm, cut=x + 1 not in steps)
             if steps[0] > 0 and x == steps[0]:
-                along(fig, x - 1, y, 0, lstm, cut=True, entering=True)
+                along(sketch, x - 1, y, 0, lstm, cut=True, entering=True)
                 if directions > 1:
-                    along(fig, x - 1, y, 1, lstm, cut=True, entering=True)
+                    along(sketch, x - 1, y, 1, lstm, cut=True, entering=True)
         if outputs[x]:
             answer = outputs[x][:16].replace(" (", "<br>(")  # a class's probability on a line of its own
-            box(fig, x, top, f"ŷ<sub>{x}</sub><br>{answer}", current, fill="#F2F2F2")
+            box(sketch, x, top, f"ŷ<sub>{x}</sub><br>{answer}", current, fill="#F2F2F2")
     if not any(outputs[x] for x in steps):
         later = any(outputs) and f"no output at these steps: it answers at t = {max(i for i, o in enumerate(outputs) if o)}"
-        fig.add_annotation(x=(steps[0] + steps[-1]) / 2, y=top, showarrow=False, font=dict(size=12, color=GREY),
-                           text=later or "no output: its last state is where the next stack starts")
+        sketch.notes.append(dict(x=(steps[0] + steps[-1]) / 2, y=top, xref="x", yref="y", showarrow=False,
+                                 font=dict(size=12, color=GREY),
+                                 text=later or "no output: its last state is where the next stack starts"))
+    fig = go.Figure(layout=dict(shapes=sketch.shapes, annotations=sketch.notes))
     rows = ["input x_t", *[f"layer {layer}" for layer in range(layers)], "output ŷ_t"]
     fig.update_xaxes(tickmode="array", tickvals=list(steps), ticktext=[f"t = {x}" for x in steps], side="bottom",
                      range=[steps[0] - 0.75, steps[-1] + 0.75], showgrid=False, zeroline=False, title_text=T_AXIS)
@@ -112,7 +126,7 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
     return fig.update_layout(margin=dict(t=75, l=90))
 
 
-def along(fig: go.Figure, x: int, y: float, direction: int, lstm: bool, cut: bool, entering: bool = False) -> None:
+def along(sketch: Sketch, x: int, y: float, direction: int, lstm: bool, cut: bool, entering: bool = False) -> None:
     """The recurrent arrows between step x and x + 1 of one row: h (and c) forward to the right,
     or backward to the left. A `cut` arrow leaves or enters the drawn window (the steps go on)."""
     left, right = x + BOX_W / 2, x + 1 - BOX_W / 2
@@ -123,10 +137,10 @@ def along(fig: go.Figure, x: int, y: float, direction: int, lstm: bool, cut: boo
     h_y = y + (0.08 if direction == 0 else -0.08)
     colour = DIRECTION_COLOURS[direction]
     start, end = (left, right) if direction == 0 else (right, left)
-    arrow(fig, start, h_y, end, h_y, colour)
+    arrow(sketch, start, h_y, end, h_y, colour)
     if lstm:
         c_y = y + (0.19 if direction == 0 else -0.19)
-        arrow(fig, start, c_y, end, c_y, GREEN, dash=True)
+        arrow(sketch, start, c_y, end, c_y, GREEN, dash=True)
 
 
 def state_at(rec: Recording, stack: str | None, t: int) -> go.Figure:

@@ -44,24 +44,26 @@ class Lab:
         gradients over training, with its first row at step 0."""
         self.probe = self.task.batch(PROBE_SAMPLES, torch.Generator().manual_seed(self.setup.train.seed + 1))
         self.gradient_log: list[dict] = []
-        self.cached: tuple[tuple, engine.Recording] | None = None
+        self.cached: tuple[tuple, dict[int, engine.Recording]] = ((), {})  # (model, step) -> sample -> recording
         self.cached_truncated: tuple[tuple, engine.Recording] | None = None
         self.initial: dict[tuple, pd.DataFrame] = {}  # gradients at initialisation, by sample, stack, seed
         self.measure()
 
     def recording(self, index: int = 0) -> engine.Recording:
         """The model opened up on probe sample `index` as it is now; recorded again only after
-        it has trained (moving a slider redraws, it does not recompute). Jacobian norms are left
-        out where they would be too large to compute (record's own limit)."""
-        key = (id(self.model), self.trainer.steps_done, index)
-        if self.cached is None or self.cached[0] != key:
+        it has trained (moving a slider or going back to a sample redraws, it does not recompute).
+        Jacobian norms are left out where they would be too large to compute (record's own limit)."""
+        version = (id(self.model), self.trainer.steps_done)
+        if self.cached[0] != version:
+            self.cached = (version, {})
+        recordings = self.cached[1]
+        if index not in recordings:
             with self.lock:
                 try:
-                    rec = engine.record(self.model, *self.probe, index=index)
+                    recordings[index] = engine.record(self.model, *self.probe, index=index)
                 except ValueError:  # too large for Jacobians: everything else still
-                    rec = engine.record(self.model, *self.probe, index=index, jacobians=False)
-            self.cached = (key, rec)
-        return self.cached[1]
+                    recordings[index] = engine.record(self.model, *self.probe, index=index, jacobians=False)
+        return recordings[index]
 
     def symbols(self, index: int, stack: str | None = None) -> list[str] | None:
         """What probe sample `index` reads at each step, as the task's own symbols, when its

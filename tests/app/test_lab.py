@@ -161,3 +161,16 @@ def test_a_transformer_checkpoint_is_refused_until_a_page_can_open_it():
     with pytest.raises(ValueError, match="recurrent networks without attention"):
         lab.load_model(engine.to_bytes(transformer))
     assert lab.model is model and lab.setup == DEFAULT
+
+
+def test_each_probe_sample_is_recorded_once_per_model_version(monkeypatch):
+    lab = Lab(preset_setup("parity"))
+    first, second = lab.recording(0), lab.recording(1)
+    calls = []
+    real = engine.record
+    monkeypatch.setattr(engine, "record", lambda *a, **k: calls.append(k.get("index")) or real(*a, **k))
+    assert lab.recording(0) is first and lab.recording(1) is second and not calls  # going back redraws
+    lab.step()
+    again = lab.recording(0)
+    assert calls[-1] == 0 and again is not first  # trained: recorded anew
+    assert torch.equal(again.hidden, real(lab.model, *lab.probe, index=0).hidden)
