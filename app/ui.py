@@ -30,6 +30,15 @@ def lab() -> Lab:
     return st.session_state[LAB]
 
 
+def opened_sample(lab: Lab) -> tuple[int, engine.Recording, str | None]:
+    """The probe sample chosen on the page, the model's recording of it, and the stack chosen
+    (None for the first, or when the model has only one)."""
+    index = st.session_state.get("probe_index", 0)
+    rec = lab.recording(index)
+    stack = st.session_state.get("stack")
+    return index, rec, stack if stack in rec.stacks else None
+
+
 def lesson_banner() -> None:
     """The open lesson's title and what to do, on the page it opened."""
     lesson = BY_KEY.get(st.session_state.get("lesson"))

@@ -65,9 +65,7 @@ def run() -> None:
 
 
 def draw(lab: Lab) -> None:
-    index = st.session_state.get("probe_index", 0)
-    rec = lab.recording(index)
-    stack = st.session_state.get("stack") if st.session_state.get("stack") in rec.stacks else None
+    index, rec, stack = ui.opened_sample(lab)
     trace = rec.stacks[stack] if stack else rec.main
     layer = min(st.session_state.get("gate_layer", 0), trace.hidden.shape[0] - 1)
     direction = 1 if st.session_state.get("gate_direction") == "backward" and trace.hidden.shape[1] > 1 else 0

@@ -44,9 +44,7 @@ def run() -> None:
 
 
 def draw(lab: Lab) -> None:
-    index = st.session_state.get("probe_index", 0)
-    rec = lab.recording(index)
-    stack = st.session_state.get("stack") if st.session_state.get("stack") in rec.stacks else None
+    index, rec, stack = ui.opened_sample(lab)
     st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
     vanilla = rec.arch == "rnn"  # the ρ^(T−t) theory is the vanilla RNN's
     st.plotly_chart(cg.gradient_through_time(rec, stack, theory=vanilla), key="through_time")

@@ -67,9 +67,7 @@ def set_playing(playing: bool) -> None:
 
 def chosen(lab: Lab):
     """The recording, stack, layer and direction the controls ask for (kept in range)."""
-    index = st.session_state.get("probe_index", 0)
-    rec = lab.recording(index)
-    stack = st.session_state.get("stack") if st.session_state.get("stack") in rec.stacks else None
+    index, rec, stack = ui.opened_sample(lab)
     trace = rec.stacks[stack] if stack else rec.main
     layers, directions, T, H = trace.hidden.shape
     layer = min(st.session_state.get("unroll_layer", 0), layers - 1)
