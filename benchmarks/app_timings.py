@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from timing import table
@@ -106,27 +104,13 @@ def apptest_table(repeats: int) -> str:
                   "recordings in rerun", "training steps in rerun"], rows)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-            return r.read().decode(errors="replace").strip() == "ok"
-    except OSError:
-        return False
-
-
 def cold_start(browser) -> tuple[float, float, float]:
     """(server up, first idle render, warm second load) in seconds, for a new `streamlit run`.
     'Server up' counts from the process start to /_stcore/health; the first render from then
     (the first session imports torch and makes its Lab); the second load is another tab."""
-    from tests.browser.conftest import SCRIPT_TIMEOUT, VIEWPORT
+    from tests.browser.conftest import SCRIPT_TIMEOUT, VIEWPORT, _free_port, _health
 
-    port = free_port()
+    port = _free_port()
     url = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
@@ -134,7 +118,7 @@ def cold_start(browser) -> tuple[float, float, float]:
         start = time.perf_counter()
         server = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         try:
-            while not healthy(url):
+            while _health(url) != "ok":
                 if server.poll() is not None or time.perf_counter() - start > 60:
                     log.seek(0)
                     raise RuntimeError(f"streamlit did not start:\n{log.read().decode(errors='replace')}")
