@@ -18,6 +18,7 @@ from .positional import positional_encoding
 from .record import record
 from .recording import Recording, StackTrace
 from .seq2seq import EncoderDecoder
+from .spectra import Spectra, weight_spectra
 from .tasks import ATTENTION_TASKS, TASKS, Preset, Task, TaskSpec, make_task, task_params
 from .train_config import TrainConfig
 from .training import StepStats, Trainer
@@ -29,5 +30,5 @@ __all__ = [
     "SequenceModel", "EncoderDecoder", "build_model", "record", "Recording", "StackTrace", "Trainer", "StepStats",
     "save", "load", "to_bytes", "from_bytes",
     "AttentionEncoderDecoder", "TransformerModel", "TransformerEncoderDecoder", "positional_encoding",
-    "beam_search", "Beam", "Candidate",
+    "beam_search", "Beam", "Candidate", "weight_spectra", "Spectra",
 ]

@@ -62,6 +62,10 @@ class SequenceModel(nn.Module):
         stack, out = run_stack("rnn", self.cfg, self.rnn, self.inputs(x), taps)
         return Replay(self.readout(out), {"rnn": stack})
 
+    def recurrent_stacks(self) -> dict[str, tuple[ModelConfig, nn.Module]]:
+        """Each recurrent stack's config and module, by the name its recording has."""
+        return {"rnn": (self.cfg, self.rnn)}
+
     def param_groups(self) -> dict[str, list[str]]:
         return param_groups(self)
 

@@ -16,11 +16,11 @@ from torch import Tensor, nn
 
 from .attention import attention_fields
 from .cells import GATE_COUNT, GATE_NAMES, LayerTrace, unroll_layer
-from .config import ModelConfig
 from .losses import compute_loss
 from .recording import Recording, StackTrace
 from .recurrent import initial_state, layer_weights
 from .replay import StackReplay, Taps
+from .spectra import Spectra, spectral_norms, weight_spectra
 from .truncated import check_truncation, replay_truncated
 
 
@@ -91,25 +91,9 @@ def jacobian_norms(stack: StackReplay) -> Tensor:
                 )
                 pick = torch.eye(H, dtype=x_in.dtype)[rows]  # [R, H]: copy r backpropagates e_r
                 (jac[:, first : first + R],) = torch.autograd.grad((trace.h_last * pick).sum(), taps)
-            norms[layer, direction] = torch.linalg.matrix_norm(jac, ord=2)  # [T]
+            norms[layer, direction] = spectral_norms(jac)  # [T]: NaN where J_t is not finite
         layer_in = torch.cat([t.h[:, 0] for t in stack.traces[layer]], dim=1).detach()  # [T, dirs*H]
     return norms
-
-
-@torch.no_grad()
-def weight_spectra(cfg: ModelConfig, rnn: nn.Module) -> tuple[tuple[str, ...], Tensor, Tensor]:
-    """Eigenvalues and singular values of every [H, H] block of every W_hh."""
-    H = cfg.hidden_size
-    blocks = GATE_NAMES[cfg.arch] or ("hh",)
-    eig, sv = [], []
-    for layer in range(cfg.num_layers):
-        for direction in range(cfg.num_directions):
-            w_hh = layer_weights(rnn, layer, direction).w_hh.detach()  # [G*H, H]
-            square = w_hh.reshape(GATE_COUNT[cfg.arch], H, H)  # [G, H, H]
-            eig.append(torch.linalg.eigvals(square))  # [G, H]
-            sv.append(torch.linalg.svdvals(square))  # [G, H]
-    shape = (cfg.num_layers, cfg.num_directions, len(blocks), H)
-    return blocks, torch.stack(eig).reshape(shape), torch.stack(sv).reshape(shape)
 
 
 def stack_field(traces: list[list[LayerTrace]], get) -> Tensor:
@@ -117,10 +101,9 @@ def stack_field(traces: list[list[LayerTrace]], get) -> Tensor:
     return torch.stack([torch.stack([get(t)[:, 0] for t in row]) for row in traces]).detach()
 
 
-def stack_trace(stack: StackReplay, grad_taps: Tensor, jacobians: bool) -> StackTrace:
+def stack_trace(stack: StackReplay, grad_taps: Tensor, jacobians: bool, spectra: Spectra | None) -> StackTrace:
     if not isinstance(stack, StackReplay):  # a transformer's blocks: no recurrence, no W_hh
         return stack.trace(grad_taps)
-    blocks, eigenvalues, singular_values = weight_spectra(stack.cfg, stack.rnn)
     gates = {name: stack_field(stack.traces, lambda t, n=name: t.gates[n]) for name in GATE_NAMES[stack.cfg.arch]}
     return StackTrace(
         hidden=stack_field(stack.traces, lambda t: t.h),
@@ -128,14 +111,12 @@ def stack_trace(stack: StackReplay, grad_taps: Tensor, jacobians: bool) -> Stack
         gates=gates,
         grad_h=grad_taps[:, :, :, 0].detach(),  # [L, dirs, T, H]
         jacobian_norm=jacobian_norms(stack) if jacobians else None,
-        blocks=blocks,
-        eigenvalues=eigenvalues,
-        singular_values=singular_values,
+        spectra=spectra,
     )
 
 
 def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians: bool = True,
-           bptt_window: int = 0) -> Recording:
+           bptt_window: int = 0, spectra: bool = False) -> Recording:
     """Everything the pages plot, for sample `index` of the batch (x, y).
 
     bptt_window > 0 records the gradients as truncated BPTT computes them when training with
@@ -144,10 +125,15 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
     nothing before the last chunk), and the loss is the sum of the chunks' terms the Trainer adds
     up. The forward pass, and so h_t, the gates and y_hat, are those of full BPTT; jacobian_norm
     is the model's own, uncut. A window of T or more is full BPTT, as in training.
+
+    spectra=True adds the eigenvalues and singular values of every W_hh block (engine.weight_spectra,
+    which has a size limit and refuses a non-finite W_hh); they depend on the weights only, so a
+    caller recording many samples of one model may rather take them once from weight_spectra.
     """
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(x):
         raise ValueError(f"index must be between 0 and {len(x) - 1} (the batch has {len(x)} samples), got {index}")
     check_truncation(model.cfg, model.spec.mapping, bptt_window)
+    spectra_of = weight_spectra(model) if spectra else {}  # first: a refusal costs no replay
     xs, ys = x[index : index + 1], y[index : index + 1]
     with opened(model):
         taps = Taps()
@@ -161,7 +147,7 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
         grads = torch.autograd.grad(loss, [*tap_tensors, *params], allow_unused=True)
         grad_taps, grad_params = grads[: len(tap_tensors)], grads[len(tap_tensors) :]
         stacks = {
-            name: stack_trace(stack, g, jacobians)
+            name: stack_trace(stack, g, jacobians, spectra_of.get(name))
             for (name, stack), g in zip(replay.stacks.items(), grad_taps)
         }
     return Recording(

@@ -11,6 +11,8 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from .spectra import Spectra
+
 DIRECTIONS = ("forward", "backward")
 
 
@@ -23,14 +25,26 @@ class StackTrace:
     gates: dict[str, Tensor]  # "i","f","g","o" (LSTM) or "r","z","n" (GRU): each [layers, directions, T, H]
     grad_h: Tensor  # [layers, directions, T, H]  dL/dh_t, the total BPTT gradient
     jacobian_norm: Tensor | None  # [layers, directions, T]  ||dh_T/dh_t||_2, None if not asked for
-    blocks: tuple[str, ...]  # names of the [H, H] blocks of W_hh: the gates, or ("hh",) for an RNN
-    eigenvalues: Tensor  # [layers, directions, blocks, H] complex: of each block of W_hh
-    singular_values: Tensor  # [layers, directions, blocks, H]: of each block, descending
+    spectra: Spectra | None = None  # W_hh's eigen- and singular values, when recorded with spectra=True
 
     @property
     def grad_norm_h(self) -> Tensor:
         """[layers, directions, T]  ||dL/dh_t||."""
         return self.grad_h.norm(dim=-1)
+
+    def asked_spectra(self) -> Spectra:
+        if self.spectra is None:
+            raise ValueError(
+                "this recording has no W_hh spectra; record with engine.record(model, x, y, spectra=True), "
+                "or take them from engine.weight_spectra(model)"
+            )
+        return self.spectra
+
+    # Names of the [H, H] blocks of W_hh (the gates, or ("hh",) for an RNN), and of each block
+    # its eigenvalues ([layers, directions, blocks, H] complex) and singular values (descending).
+    blocks = property(lambda self: self.asked_spectra().blocks)
+    eigenvalues = property(lambda self: self.asked_spectra().eigenvalues)
+    singular_values = property(lambda self: self.asked_spectra().singular_values)
 
 
 @dataclass

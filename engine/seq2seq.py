@@ -153,5 +153,9 @@ class EncoderDecoder(nn.Module):
         decoder, out = run_stack("decoder", self.decoder_cfg, self.decoder, decoder_in, taps, state)
         return Replay(self.head(out), {"encoder": encoder, "decoder": decoder})
 
+    def recurrent_stacks(self) -> dict[str, tuple[ModelConfig, nn.Module]]:
+        """Each recurrent stack's config and module, by the name its recording has."""
+        return {"encoder": (self.cfg, self.encoder), "decoder": (self.decoder_cfg, self.decoder)}
+
     def param_groups(self) -> dict[str, list[str]]:
         return param_groups(self)

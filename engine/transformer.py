@@ -95,19 +95,15 @@ class BlockStackReplay:
     def trace(self, grad_taps: Tensor) -> StackTrace:
         """The recording of this stack, in the recurrent stacks' layout [layers, 1, T, d]:
         hidden is each block's output x_t (the residual stream), grad_h is dL/dx_t there.
-        A transformer has no cell state, no gates, no W_hh to take eigenvalues of, and no
+        A transformer has no cell state, no gates, no W_hh to take spectra of, and no
         recurrence whose Jacobians to chain: those are None or empty."""
         hidden = torch.stack([out.detach()[0] for out in self.outputs])[:, None]  # [L, 1, T, d]
-        L, _, _, d = hidden.shape
         return StackTrace(
             hidden=hidden,
             cell=None,
             gates={},
             grad_h=grad_taps[:, :, :, 0].detach(),  # [L, 1, T, d]
             jacobian_norm=None,
-            blocks=(),
-            eigenvalues=torch.zeros(L, 1, 0, d, dtype=torch.complex64),
-            singular_values=torch.zeros(L, 1, 0, d),
         )
 
 
@@ -194,6 +190,10 @@ class TransformerModel(nn.Module):
         stack_taps = taps.make(self.stack_name, self.cfg, x_in) if taps is not None else None
         out, outputs = self.features(x_in, self.mask(x, x_in), stack_taps, maps)
         return Replay(self.readout(out), {self.stack_name: BlockStackReplay(outputs)}, attention=maps)
+
+    def recurrent_stacks(self) -> dict[str, tuple[ModelConfig, nn.Module]]:
+        """None: a transformer has no recurrence."""
+        return {}
 
     def param_groups(self) -> dict[str, list[str]]:
         return block_groups(self)

@@ -111,5 +111,9 @@ class TransformerEncoderDecoder(nn.Module):
         stacks = {"encoder": BlockStackReplay(encoder), "decoder": BlockStackReplay(decoder)}
         return Replay(y_hat, stacks, attention=maps)
 
+    def recurrent_stacks(self) -> dict[str, tuple[ModelConfig, nn.Module]]:
+        """None: a transformer has no recurrence."""
+        return {}
+
     def param_groups(self) -> dict[str, list[str]]:
         return block_groups(self)

@@ -176,7 +176,7 @@ def test_recording_holds_the_model_prediction_and_parameter_gradients():
 def test_spectra_are_those_of_each_gate_block_of_w_hh():
     task = engine.make_task("adding", seq_len=5)
     model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=6, bidirectional=True), task)
-    rec = engine.record(*(lambda b: (model, *b))(task.batch(1)))
+    rec = engine.record(model, *task.batch(1), spectra=True)
     assert rec.blocks == ("i", "f", "g", "o")
     W_f_reverse = model.rnn.weight_hh_l0_reverse.detach()[6:12]  # forget-gate block, PyTorch order
     expected = torch.linalg.eigvals(W_f_reverse)
@@ -188,7 +188,7 @@ def test_spectra_are_those_of_each_gate_block_of_w_hh():
 def test_to_frame_is_the_recording_in_long_form():
     task = engine.make_task("adding", seq_len=7)
     model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=3, num_layers=2, bidirectional=True), task)
-    rec = engine.record(model, *task.batch(2))
+    rec = engine.record(model, *task.batch(2), spectra=True)
     hidden = rec.to_frame("hidden")
     assert len(hidden) == 2 * 2 * 7 * 3
     row = hidden[(hidden.layer == 1) & (hidden.direction == "backward") & (hidden.t == 4) & (hidden.unit == 2)]
@@ -211,7 +211,7 @@ def test_to_frame_is_the_recording_in_long_form():
 def test_rnn_recording_has_no_cell_or_gates_and_says_so():
     task = engine.make_task("adding", seq_len=5)
     model = engine.build_model(engine.ModelConfig(arch="rnn", hidden_size=3), task)
-    rec = engine.record(model, *task.batch(1))
+    rec = engine.record(model, *task.batch(1), spectra=True)
     assert rec.cell is None and rec.gates == {} and rec.blocks == ("hh",)
     with pytest.raises(ValueError, match="only an LSTM has a cell state"):
         rec.to_frame("cell")
