@@ -13,6 +13,6 @@ import nav  # noqa: E402
 # and for models this small one thread is also the fastest.
 torch.set_num_threads(1)
 
-st.set_page_config(page_title="Unrolled", page_icon=":material/replay:", layout="wide")
+st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layout="wide")
 page = st.navigation(nav.pages())
 page.run()
