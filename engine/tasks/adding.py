@@ -4,11 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import torch
 
 from ..config import ModelConfig
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
+from .features import channel_values
 
 
 @dataclass
@@ -19,6 +21,7 @@ class AddingTask(Task):
 
     seq_len: int = 50
 
+    help: ClassVar[str] = "add the two marked numbers of a long sequence (Hochreiter & Schmidhuber 1997)"
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=64),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),
@@ -52,3 +55,9 @@ class AddingTask(Task):
         x = torch.stack([values, markers], dim=2)  # [B, T, 2]
         y = (values * markers).sum(dim=1, keepdim=True)  # [B, 1]
         return x, y
+
+    def input_features(self, symbols, x):
+        """The value, the marker, and the sum the network must compute: the marked values so far."""
+        values = channel_values(x)  # [T, 2]: the value, the marker
+        return {"value": values[:, 0], "marker": values[:, 1],
+                "sum of marked values so far": np.cumsum(values[:, 0] * values[:, 1])}

@@ -6,12 +6,14 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from ..config import ModelConfig, check_choice, check_int
 from ..losses import LOSSES, METRIC_NAMES, compute_loss, compute_metric
 from ..train_config import TrainConfig
+from .features import symbol_features, value_features
 
 MAPPINGS = ("seq2vec", "seq2seq", "vec2seq", "encdec")
 INPUT_KINDS = ("values", "tokens")
@@ -86,9 +88,15 @@ def check_seq_len(seq_len) -> None:
 class Task(ABC):
     """Base class. Subclasses set `spec` in __post_init__, implement `sample`, and declare
     `preset`: the model and training settings under which the task (with its default
-    parameters) teaches its lesson."""
+    parameters) teaches its lesson, and `help`: what the task asks, in one line.
+
+    What the task knows about its samples (how one reads as symbols, what its classes stand
+    for, which input features units may follow) is asked of the task, so that a page showing
+    a task never has to know which task it shows."""
 
     preset: ClassVar[Preset]
+    help: ClassVar[str]
+    symbol_separator: ClassVar[str] = " "  # between symbols written as text: "" for characters
     seed: int = 0
     spec: TaskSpec = field(init=False)
     vocab: tuple[str, ...] | None = field(init=False, default=None)  # token -> text, for tokens
@@ -121,3 +129,41 @@ class Task(ABC):
     @property
     def metric_name(self) -> str:
         return METRIC_NAMES[self.spec.loss]
+
+    # ------------------------------------------------------------ how a sample reads
+
+    def symbols_of(self, x: Tensor) -> list[str] | None:
+        """One sample's input x (one row of a batch: [T] token ids) as the task's own symbols,
+        one per step; None when the inputs are values, which have no symbols."""
+        if self.spec.input_kind != "tokens" or self.vocab is None:
+            return None
+        return [self.vocab[i] for i in x.tolist()]  # [T]
+
+    @property
+    def pad_symbol(self) -> str | None:
+        """The symbol that pads a sequence to its length (a step that is no data), or None."""
+        return None if self.spec.pad_id is None else self.vocab[self.spec.pad_id]
+
+    @property
+    def class_names(self) -> tuple[str, ...] | None:
+        """What each output class stands for (spec.output_size of them), or None where the
+        classes have no names (and for values)."""
+        return None
+
+    def unit_features(self, symbols: list[str] | None, x: Tensor) -> dict[str, np.ndarray]:
+        """Features of one sample worth correlating hidden units with, each [T], and the
+        position t. `symbols` is symbols_of(x), in the order the network reads them (an encoder
+        that reverses its source reads them backwards)."""
+        features = self.input_features(symbols, x)
+        steps = len(symbols) if symbols is not None else self.steps_of(x)
+        return {**features, "position t": np.arange(steps, dtype=float)}
+
+    def input_features(self, symbols: list[str] | None, x: Tensor) -> dict[str, np.ndarray]:
+        """unit_features without the position: one indicator per symbol, or the value channels
+        and their running sums. Tasks override it with what a reader of their input counts."""
+        return value_features(x) if symbols is None else symbol_features(symbols)
+
+    def steps_of(self, x: Tensor) -> int:
+        """How many steps the network runs on one sample x: its length, or for vec2seq (one
+        vector in) the output's length."""
+        return self.spec.out_len if self.spec.mapping == "vec2seq" else len(x)

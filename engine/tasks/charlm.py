@@ -10,6 +10,7 @@ import torch
 from ..config import ModelConfig
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
+from .features import char_features
 from .text import char_vocab, decode_text, stdlib_corpus
 
 
@@ -23,6 +24,8 @@ class CharLMTask(Task):
     seq_len: int = 100
     text: str | bytes | None = None
 
+    help: ClassVar[str] = "predict the next character of Python's own source code (or your text)"
+    symbol_separator: ClassVar[str] = ""  # characters of a text
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=128, embedding_dim=32),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
@@ -64,6 +67,13 @@ class CharLMTask(Task):
         if unknown:
             raise ValueError(f"characters {unknown!r} are not in this corpus's vocabulary; remove them")
         return torch.tensor([index[ch] for ch in text])  # [T]
+
+    @property
+    def class_names(self):
+        return self.vocab  # the next character
+
+    def input_features(self, symbols, x):
+        return char_features(symbols)
 
     @property
     def baseline_loss(self) -> float:

@@ -21,6 +21,7 @@ class CopyTask(ReverseTask):
     anti-diagonal. Without attention copying is the harder of the two: the first token to
     write is the one the encoder read longest ago."""
 
+    help: ClassVar[str] = "encoder-decoder: write the input sequence out again, in the same order"
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=32, embedding_dim=16, bidirectional=True, attention="dot"),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),

@@ -59,6 +59,8 @@ class DatesTask(Task):
     y: its ISO form "YYYY-MM-DD" as target ids, then <eos> [B, 11] (<sos> 0, <eos> 1, then
     the characters 0-9 and '-')."""
 
+    help: ClassVar[str] = "encoder-decoder: rewrite a date given in one of five formats as YYYY-MM-DD"
+    symbol_separator: ClassVar[str] = ""  # characters of a date
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=32, embedding_dim=16, bidirectional=True, attention="dot"),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),
@@ -117,5 +119,9 @@ class DatesTask(Task):
                 break
             chars.append(self.target_vocab[int(i)])
         return "".join(chars)
+
+    @property
+    def class_names(self):
+        return self.target_vocab
 
     sequence_accuracy = ReverseTask.sequence_accuracy

@@ -5,11 +5,13 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import torch
 
 from ..config import ModelConfig
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
+from .features import channel_values
 
 
 @dataclass
@@ -22,6 +24,7 @@ class ParityTask(Task):
     seq_len: int = 10
     running: bool = True
 
+    help: ClassVar[str] = "is the number of ones so far odd?"
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="gru", hidden_size=32),
         train=TrainConfig(optimizer="adam", lr=1e-2, batch_size=64, clip_norm=1.0),
@@ -52,3 +55,11 @@ class ParityTask(Task):
         running_parity = bits.cumsum(dim=1) % 2  # [B, T]
         y = running_parity if self.running else running_parity[:, -1]  # [B, T] or [B]
         return bits.unsqueeze(2).float(), y  # x: [B, T, 1]
+
+    @property
+    def class_names(self):
+        return ("even", "odd")  # the count of ones so far, mod 2
+
+    def input_features(self, symbols, x):
+        bits = channel_values(x)[:, 0]  # [T]
+        return {"bit": bits, "parity so far": np.cumsum(bits) % 2}

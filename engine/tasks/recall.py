@@ -24,6 +24,8 @@ class RecallTask(Task):
     symbols: int = 4
     distractors: int = 4
 
+    help: ClassVar[str] = "name the symbol seen `lag` steps ago"
+
     # Calibrated on this CPU over seeds 0-2 (about 100 runs): with Adam a tanh RNN learns this task
     # up to lag 50 if given 3000-5000 steps, so the budget matters as much as the lag; 2000 steps
     # at lr 1e-3 keep it (and the GRU) at chance every time. A default LSTM is no better; its
@@ -63,3 +65,11 @@ class RecallTask(Task):
         tokens = torch.cat([signal[:, None], noise], dim=1)  # [B, L+1]
         x = F.one_hot(tokens, self.symbols + self.distractors).float()  # [B, L+1, S+D]
         return x, signal
+
+    def symbols_of(self, x):
+        """One-hot inputs [T, S+D] read as the symbol each step shows."""
+        return [self.vocab[i] for i in x.argmax(dim=1).tolist()]  # [T]
+
+    @property
+    def class_names(self):
+        return self.vocab[: self.symbols]  # the signal symbols come first in the vocabulary

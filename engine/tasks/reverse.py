@@ -23,6 +23,7 @@ class ReverseTask(Task):
     seq_len: int = 8
     symbols: int = 8
 
+    help: ClassVar[str] = "encoder-decoder: write the input sequence backwards"
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=16),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),
@@ -49,6 +50,10 @@ class ReverseTask(Task):
         x = torch.randint(0, self.symbols, (batch_size, self.seq_len), generator=generator)  # [B, T]
         eos = torch.ones(batch_size, 1, dtype=torch.long)  # [B, 1]
         return x, torch.cat([x.flip(1) + 2, eos], dim=1)  # y: [B, T+1]
+
+    @property
+    def class_names(self):
+        return self.target_vocab
 
     def sequence_accuracy(self, y_hat: torch.Tensor, y: torch.Tensor) -> float:
         """Share of samples with every target token right."""

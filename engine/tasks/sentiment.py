@@ -12,9 +12,11 @@ import torch
 from ..config import ModelConfig, check_int
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
+from .features import word_features
 from .reviews import REVIEWS_CSV
 from .text import decode_text, word_vocab, words
 
+CLASS_NAMES = ("negative", "positive")
 LABELS = {"negative": 0, "positive": 1, "0": 0, "1": 1, "neg": 0, "pos": 1}
 MAX_WORD_VOCAB = 20_000
 MAX_CSV_CHARS = 100_000_000  # the IMDB 50K file is about 66 million characters
@@ -65,6 +67,7 @@ class SentimentTask(Task):
     max_vocab: int = 2000
     csv_text: str | bytes | None = None
 
+    help: ClassVar[str] = "positive or negative, word by word (generated reviews, or your CSV)"
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=32),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
@@ -122,6 +125,13 @@ class SentimentTask(Task):
         index = {w: i for i, w in enumerate(self.vocab)}
         ids = [index.get(w, 1) for w in words(text)[-self.seq_len :]]
         return torch.tensor([self.spec.pad_id] * (self.seq_len - len(ids)) + ids)  # [T]
+
+    @property
+    def class_names(self):
+        return CLASS_NAMES
+
+    def input_features(self, symbols, x):
+        return word_features(symbols, pad=self.pad_symbol)
 
     def decode(self, ids) -> str:
         return " ".join(self.vocab[int(i)] for i in ids if int(i) != self.spec.pad_id)

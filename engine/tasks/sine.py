@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import torch
 
 from ..config import ModelConfig, check_choice, check_float
@@ -28,6 +29,7 @@ class SineTask(Task):
     mode: str = "forecast"
     noise: float = 0.0
 
+    help: ClassVar[str] = "forecast the next value of a sine wave, or draw one from its description"
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=32),
         train=TrainConfig(optimizer="adam", lr=1e-2, batch_size=32, clip_norm=1.0),
@@ -67,3 +69,12 @@ class SineTask(Task):
             return x, wave[:, :-1].unsqueeze(2)  # y: [B, T, 1]
         noisy = wave[:, :-1] + self.noise * torch.randn(batch_size, self.seq_len, generator=generator)  # [B, T]
         return noisy.unsqueeze(2), wave[:, 1:].unsqueeze(2)  # x, y: [B, T, 1]
+
+    def input_features(self, symbols, x):
+        """Forecasting: the wave read and its running sum. Drawing: the one input is a vector, so
+        the feature a unit may follow is the wave that vector describes."""
+        if self.mode == "forecast":
+            return super().input_features(symbols, x)
+        period, phase = MAX_PERIOD * float(x[0]), math.atan2(float(x[1]), float(x[2]))
+        steps = np.arange(self.seq_len)  # [T]
+        return {"the wave it draws": np.sin(2 * math.pi * steps / period + phase)}
