@@ -21,6 +21,7 @@ class SequenceModel(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.spec = spec
+        self.vocab: tuple[str, ...] | None = None  # set by build_model from the task
         tokens = spec.input_kind == "tokens"
         self.embedding = nn.Embedding(spec.input_size, cfg.embedding_dim) if tokens else None
         self.rnn = make_recurrent(cfg, cfg.embedding_dim if tokens else spec.input_size)

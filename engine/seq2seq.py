@@ -87,6 +87,7 @@ class EncoderDecoder(nn.Module):
     def __init__(self, cfg: ModelConfig, spec: TaskSpec):
         super().__init__()
         self.cfg, self.spec = cfg, spec
+        self.vocab: tuple[str, ...] | None = None  # set by build_model from the task
         self.decoder_cfg = decoder_config(cfg)
         self.source_embedding = nn.Embedding(spec.input_size, cfg.embedding_dim)
         self.encoder = make_recurrent(cfg, cfg.embedding_dim)

@@ -139,6 +139,7 @@ class TransformerModel(nn.Module):
     def __init__(self, cfg: ModelConfig, spec: TaskSpec):
         super().__init__()
         self.cfg, self.spec = cfg, spec
+        self.vocab: tuple[str, ...] | None = None  # set by build_model from the task
         self.embedding = token_or_value_embedding(spec, cfg.hidden_size)
         self.positions = Positions(cfg)
         self.dropout = nn.Dropout(cfg.dropout)
@@ -165,8 +166,10 @@ class TransformerModel(nn.Module):
             return padding_mask(padded, causal, x_in.dtype)
         return causal_mask(x_in.shape[1], x_in.dtype) if causal else None
 
-    def features(self, x_in: Tensor, mask: Tensor | None, taps: Tensor | None = None, maps: dict | None = None
-                 ) -> tuple[Tensor, list[Tensor]]:
+    def through_blocks(self, x_in: Tensor, mask: Tensor | None, taps: Tensor | None = None, maps: dict | None = None
+                       ) -> tuple[Tensor, list[Tensor]]:
+        """Every block on x_in [B, T, d]: the last output [B, T, d] and every block's.
+        (Not `features`: SequenceModel.features carries a recurrent state, which blocks have none of.)"""
         return run_blocks(self.blocks, x_in, taps, maps, "", mask=mask)
 
     def readout(self, out: Tensor) -> Tensor:
@@ -180,7 +183,7 @@ class TransformerModel(nn.Module):
     def forward(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """y_hat for x (y is taken and ignored, as by SequenceModel)."""
         x_in = self.inputs(x)
-        out, _ = self.features(x_in, self.mask(x, x_in))
+        out, _ = self.through_blocks(x_in, self.mask(x, x_in))
         return self.readout(out)
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
@@ -188,7 +191,7 @@ class TransformerModel(nn.Module):
         maps: dict[str, Attended] = {}
         x_in = self.inputs(x)
         stack_taps = taps.make(self.stack_name, self.cfg, x_in) if taps is not None else None
-        out, outputs = self.features(x_in, self.mask(x, x_in), stack_taps, maps)
+        out, outputs = self.through_blocks(x_in, self.mask(x, x_in), stack_taps, maps)
         return Replay(self.readout(out), {self.stack_name: BlockStackReplay(outputs)}, attention=maps)
 
     def recurrent_stacks(self) -> dict[str, tuple[ModelConfig, nn.Module]]:

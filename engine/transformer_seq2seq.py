@@ -41,6 +41,7 @@ class TransformerEncoderDecoder(nn.Module):
     def __init__(self, cfg: ModelConfig, spec: TaskSpec):
         super().__init__()
         self.cfg, self.spec = cfg, spec
+        self.vocab: tuple[str, ...] | None = None  # set by build_model from the task
         d = cfg.hidden_size
         self.source_embedding = nn.Embedding(spec.input_size, d)
         self.target_embedding = nn.Embedding(spec.output_size, d)
