@@ -1,4 +1,5 @@
-"""Checkpoints: safetensors weights with the model's config in the file's own JSON header.
+"""Checkpoints: safetensors weights with the model's config, its task's shape and its vocabulary
+in the file's own JSON header.
 
 Never pickle: a pickle (or torch.save's zip of pickles) can run any code when loaded, so such a
 file is recognised by its first bytes and refused before anything in it is read as data.
@@ -19,6 +20,7 @@ from safetensors.torch import save as save_bytes
 
 from .config import ModelConfig
 from .build import build_model
+from .checkpoint_header import read_header
 from .tasks.base import TaskSpec
 
 FORMAT = "unrolled-checkpoint-1"
@@ -26,13 +28,17 @@ MAX_HEADER = 10_000_000
 
 
 def to_bytes(model: nn.Module) -> bytes:
-    """The model as safetensors bytes; its ModelConfig and TaskSpec travel in the metadata."""
+    """The model as safetensors bytes; its ModelConfig, TaskSpec and vocabulary (`model.vocab`,
+    one text per input id, when it has one) travel in the metadata."""
     tensors = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
     metadata = {
         "format": FORMAT,
         "model_config": json.dumps(model.cfg.to_dict()),
         "task_spec": json.dumps(model.spec.to_dict()),
     }
+    vocab = getattr(model, "vocab", None)
+    if vocab is not None:
+        metadata["vocab"] = json.dumps(list(vocab))
     return save_bytes(tensors, metadata=metadata)
 
 
@@ -61,11 +67,13 @@ def check_safetensors(data: bytes) -> dict:
         raise ValueError("this .safetensors file is cut short (incomplete download?); save or download it again")
     try:
         return json.loads(data[8 : 8 + header_len])
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: forged [[[[...]]]]
         raise ValueError("this .safetensors file has a damaged header; save it again") from None
 
 
 def from_bytes(data: bytes) -> nn.Module:
+    """The model a checkpoint holds, with `model.vocab` its vocabulary (None if it has none), or
+    a ValueError saying what is wrong with the file."""
     header = check_safetensors(data)
     metadata = header.get("__metadata__")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
@@ -73,11 +81,7 @@ def from_bytes(data: bytes) -> nn.Module:
             "this .safetensors file was not saved by Unrolled (it has no model config); "
             "upload a model downloaded from Unrolled"
         )
-    try:
-        cfg = ModelConfig.from_dict(json.loads(metadata["model_config"]))
-        spec = TaskSpec(**json.loads(metadata["task_spec"]))
-    except (KeyError, TypeError, json.JSONDecodeError) as err:
-        raise ValueError(f"this checkpoint's config is damaged ({err}); save it again") from None
+    cfg, spec, vocab = read_header(metadata)
     # The header must describe exactly the tensors the config implies, before anything is
     # allocated: a few hundred forged bytes must not make us build (or read) a huge model.
     described = {k: v for k, v in header.items() if k != "__metadata__"}
@@ -93,7 +97,23 @@ def from_bytes(data: bytes) -> nn.Module:
         raise ValueError(f"this checkpoint's weights are damaged or cut short ({err}); save it again") from None
     model = build_model(cfg, spec)
     model.load_state_dict(tensors)
+    check_finite(model)
+    model.vocab = vocab
     return model
+
+
+def check_finite(model: nn.Module) -> None:
+    """ValueError naming the first weight holding NaN or inf. Checked as the model holds them,
+    after any conversion to its dtype: a float64 1e300 is finite in the file and inf in float32.
+    Such weights are refused because linear algebra on them (eigvals of W_hh) can crash the
+    process, and a model that diverged teaches nothing."""
+    for name, t in model.state_dict().items():
+        if t.is_floating_point() and not torch.isfinite(t).all():
+            bad = (~torch.isfinite(t)).sum().item()
+            raise ValueError(
+                f"this checkpoint's {name} holds {bad} NaN or infinite values (of {t.numel()}): it was saved "
+                "from a model whose training diverged; save one from before it diverged"
+            )
 
 
 FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")

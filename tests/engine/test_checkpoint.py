@@ -271,3 +271,116 @@ def test_truncated_checkpoint_is_refused(keep):
     data = engine.to_bytes(small_model())
     with pytest.raises(ValueError, match="cut short"):
         engine.from_bytes(data[: int(len(data) * keep)])
+
+
+# ---------------------------------------------------------------- weights no model should hold
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_weights_are_refused_naming_the_parameter(bad, tmp_path):
+    model = small_model()
+    with torch.no_grad():
+        model.rnn.weight_hh_l0[1, 2] = bad
+    path = engine.save(model, tmp_path / "diverged.safetensors")
+    for load in (lambda: engine.load(path), lambda: engine.from_bytes(path.read_bytes())):
+        with pytest.raises(ValueError, match=r"rnn\.weight_hh_l0 holds 1 NaN or infinite values"):
+            load()
+
+
+def test_a_float64_weight_beyond_float32_range_is_refused_as_it_would_load():
+    model = small_model()
+    tensors = {k: v.double() for k, v in model.state_dict().items()}
+    tensors["head.weight"][0, 0] = 1e300  # finite in the file, inf once the model holds it
+    assert torch.isfinite(tensors["head.weight"]).all()
+    data = forge(engine.to_bytes(model), {})  # the header, as Unrolled writes it
+    meta = header_of(data)["__metadata__"]
+    with pytest.raises(ValueError, match=r"head\.weight holds 1 NaN or infinite"):
+        engine.from_bytes(save(tensors, metadata=meta))
+
+
+# ---------------------------------------------------------------- forged headers
+
+
+def header_of(data: bytes) -> dict:
+    return json.loads(data[8 : 8 + struct.unpack("<Q", data[:8])[0]])
+
+
+def forge(data: bytes, metadata_changes: dict, **tensor_changes) -> bytes:
+    """The same tensor bytes under a rewritten header: metadata values may be any JSON (a
+    forger is not bound to safetensors' str -> str), and tensor entries may be changed."""
+    header = header_of(data)
+    body = data[8 + struct.unpack("<Q", data[:8])[0] :]
+    header["__metadata__"] = {**header["__metadata__"], **metadata_changes}
+    for name, entry in tensor_changes.items():
+        header[name] = {**header[name], **entry}
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + body
+
+
+FORGERIES = {"list": [1, "a"], "dict": {"a": 1}, "huge int": 10**400, "string": "forged", "null": None}
+
+
+def sentiment_model():
+    task = engine.make_task("sentiment", seq_len=6, max_vocab=20)
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=3, embedding_dim=2), task)
+    model.vocab = task.vocab  # as build_model sets it (for the file to carry one)
+    return model
+
+
+@pytest.mark.parametrize("forged", FORGERIES, ids=list(FORGERIES))
+@pytest.mark.parametrize("key", ["model_config", "task_spec"])
+def test_every_forged_config_field_gets_a_value_error_or_loads_as_written(key, forged):
+    """A field holding a value of the wrong type gets a ValueError, never a TypeError or an
+    AttributeError; a forgery that happens to be a legal value (null for an optional field,
+    any text for the task's name) loads with that value."""
+    model = sentiment_model()
+    data = engine.to_bytes(model)
+    fields = model.cfg.to_dict() if key == "model_config" else model.spec.to_dict()
+    value = FORGERIES[forged]
+    for field in fields:
+        forgery = forge(data, {key: json.dumps({**fields, field: value})})
+        try:
+            loaded = engine.from_bytes(forgery)
+        except ValueError as err:
+            assert str(err), field
+            continue
+        assert forged in ("string", "null"), f"{field}={value!r} loaded"
+        restored = loaded.cfg.to_dict() if key == "model_config" else loaded.spec.to_dict()
+        assert restored[field] == value, field
+
+
+@pytest.mark.parametrize("forged", [*FORGERIES.values(), [1, 2], ["a"] * 3, "[1", "x" * 2000],
+                         ids=[*FORGERIES, "ints", "too few", "not json", "long entries"])
+def test_a_forged_vocabulary_gets_a_value_error(forged):
+    model = sentiment_model()
+    data = engine.to_bytes(model)
+    vocab = json.dumps(forged) if not isinstance(forged, str) or forged == "forged" else forged
+    if forged is None:
+        assert engine.from_bytes(forge(data, {"vocab": vocab})).vocab is None  # as if saved without one
+        return
+    if forged == "x" * 2000:
+        vocab = json.dumps(["x" * 2000] * len(model.vocab))  # entries no vocabulary has
+    with pytest.raises(ValueError, match="vocabulary"):
+        engine.from_bytes(forge(data, {"vocab": vocab}))
+
+
+@pytest.mark.parametrize("key", ["format", "model_config", "task_spec"])
+@pytest.mark.parametrize("forged", [*FORGERIES.values(), "[" * 100_000 + "]" * 100_000], ids=[*FORGERIES, "nested"])
+def test_metadata_entries_of_any_json_type_get_a_value_error(key, forged):
+    data = forge(engine.to_bytes(small_model()), {key: forged})
+    with pytest.raises(ValueError):
+        engine.from_bytes(data)
+
+
+@pytest.mark.parametrize("forged", FORGERIES.values(), ids=list(FORGERIES))
+@pytest.mark.parametrize("entry", ["dtype", "shape", "data_offsets"])
+def test_forged_tensor_entries_get_a_value_error(entry, forged):
+    data = forge(engine.to_bytes(small_model()), {}, **{"head.weight": {entry: forged}})
+    with pytest.raises(ValueError):
+        engine.from_bytes(data)
+
+
+def test_a_deeply_nested_header_gets_a_value_error():
+    body = ('{"a": ' + "[" * 200_000 + "]" * 200_000 + "}").encode()
+    with pytest.raises(ValueError, match="damaged header"):
+        engine.from_bytes(struct.pack("<Q", len(body)) + body)
