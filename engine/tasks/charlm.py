@@ -11,14 +11,15 @@ from ..config import ModelConfig
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
 from .features import char_features
-from .text import char_vocab, decode_text, stdlib_corpus
+from .text import charlm_corpus, char_vocab, decode_text
 
 
 @dataclass
 class CharLMTask(Task):
     """Windows of seq_len characters; the target at each step is the next character.
 
-    text: the corpus; None uses a few of the Python standard library's source files.
+    text: the corpus; None uses the shipped snapshot of a few of the Python standard library's
+    source files (engine/data/charlm_corpus.txt), the same under every Python version.
     """
 
     seq_len: int = 100
@@ -40,7 +41,7 @@ class CharLMTask(Task):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)
-        corpus = stdlib_corpus() if self.text is None else decode_text(self.text, "corpus")
+        corpus = charlm_corpus() if self.text is None else decode_text(self.text, "corpus")
         if len(corpus) < self.seq_len + 1:
             raise ValueError(
                 f"the corpus has {len(corpus)} characters, fewer than seq_len + 1 = {self.seq_len + 1}; "

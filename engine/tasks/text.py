@@ -1,21 +1,25 @@
-"""Text in: the offline corpus, checks on uploaded text, and word tokenisation."""
+"""Text in: the shipped corpus, checks on uploaded text, and word tokenisation."""
 from __future__ import annotations
 
-import os
+import functools
 import re
 from collections import Counter
 from pathlib import Path
 
-# Real text on every machine, offline: a few of the Python standard library's own source files.
-# A char-RNN trained on them learns to indent, open and close brackets, and write `def`.
-STDLIB_FILES = ("textwrap.py", "heapq.py", "bisect.py", "colorsys.py", "fnmatch.py", "shlex.py", "glob.py")
+# Real text on every machine, offline: a snapshot of a few of the Python standard library's own
+# source files (provenance in charlm_corpus.md beside it; scripts/build_charlm_corpus.py builds
+# it). Shipped rather than read from the running interpreter, whose files change between
+# versions and would change the vocabulary. A char-RNN trained on it learns to indent, open and
+# close brackets, and write `def`.
+CHARLM_CORPUS = Path(__file__).resolve().parent.parent / "data" / "charlm_corpus.txt"
 MAX_CHAR_VOCAB = 256
 MAX_TEXT_CHARS = 5_000_000
 
 
-def stdlib_corpus() -> str:
-    folder = Path(os.__file__).parent
-    return "\n".join((folder / name).read_text(encoding="utf-8") for name in STDLIB_FILES)
+@functools.cache
+def charlm_corpus() -> str:
+    """The shipped corpus, exactly as stored: bytes decoded, no newline translation."""
+    return CHARLM_CORPUS.read_bytes().decode("utf-8")
 
 
 def decode_text(data: bytes | str, what: str = "text", limit: int = MAX_TEXT_CHARS) -> str:

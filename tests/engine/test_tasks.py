@@ -1,9 +1,12 @@
 """Every task's batches: shapes and dtypes match its TaskSpec, and targets match an independent
 computation from the inputs (or from the corpus / CSV they were drawn from)."""
 import csv
+import hashlib
 import io
 import math
+import os
 import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -217,7 +220,7 @@ def test_sine_generate_x_describes_the_wave_in_y():
 
 def test_charlm_default_corpus_windows_are_shifted_substrings():
     task = engine.make_task("charlm", seq_len=40, seed=6)
-    corpus = engine.tasks.text.stdlib_corpus()
+    corpus = engine.tasks.text.charlm_corpus()
     assert "def " in corpus
     assert task.spec.input_size == task.spec.output_size == len(set(corpus))
     x, y = task.batch(16)
@@ -226,6 +229,29 @@ def test_charlm_default_corpus_windows_are_shifted_substrings():
         assert len(text) == len(target) == 40
         assert target[:-1] == text[1:]
         assert text + target[-1] in corpus
+
+
+DATA = Path(engine.__file__).parent / "data"
+PROVENANCE = DATA / "charlm_corpus.md"  # where the shipped corpus came from, and its sha256
+
+
+def test_charlm_default_corpus_is_the_shipped_snapshot_byte_for_byte():
+    shipped = (DATA / "charlm_corpus.txt").read_bytes()
+    recorded = re.search(r"sha256: `([0-9a-f]{64})`", PROVENANCE.read_text(encoding="utf-8")).group(1)
+    assert hashlib.sha256(shipped).hexdigest() == recorded  # the file is the one its provenance describes
+    task = engine.make_task("charlm", seq_len=20)
+    assert engine.tasks.text.charlm_corpus().encode("utf-8") == shipped
+    assert task.vocab == tuple(sorted(set(shipped.decode("utf-8"))))
+    assert "".join(task.vocab[i] for i in task.ids.tolist()).encode("utf-8") == shipped
+
+
+def test_charlm_corpus_does_not_depend_on_the_running_interpreter(monkeypatch, tmp_path):
+    here = engine.make_task("charlm", seq_len=20)
+    for name in re.findall(r"`Lib/(\w+\.py)`", PROVENANCE.read_text(encoding="utf-8")):
+        (tmp_path / name).write_text("print('¿otra versión?')\n", encoding="utf-8")  # another Python's files
+    monkeypatch.setattr(os, "__file__", str(tmp_path / "os.py"))
+    elsewhere = engine.make_task("charlm", seq_len=20)
+    assert elsewhere.vocab == here.vocab and torch.equal(elsewhere.ids, here.ids)
 
 
 def test_charlm_draws_every_window_of_a_small_text():
