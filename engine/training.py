@@ -20,6 +20,7 @@ from .rng import PrivateRNG
 from .tasks.base import Task
 from .train_config import TrainConfig
 from .truncated import check_truncation, chunk_loss, chunks, detach_state
+from .vocab import check_vocab
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Trainer:
                 f"this model was built for a {model.spec.name} task shaped {model.spec}, not for "
                 f"this {task.spec.name} task; build the model for this task with engine.build_model"
             )
+        check_vocab(model, task)
         self.model, self.task, self.cfg = model, task, cfg
         self.params = list(model.parameters())
         self.optimizer = make_optimizer(cfg, self.params)
