@@ -12,6 +12,8 @@ from .attention_seq2seq import AttentionEncoderDecoder
 from .beam import Beam, Candidate, beam_search
 from .checkpoint import from_bytes, load, save, to_bytes
 from .config import ModelConfig
+from .contract import Decoder, DecodingState, Model
+from .describe import Part, Read
 from .build import build_model
 from .model import SequenceModel
 from .positional import positional_encoding
@@ -31,4 +33,5 @@ __all__ = [
     "save", "load", "to_bytes", "from_bytes",
     "AttentionEncoderDecoder", "TransformerModel", "TransformerEncoderDecoder", "positional_encoding",
     "beam_search", "Beam", "Candidate", "weight_spectra", "Spectra",
+    "Model", "Decoder", "DecodingState", "Part", "Read",
 ]

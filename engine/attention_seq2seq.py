@@ -26,6 +26,7 @@ from torch import Tensor, nn
 from .attention import Attended, Attention
 from .cells import LayerTrace, unroll_layer
 from .config import ModelConfig
+from .describe import Part, Read, module_part
 from .recurrent import State, initial_state, layer_weights
 from .replay import Replay, StackReplay, Taps, run_stack
 from .seq2seq import Decoding, EncoderDecoder, feed_back, teacher_inputs
@@ -68,6 +69,21 @@ class AttentionEncoderDecoder(EncoderDecoder):
     def decoder_input_size(self) -> int:
         extra = self.decoder_cfg.hidden_size if self.looks_back else 0  # Bahdanau's decoder reads c_t
         return self.cfg.embedding_dim + extra
+
+    def head_reads(self) -> tuple[Read, ...]:
+        """None directly: the head reads s~_t, W_c's output (see decoder_parts)."""
+        return ()
+
+    def decoder_parts(self) -> list[Part]:
+        """The decoder's layers with the attention (before them when it asks with s_{t-1}, after
+        them when s_t asks) and W_c, which reads [c_t; s_t] for the head."""
+        H, top = self.decoder_cfg.hidden_size, self.decoder_cfg.num_layers - 1
+        attention = module_part(self, self.attention, "attention", "attention", "core", ("T", H), ("T", H),
+                                stack="decoder", score=self.cfg.attention, heads=1)
+        combine = module_part(self, self.combine, "combine", "linear", "core", ("T", 2 * H), ("T", H),
+                              stack="decoder", reads=(Read("decoder", top, None, None),))
+        layers = super().decoder_parts()
+        return [attention, *layers, combine] if self.looks_back else [*layers, attention, combine]
 
     def output(self, s: Tensor, c: Tensor) -> Tensor:
         """logits = W_s tanh(W_c [c_t; s_t]): [B, T, H'] twice -> [B, T, V]."""

@@ -10,6 +10,7 @@ import torch
 from torch import Tensor, nn
 
 from .config import ModelConfig
+from .describe import Part, Read, groups, module_part, recurrent_parts
 from .init import initialise
 from .recurrent import State, make_recurrent
 from .replay import Replay, Taps, run_stack
@@ -67,21 +68,30 @@ class SequenceModel(nn.Module):
         """Each recurrent stack's config and module, by the name its recording has."""
         return {"rnn": (self.cfg, self.rnn)}
 
+    def head_reads(self) -> tuple[Read, ...]:
+        """The states `readout` hands the head: seq2vec [h→_T ; h←_0] (a bidirectional layer's
+        backward direction ends at t=0) or h_T; otherwise every h_t (both directions')."""
+        top, dirs = self.cfg.num_layers - 1, self.cfg.num_directions
+        if self.spec.mapping == "seq2vec":
+            return (Read("rnn", top, None, -1),) if dirs == 1 else (Read("rnn", top, 0, -1), Read("rnn", top, 1, 0))
+        return tuple(Read("rnn", top, d if dirs > 1 else None, None) for d in range(dirs))
+
+    def describe(self) -> list[Part]:
+        """Input (embedding, the values, or a vector repeated over time), every recurrent layer, head."""
+        cfg, spec = self.cfg, self.spec
+        T = spec.out_len if spec.mapping == "vec2seq" else "T"
+        if self.embedding is not None:
+            first = module_part(self, self.embedding, "embedding", "embedding", "input", (T,), (T, cfg.embedding_dim))
+        else:
+            read = (spec.input_size,) if spec.mapping == "vec2seq" else (T, spec.input_size)
+            first = module_part(self, None, "input", "input", "input", read, (T, spec.input_size))
+        layers = recurrent_parts(self, "rnn", cfg, self.rnn, first.output_shape)
+        width = cfg.num_directions * cfg.hidden_size
+        ends = spec.mapping == "seq2vec"
+        head = module_part(self, self.head, "head", "linear head", "head", (width,) if ends else (T, width),
+                           (spec.output_size,) if ends else (T, spec.output_size), reads=self.head_reads())
+        return [first, *layers, head]
+
     def param_groups(self) -> dict[str, list[str]]:
-        return param_groups(self)
-
-
-RECURRENT_PARTS = {"rnn": "", "encoder": "encoder ", "decoder": "decoder "}
-
-
-def param_groups(model: nn.Module) -> dict[str, list[str]]:
-    """Parameter names by the part of the network they belong to, for freezing: "embedding",
-    "layer 0", "layer 1", ..., "head" (an encoder-decoder: "encoder layer 0", ...)."""
-    groups: dict[str, list[str]] = {}
-    for name, _ in model.named_parameters():
-        part = name.split(".")[0]
-        if part in RECURRENT_PARTS:
-            layer = name.split("_l")[-1].split("_")[0]  # weight_hh_l1_reverse -> 1
-            part = f"{RECURRENT_PARTS[part]}layer {layer}"
-        groups.setdefault(part, []).append(name)
-    return groups
+        """Parameter names by part, for freezing: "embedding", "layer 0", "layer 1", ..., "head"."""
+        return groups(self.describe())

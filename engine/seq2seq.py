@@ -19,9 +19,9 @@ import torch
 from torch import Tensor, nn
 
 from .config import MAX_HIDDEN, ModelConfig
+from .describe import Part, Read, groups, module_part, recurrent_parts
 from .init import initialise
 from .losses import IGNORE
-from .model import param_groups
 from .recurrent import State, make_recurrent
 from .replay import Replay, Taps, run_stack
 from .tasks.base import TaskSpec
@@ -158,5 +158,27 @@ class EncoderDecoder(nn.Module):
         """Each recurrent stack's config and module, by the name its recording has."""
         return {"encoder": (self.cfg, self.encoder), "decoder": (self.decoder_cfg, self.decoder)}
 
+    def describe(self) -> list[Part]:
+        """The source's embedding and the encoder's layers, the target's embedding and the
+        decoder's layers (each started by its encoder layer's final state), the head."""
+        E, H = self.cfg.embedding_dim, self.decoder_cfg.hidden_size
+        return [
+            module_part(self, self.source_embedding, "source_embedding", "embedding", "input", ("S",), ("S", E)),
+            *recurrent_parts(self, "encoder", self.cfg, self.encoder, ("S", E), "encoder "),
+            module_part(self, self.target_embedding, "target_embedding", "embedding", "input", ("T",), ("T", E)),
+            *self.decoder_parts(),
+            module_part(self, self.head, "head", "linear head", "head", ("T", H), ("T", self.spec.output_size),
+                        reads=self.head_reads()),
+        ]
+
+    def head_reads(self) -> tuple[Read, ...]:
+        """The decoder's top layer's s_t, every step."""
+        return (Read("decoder", self.decoder_cfg.num_layers - 1, None, None),)
+
+    def decoder_parts(self) -> list[Part]:
+        return recurrent_parts(self, "decoder", self.decoder_cfg, self.decoder, ("T", self.decoder_input_size()), "decoder ")
+
     def param_groups(self) -> dict[str, list[str]]:
-        return param_groups(self)
+        """Parameter names by part, for freezing: "source_embedding", "encoder layer 0", ...,
+        "target_embedding", "decoder layer 0", ..., "head"."""
+        return groups(self.describe())

@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from .attention import Attended, causal_mask, padding_mask
 from .config import ModelConfig
+from .describe import Part, Read, Shape, groups, module_part
 from .multihead import MultiHeadAttention
 from .positional import Positions
 from .recording import StackTrace
@@ -198,20 +199,33 @@ class TransformerModel(nn.Module):
         """None: a transformer has no recurrence."""
         return {}
 
+    def describe(self) -> list[Part]:
+        """Embedding, position signal, every block, head (at the last position for seq2vec)."""
+        cfg, spec, d = self.cfg, self.spec, self.cfg.hidden_size
+        T = spec.out_len if spec.mapping == "vec2seq" else "T"
+        read = (T,) if spec.input_kind == "tokens" else (T, spec.input_size)
+        ends = spec.mapping == "seq2vec"
+        head = module_part(self, self.head, "head", "linear head", "head", (d,) if ends else (T, d),
+                           (spec.output_size,) if ends else (T, spec.output_size),
+                           reads=(Read(self.stack_name, cfg.num_layers - 1, None, -1 if ends else None, "x"),))
+        return [
+            module_part(self, self.embedding, "embedding", "embedding", "input",
+                        (spec.input_size,) if spec.mapping == "vec2seq" else read, (T, d)),
+            module_part(self, self.positions, "positions", "positional encoding", "input", (T, d), (T, d)),
+            *block_parts(self, self.blocks, self.stack_name, (T, d)),
+            head,
+        ]
+
     def param_groups(self) -> dict[str, list[str]]:
-        return block_groups(self)
+        """Parameter names by part, for freezing: "embedding", "positions" (learned only),
+        "layer 0", ..., "head"."""
+        return groups(self.describe())
 
 
-STACK_PARTS = {"blocks": "", "encoder": "encoder ", "decoder": "decoder "}
-
-
-def block_groups(model: nn.Module) -> dict[str, list[str]]:
-    """Parameter names by part, for freezing: "embedding", "positions" (learned only),
-    "layer 0", ... (an encoder-decoder: "encoder layer 0", ..., "decoder layer 0", ...), "head"."""
-    groups: dict[str, list[str]] = {}
-    for name, _ in model.named_parameters():
-        part, *rest = name.split(".")
-        if part in STACK_PARTS:
-            part = f"{STACK_PARTS[part]}layer {rest[0]}"
-        groups.setdefault(part, []).append(name)
-    return groups
+def block_parts(model: nn.Module, blocks: nn.ModuleList, stack: str, shape: Shape, prefix: str = "") -> list[Part]:
+    """One part per block of a stack, each reading and writing `shape` ([T, d])."""
+    return [
+        module_part(model, block, f"{prefix}layer {i}", "transformer block", "core", shape, shape, stack=stack,
+                    layer=i, layers=len(blocks), score="scaled_dot", heads=block.self_attention.num_heads)
+        for i, block in enumerate(blocks)
+    ]

@@ -16,11 +16,12 @@ from torch import Tensor, nn
 
 from .attention import Attended, causal_mask, padding_mask
 from .config import ModelConfig
+from .describe import Part, Read, groups, module_part
 from .positional import Positions
 from .replay import Replay, Taps
 from .seq2seq import check_source, feed_back, teacher_inputs
 from .tasks.base import TaskSpec
-from .transformer import BlockStackReplay, DecoderBlock, SelfAttentionBlock, block_groups, run_blocks
+from .transformer import BlockStackReplay, DecoderBlock, SelfAttentionBlock, block_parts, run_blocks
 
 
 @dataclass
@@ -116,5 +117,21 @@ class TransformerEncoderDecoder(nn.Module):
         """None: a transformer has no recurrence."""
         return {}
 
+    def describe(self) -> list[Part]:
+        """The source's embedding, the position signal (added to source and target alike), the
+        encoder's blocks, the target's embedding, the decoder's blocks (self- and cross-attention), head."""
+        d, top = self.cfg.hidden_size, self.cfg.num_layers - 1
+        return [
+            module_part(self, self.source_embedding, "source_embedding", "embedding", "input", ("S",), ("S", d)),
+            module_part(self, self.positions, "positions", "positional encoding", "input", ("S", d), ("S", d)),
+            *block_parts(self, self.encoder, "encoder", ("S", d), "encoder "),
+            module_part(self, self.target_embedding, "target_embedding", "embedding", "input", ("T",), ("T", d)),
+            *block_parts(self, self.decoder, "decoder", ("T", d), "decoder "),
+            module_part(self, self.head, "head", "linear head", "head", ("T", d), ("T", self.spec.output_size),
+                        reads=(Read("decoder", top, None, None, "x"),)),
+        ]
+
     def param_groups(self) -> dict[str, list[str]]:
-        return block_groups(self)
+        """Parameter names by part, for freezing: "source_embedding", "positions" (learned
+        only), "encoder layer 0", ..., "target_embedding", "decoder layer 0", ..., "head"."""
+        return groups(self.describe())

@@ -1,8 +1,13 @@
-"""Every model build_model can return: picked from the registry, carrying its task's vocabulary."""
+"""Every model build_model can return: picked from the registry, carrying its task's vocabulary,
+meeting the written contract (engine.contract) and describing its parts."""
+import inspect
+
 import pytest
+import torch
 
 import engine
 from engine.build import MODELS, model_class
+from engine.describe import KINDS, ROLES
 
 # (config, a task it fits) for every entry of the registry
 BUILDS = [
@@ -44,3 +49,142 @@ def test_a_model_carries_its_tasks_vocabulary_and_none_from_a_bare_spec(cfg, tas
     config = engine.ModelConfig(hidden_size=8, **cfg)
     assert engine.build_model(config, task).vocab == task.vocab
     assert engine.build_model(config, task.spec).vocab is None
+
+
+# ---------------------------------------------------------------- the contract, for every class and task
+
+CONFIGS = [  # every registry entry, with the variants that change a class's parts
+    dict(arch="lstm", num_layers=2, bidirectional=True),
+    dict(arch="gru"),
+    dict(arch="rnn", activation="sigmoid"),  # the written-out loop
+    dict(arch="lstm", peephole=True, bidirectional=True),  # the loop, with its peephole weights
+    dict(arch="gru", attention="additive"),  # asks with s_{t-1}
+    dict(arch="lstm", attention="general", bidirectional=True, num_layers=2),  # asks with s_t
+    dict(arch="transformer", num_heads=2, bidirectional=True, position_encoding="learned"),
+    dict(arch="transformer", num_heads=2, num_layers=2),
+]
+TASK_ARGS = {"seq_len": 6, "lag": 4}
+TASKS = {
+    name: engine.make_task(name, **{k: v for k, v in TASK_ARGS.items() if k in engine.task_params(name)})
+    for name in [*engine.TASKS, *engine.ATTENTION_TASKS]
+}
+TASKS["sine generate"] = engine.make_task("sine", seq_len=6, mode="generate")  # vec2seq
+FITS = [
+    (cfg, name) for cfg in CONFIGS for name, task in TASKS.items()
+    if ("attention" not in cfg) or task.spec.mapping == "encdec"
+]
+
+
+def model_for(cfg, task_name):
+    return engine.build_model(engine.ModelConfig(hidden_size=8, embedding_dim=5, **cfg), TASKS[task_name], seed=0)
+
+
+def test_every_registry_entry_is_built_by_these_cases():
+    built = {model_class(engine.ModelConfig(**cfg), TASKS[name].spec) for cfg, name in FITS}
+    assert built == set(MODELS.values())
+
+
+def parameters_of(signature):
+    return [(p.name, p.default) for p in signature.parameters.values()]
+
+
+@pytest.mark.parametrize("cfg, task_name", FITS, ids=lambda v: str(v))
+def test_every_model_meets_the_contract(cfg, task_name):
+    model = model_for(cfg, task_name)
+    assert isinstance(model, torch.nn.Module) and isinstance(model, engine.Model)
+    assert parameters_of(inspect.signature(model.forward))[:2] == [("x", inspect.Parameter.empty), ("y", None)]
+    assert parameters_of(inspect.signature(model.replay)) == [
+        ("x", inspect.Parameter.empty), ("y", inspect.Parameter.empty), ("taps", None)
+    ]
+    x, y = TASKS[task_name].batch(3)
+    model.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(model.replay(x, y).y_hat, model(x, y), atol=1e-5, rtol=0)
+    stacks = model.recurrent_stacks()
+    assert all(cfg_.arch == model.cfg.arch and isinstance(rnn, torch.nn.Module) for cfg_, rnn in stacks.values())
+    assert (stacks == {}) == (model.cfg.arch == "transformer")
+    if model.spec.mapping != "encdec":
+        assert not isinstance(model, engine.Decoder)
+        return
+    assert isinstance(model, engine.Decoder)
+    with torch.no_grad():
+        state = model.start(x)
+        logits, state = model.step(torch.zeros(3, dtype=torch.long), state)
+        assert isinstance(state, engine.DecodingState)
+        assert logits.shape == (3, model.spec.output_size)
+        assert isinstance(state.select(torch.tensor([2, 2])), engine.DecodingState)
+        torch.testing.assert_close(logits, model(x)[:, 0], atol=1e-6, rtol=0)  # greedy's first step
+
+
+def covered(model, parts):
+    """Each parameter's part; asserts none is in two parts."""
+    owner = {}
+    for part in parts:
+        for name in part.params:
+            assert name not in owner, f"{name} is in {owner[name]} and {part.name}"
+            owner[name] = part.name
+    return owner
+
+
+@pytest.mark.parametrize("cfg, task_name", FITS, ids=lambda v: str(v))
+def test_describe_counts_every_parameter_once_in_forward_order(cfg, task_name):
+    model = model_for(cfg, task_name)
+    parts = model.describe()
+    named = dict(model.named_parameters())
+    assert sum(p.parameters for p in parts) == sum(p.numel() for p in model.parameters())
+    assert set(covered(model, parts)) == set(named)
+    for part in parts:
+        assert part.parameters == sum(named[n].numel() for n in part.params)
+        assert part.kind in KINDS and part.role in ROLES
+    assert len({p.name for p in parts}) == len(parts)
+    assert parts[0].role == "input" and parts[-1].role == "head" and parts[-1].kind == "linear head"
+    assert {p.role for p in parts} == set(ROLES)
+    assert model.param_groups() == {p.name: list(p.params) for p in parts if p.params}
+    if model.spec.mapping != "encdec":  # one stack: each part reads what the one before wrote
+        for before, after in zip(parts[:-2], parts[1:-1]):
+            assert before.output_shape == after.input_shape, (before, after)
+        assert parts[-1].input_shape[-1] == parts[-2].output_shape[-1]
+
+
+@pytest.mark.parametrize("cfg, task_name", FITS, ids=lambda v: str(v))
+def test_recurrent_and_attention_parts_say_what_they_are(cfg, task_name):
+    model = model_for(cfg, task_name)
+    stacks = model.recurrent_stacks()
+    for part in model.describe():
+        if part.kind == "recurrent":
+            stack_cfg = stacks[part.stack][0]
+            assert (part.arch, part.layers, part.directions, part.hidden_size) == (
+                stack_cfg.arch, stack_cfg.num_layers, stack_cfg.num_directions, stack_cfg.hidden_size)
+            assert part.output_shape[-1] == stack_cfg.num_directions * stack_cfg.hidden_size
+        if part.kind == "attention":
+            assert (part.score, part.heads) == (model.cfg.attention, 1)
+        if part.kind == "transformer block":
+            assert part.heads == model.cfg.num_heads and part.stack in ("encoder", "decoder")
+
+
+def read_states(rec, reads):
+    """The recorded states a head reads, side by side: [dirs*H] or [T, dirs*H]."""
+    states = []
+    for read in reads:
+        h = rec.stacks[read.stack].hidden[read.layer, read.direction or 0]  # [T, H]
+        states.append(h if read.t is None else h[read.t])
+    return torch.cat(states, dim=-1)
+
+
+@pytest.mark.parametrize("cfg, task_name", [f for f in FITS if "attention" not in f[0]], ids=lambda v: str(v))
+def test_the_head_reads_the_states_describe_names(cfg, task_name):
+    model = model_for(cfg, task_name).double()
+    x, y = TASKS[task_name].batch(2)
+    x = x.double() if x.is_floating_point() else x
+    rec = engine.record(model, x, y.double() if y.is_floating_point() else y, jacobians=False)
+    head = model.describe()[-1]
+    with torch.no_grad():
+        torch.testing.assert_close(model.head(read_states(rec, head.reads)), rec.y_hat, atol=1e-10, rtol=0)
+
+
+def test_a_bidirectional_seq2vec_head_reads_the_backward_state_at_t0():
+    model = model_for(dict(arch="gru", bidirectional=True, num_layers=2), "adding")
+    assert [r.label for r in model.describe()[-1].reads] == ["h→_T", "h←_0"]
+    assert [r.label for r in model_for(dict(arch="gru"), "adding").describe()[-1].reads] == ["h_T"]
+    assert [r.label for r in model_for(dict(arch="gru", bidirectional=True), "parity").describe()[-1].reads] == [
+        "h→_t", "h←_t"]
