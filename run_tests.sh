@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
-# The test command: installs what the suite needs, then runs pytest with this script's arguments
-# (./run_tests.sh -q -m "not training", ./run_tests.sh tests/browser ...). Works on a fresh Debian
-# machine: the browser tests drive Debian's chromium, installed here with apt if it is missing.
+# The test command: ./run_tests.sh [pytest arguments]   (./run_tests.sh -m "not training",
+# ./run_tests.sh tests/browser, ...). From a fresh clone on a fresh Debian machine it
+#   1. uses the active virtual environment, or else ./.venv (made with `python3 -m venv` if missing),
+#   2. installs requirements.txt into it (exact versions; once installed, pip fetches nothing, so
+#      this works with no network),
+#   3. installs Debian's chromium for tests/browser with apt if /usr/bin/chromium is missing,
+#   4. checks style with ruff (rules in pyproject.toml), then runs pytest with this script's arguments.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-python -m pip install --quiet -r requirements.txt
+if [ -n "${VIRTUAL_ENV:-}" ] || [ -n "${CONDA_PREFIX:-}" ]; then
+    PYTHON=python  # the environment the caller activated
+else
+    if [ ! -x .venv/bin/python ]; then
+        echo "run_tests.sh: making a virtual environment in .venv (python3 -m venv .venv)" >&2
+        if ! python3 -m venv .venv; then
+            rm -rf .venv  # a half-made one (no pip) would fail the next run in a stranger way
+            echo "run_tests.sh: python3 -m venv failed. On Debian or Ubuntu, as root:" >&2
+            echo "    apt-get install -y python3-venv" >&2
+            echo "then run ./run_tests.sh again." >&2
+            exit 1
+        fi
+    fi
+    PYTHON=.venv/bin/python
+fi
+
+"$PYTHON" -m pip install --quiet -r requirements.txt
 
 CHROMIUM=/usr/bin/chromium
 if [ ! -x "$CHROMIUM" ]; then
@@ -30,4 +50,17 @@ if [ ! -x "$CHROMIUM" ]; then
     fi
 fi
 
-exec python -m pytest "$@"
+# Style first; a finding fails the command but does not hide the tests' results.
+lint=0
+"$PYTHON" -m ruff check . || lint=$?
+if [ "$lint" -ne 0 ]; then
+    echo "run_tests.sh: ruff check . found the problems above (exit $lint); running the tests anyway," >&2
+    echo "but this command will exit non-zero. \`$PYTHON -m ruff check --fix .\` fixes those marked [*]." >&2
+fi
+
+status=0
+"$PYTHON" -m pytest "$@" || status=$?
+if [ "$status" -eq 0 ] && [ "$lint" -ne 0 ]; then
+    status=$lint
+fi
+exit "$status"
