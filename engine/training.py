@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 import torch
@@ -16,21 +15,12 @@ from torch import Tensor, nn
 from torch.nn.utils import get_total_norm
 
 from .config import check_int
+from .history import MAX_ROWS, History, StepStats
 from .rng import PrivateRNG
 from .tasks.base import Task
 from .train_config import TrainConfig
 from .truncated import check_truncation, chunk_loss, chunks, detach_state
 from .vocab import check_vocab
-
-
-@dataclass(frozen=True)
-class StepStats:
-    step: int  # 1-based count of steps this trainer has applied (or tried, if it diverged)
-    loss: float
-    metric: float  # the task's metric on this step's batch
-    grad_norm: float  # global L2 norm of the gradient before clipping
-    grad_norm_clipped: float  # ... and after clipping (equal when clipping is off)
-    diverged: bool
 
 
 def make_optimizer(cfg: TrainConfig, params) -> torch.optim.Optimizer:
@@ -60,7 +50,9 @@ def check_fits(model: nn.Module, task: Task, cfg: TrainConfig) -> None:
 
 
 class Trainer:
-    def __init__(self, model: nn.Module, task: Task, cfg: TrainConfig):
+    """history_rows: the most rows `history` keeps (see engine.history.History)."""
+
+    def __init__(self, model: nn.Module, task: Task, cfg: TrainConfig, history_rows: int = MAX_ROWS):
         check_fits(model, task, cfg)
         if model.spec != task.spec:
             raise ValueError(
@@ -75,7 +67,7 @@ class Trainer:
         self.coins = torch.Generator().manual_seed(cfg.seed)  # scheduled sampling's, apart from the batches
         # Dropout can only draw from torch's global generator, shared by every session.
         self.dropout_rng = PrivateRNG(cfg.seed) if model.cfg.dropout > 0 else None
-        self.history: list[StepStats] = []
+        self.history = History(history_rows)  # bounded: the latest steps all, older ones sampled
         self.diverged_at: int | None = None
 
     def retune(self, cfg: TrainConfig) -> None:
@@ -96,7 +88,13 @@ class Trainer:
 
     @property
     def steps_done(self) -> int:
-        return len(self.history)
+        """Steps applied or tried, all of them (the history keeps a sample of the older ones)."""
+        return self.history.total
+
+    @property
+    def last(self) -> StepStats | None:
+        """The latest step's stats, or None before the first."""
+        return self.history.last
 
     @property
     def status(self) -> str:
@@ -115,7 +113,7 @@ class Trainer:
                     break
                 x, y = self.task.batch(self.cfg.batch_size, self.batches)
                 stats = self.train_step(x, y)
-                self.history.append(stats)
+                self.history.add(stats)
                 done.append(stats)
                 if stats.diverged:
                     self.diverged_at = stats.step
@@ -207,5 +205,6 @@ class Trainer:
         self.freeze(*parts, frozen=False)
 
     def history_frame(self) -> pd.DataFrame:
-        """One row per step; the columns are there even before the first step."""
-        return pd.DataFrame([asdict(s) for s in self.history], columns=[f.name for f in fields(StepStats)])
+        """One row per kept step (at most history_rows, whatever the steps done): step, loss,
+        metric, grad_norm, grad_norm_clipped, diverged; the columns are there before the first step."""
+        return self.history.frame()
