@@ -20,8 +20,9 @@ class TrainConfig:
     clip_value   clamp every gradient entry to [-clip_value, clip_value]; None = off
     bptt_window  truncated BPTT: backpropagate at most this many steps (the hidden state is
                  carried forward but detached every window); 0 = full BPTT
-    seed         seeds the batches and dropout, so a run can be repeated (pass the same seed to
-                 build_model to start from the same weights)
+    seed         seeds the batches, dropout, scheduled sampling's coins and evaluate()'s held-out
+                 batch, each from its own stream (engine.rng.stream), so a run can be repeated (pass
+                 the same seed to build_model to start from the same weights)
     scheduled_sampling  encoder-decoders: the probability that the decoder, in training, reads its
                  own previous prediction instead of the true previous token (Bengio et al. 2015),
                  so it learns to recover from its own mistakes; 0 = pure teacher forcing. How it

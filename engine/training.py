@@ -16,7 +16,7 @@ from torch.nn.utils import get_total_norm
 
 from .config import check_int
 from .history import MAX_ROWS, History, StepStats
-from .rng import PrivateRNG
+from .rng import PrivateRNG, stream, stream_seed
 from .tasks.base import Task
 from .train_config import TrainConfig
 from .truncated import check_truncation, chunk_loss, chunks, detach_state
@@ -63,10 +63,7 @@ class Trainer:
         self.model, self.task, self.cfg = model, task, cfg
         self.params = list(model.parameters())
         self.optimizer = make_optimizer(cfg, self.params)
-        self.batches = torch.Generator().manual_seed(cfg.seed)
-        self.coins = torch.Generator().manual_seed(cfg.seed)  # scheduled sampling's, apart from the batches
-        # Dropout can only draw from torch's global generator, shared by every session.
-        self.dropout_rng = PrivateRNG(cfg.seed) if model.cfg.dropout > 0 else None
+        self.seed_streams(cfg.seed)
         self.history = History(history_rows)  # bounded: the latest steps all, older ones sampled
         self.diverged_at: int | None = None
 
@@ -81,10 +78,15 @@ class Trainer:
         else:
             self.optimizer = make_optimizer(cfg, self.params)
         if cfg.seed != self.cfg.seed:
-            self.batches = torch.Generator().manual_seed(cfg.seed)
-            self.coins = torch.Generator().manual_seed(cfg.seed)
-            self.dropout_rng = PrivateRNG(cfg.seed) if self.model.cfg.dropout > 0 else None
+            self.seed_streams(cfg.seed)
         self.cfg = cfg
+
+    def seed_streams(self, seed: int) -> None:
+        """Batches, scheduled sampling's coins and dropout each draw from their own stream."""
+        self.batches = stream(seed, "batches")
+        self.coins = stream(seed, "coins")
+        # Dropout can only draw from torch's global generator, shared by every session.
+        self.dropout_rng = PrivateRNG(stream_seed(seed, "dropout")) if self.model.cfg.dropout > 0 else None
 
     @property
     def steps_done(self) -> int:
@@ -174,13 +176,14 @@ class Trainer:
 
     @torch.no_grad()
     def evaluate(self, batch_size: int = 256) -> tuple[float, float]:
-        """(loss, metric) on held-out data: the task's test set if it has one, else a fresh batch
-        from a generator of its own (so evaluating never changes the training batches).
+        """(loss, metric) on held-out data: the task's test set if it has one, else the same batch
+        every time from the "held_out" stream (so evaluating never changes the training batches,
+        and never scores the probe samples a page opens up, which come from the "probe" stream).
         An encoder-decoder is evaluated decoding freely (greedy), not teacher-forced."""
         if hasattr(self.task, "test_set"):
             x, y = self.task.test_set()
         else:
-            x, y = self.task.batch(batch_size, torch.Generator().manual_seed(self.cfg.seed + 1))
+            x, y = self.task.batch(batch_size, stream(self.cfg.seed, "held_out"))
         was_training = self.model.training
         self.model.eval()
         try:

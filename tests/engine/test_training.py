@@ -31,7 +31,7 @@ def test_every_optimizer_lowers_the_loss_on_sine_forecasting(optimizer):
 def test_step_returns_one_stat_per_step_with_the_global_gradient_norm():
     model, task = small()
     trainer = engine.Trainer(model, task, engine.TrainConfig(lr=1e-3, batch_size=8, seed=3))
-    x, y = task.batch(8, torch.Generator().manual_seed(3))  # the trainer's first batch
+    x, y = task.batch(8, engine.rng.stream(3, "batches"))  # the trainer's first batch
     loss = task.loss(model(x), y)
     grads = torch.autograd.grad(loss, list(model.parameters()))
     expected_norm = torch.sqrt(sum((g**2).sum() for g in grads)).item()
