@@ -1,5 +1,7 @@
 """Trainer: optimizers, clipping, truncated BPTT, seeds, freezing, and divergence as a lesson."""
 import math
+import threading
+import time
 
 import pytest
 import torch
@@ -147,31 +149,45 @@ def test_an_update_that_overflows_a_weight_is_undone():
 
 
 def test_a_seeded_dropout_run_repeats_while_another_session_builds_and_trains():
-    import threading
-
+    """Another session builds unseeded models and trains with dropout all the while, and surely
+    between every chunk of the seeded run (events force that interleaving). Deadlines and
+    timeouts everywhere: a broken lock fails the test, it cannot hang the suite."""
     task = engine.make_task("adding", seq_len=20)
     cfg = engine.ModelConfig(hidden_size=16, num_layers=2, dropout=0.5)
 
-    def run():
+    def run(between=lambda: None):
         model = engine.build_model(cfg, task, seed=2)
+        between()
         trainer = engine.Trainer(model, task, engine.TrainConfig(seed=2, batch_size=8))
-        return [s.loss for s in trainer.step(15)]
+        losses = []
+        for _ in range(5):
+            losses += [s.loss for s in trainer.step(3)]
+            between()
+        return losses
 
     alone = run()
-    stop = threading.Event()
+    stop, went = threading.Event(), threading.Event()
+    deadline = time.monotonic() + 120
 
     def noise():  # another session: unseeded models, dropout, its own seed
-        while not stop.is_set():
+        while not stop.is_set() and time.monotonic() < deadline:
             model = engine.build_model(cfg, task)
             engine.Trainer(model, task, engine.TrainConfig(seed=9, batch_size=8)).step(2)
+            went.set()
 
-    thread = threading.Thread(target=noise)
+    def another_round():
+        """Wait until the other session has built and trained again since this was called."""
+        went.clear()
+        assert went.wait(timeout=60), "the other session stopped drawing"
+
+    thread = threading.Thread(target=noise, daemon=True)
     thread.start()
     try:
-        together = run()
+        together = run(between=another_round)
     finally:
         stop.set()
-        thread.join()
+        thread.join(timeout=60)
+    assert not thread.is_alive()
     assert together == alone
 
 
