@@ -10,16 +10,17 @@ and encoder-decoders with attention and transformers whose every attention weigh
 
 from .attention_seq2seq import AttentionEncoderDecoder
 from .beam import Beam, Candidate, beam_search
+from .build import build_model
 from .checkpoint import from_bytes, load, save, to_bytes
 from .config import ModelConfig
 from .contract import Decoder, DecodingState, Model
 from .describe import Part, Read
-from .build import build_model
 from .model import SequenceModel
 from .positional import positional_encoding
 from .record import record
-from .recording import Recording, StackTrace
+from .recording import BlockTrace, Recording, StackTrace
 from .seq2seq import EncoderDecoder
+from .sites import AttentionTrace, Site
 from .spectra import Spectra, weight_spectra
 from .tasks import ATTENTION_TASKS, TASKS, Preset, Task, TaskSpec, make_task, task_params
 from .train_config import TrainConfig
@@ -33,5 +34,5 @@ __all__ = [
     "save", "load", "to_bytes", "from_bytes",
     "AttentionEncoderDecoder", "TransformerModel", "TransformerEncoderDecoder", "positional_encoding",
     "beam_search", "Beam", "Candidate", "weight_spectra", "Spectra",
-    "Model", "Decoder", "DecodingState", "Part", "Read",
+    "Model", "Decoder", "DecodingState", "Part", "Read", "BlockTrace", "AttentionTrace", "Site",
 ]

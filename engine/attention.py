@@ -13,6 +13,7 @@ and the output is the weighted sum of the values: the context c = sum_i alpha_i 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -33,19 +34,30 @@ class Attended:
 
 def check_keys(keys: Tensor) -> None:
     if keys.shape[-2] == 0:
-        raise ValueError("attention needs at least one position to look at, and the source is empty; give a non-empty sequence")
+        raise ValueError(
+            "attention needs at least one position to look at, and the source is empty; give a non-empty sequence"
+        )
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> Attended:
+def identity(x: Tensor) -> Tensor:
+    return x
+
+
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
+                                 hooks: tuple[Callable, Callable, Callable] = (identity,) * 3) -> Attended:
     """softmax(Q K^T / sqrt(d_k) + M) V for q [B, h, T_q, d_k], k [B, h, T_k, d_k], v [B, h, T_k, d_v];
     mask broadcasts to [B, h, T_q, T_k]. Dividing by sqrt(d_k) keeps the logits' variance near 1
-    however wide the heads: unscaled, the softmax saturates and its gradient vanishes."""
+    however wide the heads: unscaled, the softmax saturates and its gradient vanishes.
+    `hooks` pass the logits, the weights and the context on as they are computed (a
+    MultiHeadAttention's hook points, where a recording reads them)."""
     check_keys(k)
+    on_logits, on_weights, on_context = hooks
     logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # [B, h, T_q, T_k]
     if mask is not None:
         logits = logits + mask  # -inf where a query may not look
-    weights = torch.softmax(logits, dim=-1)  # [B, h, T_q, T_k]
-    return Attended(weights @ v, weights, logits)  # context: [B, h, T_q, d_v]
+    logits = on_logits(logits)
+    weights = on_weights(torch.softmax(logits, dim=-1))  # [B, h, T_q, T_k]
+    return Attended(on_context(weights @ v), weights, logits)  # context: [B, h, T_q, d_v]
 
 
 def causal_mask(T: int, dtype: torch.dtype = torch.float32) -> Tensor:
@@ -67,7 +79,8 @@ def padding_mask(padded: Tensor, causal: bool = False, dtype: torch.dtype = torc
     nothing but -inf would make its softmax 0/0, and the NaN would reach every position through
     the values."""
     T_k = padded.shape[1]
-    future = torch.ones(T_k, T_k, dtype=torch.bool).triu(1) if causal else torch.zeros(1, T_k, dtype=torch.bool)  # [T_q, T_k]
+    ahead = torch.ones(T_k, T_k, dtype=torch.bool).triu(1)  # [T_k, T_k]: True where key > query
+    future = ahead if causal else torch.zeros(1, T_k, dtype=torch.bool)  # [T_q, T_k]
     hidden = future | padded[:, None, None]  # [B, 1, T_q, T_k]
     hidden = torch.where(hidden.all(-1, keepdim=True), future, hidden)  # [B, 1, T_q, T_k]: never a whole row
     return torch.zeros(hidden.shape, dtype=dtype).masked_fill(hidden, float("-inf"))
@@ -153,12 +166,3 @@ class Attention(nn.Module):
         alpha = torch.softmax(e, dim=-1)  # [B, T_q, S]
         c = alpha @ h  # [B, T_q, D]
         return Attended(c[:, None], alpha[:, None], e[:, None])  # one head
-
-
-def attention_fields(maps: dict[str, Attended]) -> dict[str, dict[str, Tensor]]:
-    """Recording's attention fields from a replay's maps, for its one sample: each [heads, T_q, ...]."""
-    return {
-        "attention": {name: a.weights.detach()[0] for name, a in maps.items()},
-        "attention_logits": {name: a.logits.detach()[0] for name, a in maps.items()},
-        "attention_context": {name: a.context.detach()[0] for name, a in maps.items()},
-    }

@@ -30,6 +30,7 @@ from .describe import Part, Read, module_part
 from .recurrent import State, initial_state, layer_weights
 from .replay import Replay, StackReplay, Taps, run_stack
 from .seq2seq import Decoding, EncoderDecoder, feed_back, teacher_inputs
+from .sites import ALIGNMENT
 from .tasks.base import TaskSpec
 
 
@@ -120,7 +121,7 @@ class AttentionEncoderDecoder(EncoderDecoder):
             decoder, s = run_stack("decoder", self.decoder_cfg, self.decoder, y_prev, taps, state)
             a = self.attention(s, memory, padded)
         y_hat = self.output(s, a.context[:, 0])  # [B, T_out, V]
-        return Replay(y_hat, {"encoder": encoder, "decoder": decoder}, attention={"alignment": a})
+        return Replay(y_hat, {"encoder": encoder, "decoder": decoder}, attention={ALIGNMENT: a})
 
     def replay_looking_back(self, y_prev: Tensor, state: State, memory: Tensor, padded: Tensor | None,
                             taps: Taps | None):

@@ -12,18 +12,23 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from .attention import Attended, scaled_dot_product_attention
+from .hooks import HookPoint
 
 
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int):
         super().__init__()
         if d_model % num_heads:
-            raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}; each head gets d_model / num_heads dimensions")
+            raise ValueError(
+                f"num_heads={num_heads} must divide d_model={d_model}; each head gets d_model / num_heads dimensions"
+            )
         self.num_heads, self.d_k = num_heads, d_model // num_heads
         self.W_q = nn.Linear(d_model, d_model)  # W^Q of every head, stacked
         self.W_k = nn.Linear(d_model, d_model)
         self.W_v = nn.Linear(d_model, d_model)
         self.W_o = nn.Linear(d_model, d_model)
+        # Where a recording reads every head's softmax input, weights and context (engine/hooks.py).
+        self.hook_logits, self.hook_weights, self.hook_context = HookPoint(), HookPoint(), HookPoint()
 
     def split(self, x: Tensor) -> Tensor:
         """[B, T, d_model] -> [B, heads, T, d_k]."""
@@ -36,6 +41,7 @@ class MultiHeadAttention(nn.Module):
         q = self.split(self.W_q(query))  # [B, h, T_q, d_k]
         k = self.split(self.W_k(key))  # [B, h, T_k, d_k]
         v = self.split(self.W_v(value))  # [B, h, T_k, d_k]
-        heads = scaled_dot_product_attention(q, k, v, mask)  # context: [B, h, T_q, d_k]
+        hooks = (self.hook_logits, self.hook_weights, self.hook_context)
+        heads = scaled_dot_product_attention(q, k, v, mask, hooks)  # context: [B, h, T_q, d_k]
         concat = heads.context.transpose(1, 2).flatten(2)  # [B, T_q, d]: the heads side by side
         return self.W_o(concat), heads  # [B, T_q, d]

@@ -14,12 +14,13 @@ from functools import partial
 import torch
 from torch import Tensor, nn
 
-from .attention import attention_fields
+from .attention import Attended
 from .cells import GATE_COUNT, GATE_NAMES, LayerTrace, unroll_layer
 from .losses import compute_loss
-from .recording import Recording, StackTrace
+from .recording import BlockTrace, Recording, StackTrace
 from .recurrent import initial_state, layer_weights
 from .replay import StackReplay, Taps
+from .sites import AttentionTrace, Site
 from .spectra import Spectra, spectral_norms, weight_spectra
 from .truncated import check_truncation, replay_truncated
 
@@ -101,7 +102,7 @@ def stack_field(traces: list[list[LayerTrace]], get) -> Tensor:
     return torch.stack([torch.stack([get(t)[:, 0] for t in row]) for row in traces]).detach()
 
 
-def stack_trace(stack: StackReplay, grad_taps: Tensor, jacobians: bool, spectra: Spectra | None) -> StackTrace:
+def stack_trace(stack, grad_taps: Tensor, jacobians: bool, spectra: Spectra | None) -> StackTrace | BlockTrace:
     if not isinstance(stack, StackReplay):  # a transformer's blocks: no recurrence, no W_hh
         return stack.trace(grad_taps)
     gates = {name: stack_field(stack.traces, lambda t, n=name: t.gates[n]) for name in GATE_NAMES[stack.cfg.arch]}
@@ -143,12 +144,12 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
             replay = model.replay(xs, ys, taps)
             loss = compute_loss(model.spec.loss, replay.y_hat, ys)
         names, params = zip(*model.named_parameters())
-        tap_tensors = list(taps.by_stack.values())
-        grads = torch.autograd.grad(loss, [*tap_tensors, *params], allow_unused=True)
-        grad_taps, grad_params = grads[: len(tap_tensors)], grads[len(tap_tensors) :]
+        grads = torch.autograd.grad(loss, [*taps.by_stack.values(), *params], allow_unused=True)
+        grad_taps = dict(zip(taps.by_stack, grads))  # stack name -> [L, dirs, T, 1, H]
+        grad_params = grads[len(taps.by_stack) :]
         stacks = {
-            name: stack_trace(stack, g, jacobians, spectra_of.get(name))
-            for (name, stack), g in zip(replay.stacks.items(), grad_taps)
+            name: stack_trace(stack, grad_taps[name], jacobians, spectra_of.get(name))
+            for name, stack in replay.stacks.items()
         }
     return Recording(
         arch=model.cfg.arch,
@@ -160,5 +161,13 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
         param_grad_norm={
             n: (g.norm().item() if g is not None else 0.0) for n, g in zip(names, grad_params)
         },
-        **attention_fields(replay.attention),
+        attention_traces=attention_traces(replay.attention),
     )
+
+
+def attention_traces(attended: dict[Site, Attended]) -> dict[Site, AttentionTrace]:
+    """A replay's attention, for its one sample: each field [heads, T_q, ...]."""
+    return {
+        site: AttentionTrace(site, a.weights.detach()[0], a.logits.detach()[0], a.context.detach()[0])
+        for site, a in attended.items()
+    }

@@ -11,6 +11,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from .sites import AttentionTrace, ByLabel, Site
 from .spectra import Spectra
 
 DIRECTIONS = ("forward", "backward")
@@ -48,42 +49,68 @@ class StackTrace:
 
 
 @dataclass
+class BlockTrace:
+    """One stack of transformer blocks, recorded: no cell, gates, W_hh or recurrence to chain
+    Jacobians through, only what flows between blocks. Laid out as a StackTrace's states (one
+    "direction"), so a page indexes both alike."""
+
+    hidden: Tensor  # [layers, 1, T, d_model]  each block's output x_t (the residual stream)
+    grad_h: Tensor  # [layers, 1, T, d_model]  dL/dx_t there
+
+    @property
+    def grad_norm_h(self) -> Tensor:
+        """[layers, 1, T]  ||dL/dx_t||."""
+        return self.grad_h.norm(dim=-1)
+
+
+@dataclass
 class Recording:
     """A SequenceModel has one stack, "rnn"; an EncoderDecoder has "encoder" and "decoder".
     rec.hidden, rec.gates, ... are those of the first stack; rec.stacks[name] holds each.
 
-    A transformer has "encoder" (bidirectional), "decoder" (causal), or both: its hidden is
-    every block's output x_t and grad_h the loss's gradient there, [layers, 1, T, d_model]; it
-    has no cell, gates, eigenvalues or jacobian_norm. Attention is named "layer 0 self",
-    "encoder layer 0 self", "decoder layer 1 cross", ...; a recurrent encoder-decoder's is
-    "alignment" (alpha[t, i]: target step t over source position i)."""
+    A transformer has "encoder" (bidirectional), "decoder" (causal), or both, each a BlockTrace:
+    its rec.cell and rec.jacobian_norm are None and rec.gates {}. Every attention is an
+    AttentionTrace keyed by its Site (engine/sites.py); rec.attention, rec.attention_logits and
+    rec.attention_context read one field of each by the site's label: "layer 0 self",
+    "encoder layer 0 self", "decoder layer 1 cross", ..., or "alignment" for a recurrent
+    encoder-decoder's (alpha[t, i]: target step t over source position i)."""
 
     arch: str
     x: Tensor  # the sample's input: [T, D] values, [T] tokens or [D] vector
     y: Tensor  # its target
     y_hat: Tensor  # the model's output for it
     loss: float
-    stacks: dict[str, StackTrace]
+    stacks: dict[str, StackTrace | BlockTrace]
     param_grad_norm: dict[str, float]  # ||dL/dW|| for every named parameter, on this sample
-    attention: dict[str, Tensor] = field(default_factory=dict)  # name -> [heads, T_query, T_key]
-    # The softmax's input for each attention ([heads, T_query, T_key]; masked entries -inf): a
-    # transformer's is already divided by sqrt(d_k), so times sqrt(d_k) shows it unscaled.
-    attention_logits: dict[str, Tensor] = field(default_factory=dict)
-    attention_context: dict[str, Tensor] = field(default_factory=dict)  # name -> [heads, T_query, d_v]
+    attention_traces: dict[Site, AttentionTrace] = field(default_factory=dict)
 
     @property
-    def main(self) -> StackTrace:
+    def main(self) -> StackTrace | BlockTrace:
         return next(iter(self.stacks.values()))
 
+    attention = property(lambda self: ByLabel(self.attention_traces, "weights"))  # [heads, T_query, T_key]
+    attention_logits = property(lambda self: ByLabel(self.attention_traces, "logits"))  # [heads, T_query, T_key]
+    attention_context = property(lambda self: ByLabel(self.attention_traces, "context"))  # [heads, T_query, d_v]
+
     hidden = property(lambda self: self.main.hidden)
-    cell = property(lambda self: self.main.cell)
-    gates = property(lambda self: self.main.gates)
     grad_h = property(lambda self: self.main.grad_h)
     grad_norm_h = property(lambda self: self.main.grad_norm_h)
-    jacobian_norm = property(lambda self: self.main.jacobian_norm)
-    blocks = property(lambda self: self.main.blocks)
-    eigenvalues = property(lambda self: self.main.eigenvalues)
-    singular_values = property(lambda self: self.main.singular_values)
+    cell = property(lambda self: self.recurrent_field("cell", None))
+    gates = property(lambda self: self.recurrent_field("gates", {}))
+    jacobian_norm = property(lambda self: self.recurrent_field("jacobian_norm", None))
+
+    blocks = property(lambda self: self.spectra_field("blocks"))
+    eigenvalues = property(lambda self: self.spectra_field("eigenvalues"))
+    singular_values = property(lambda self: self.spectra_field("singular_values"))
+
+    def recurrent_field(self, name: str, none):
+        """A field of the first stack that only a recurrent stack has."""
+        return getattr(self.main, name) if isinstance(self.main, StackTrace) else none
+
+    def spectra_field(self, name: str):
+        if not isinstance(self.main, StackTrace):
+            raise ValueError("a transformer has no recurrent weights W_hh, so no spectra; record an RNN, LSTM or GRU")
+        return getattr(self.main, name)
 
     @property
     def num_layers(self) -> int:
@@ -104,7 +131,9 @@ class Recording:
         `stack` picks "encoder" or "decoder" of an encoder-decoder (default: the first)."""
         if key in ("attention", "attention_logits"):
             if not self.attention:
-                raise ValueError(f"this {self.arch.upper()} has no attention; record an encoder-decoder with attention or a transformer")
+                raise ValueError(
+                    f"this {self.arch.upper()} has no attention; record an encoder-decoder with attention or a transformer"
+                )
             return attention_frame(getattr(self, key))
         if key == "param_grad_norm":
             return pd.DataFrame({"parameter": list(self.param_grad_norm), "value": list(self.param_grad_norm.values())})
@@ -113,8 +142,10 @@ class Recording:
         return stack_frame(self.stacks[stack] if stack else self.main, self.arch, key)
 
 
-def stack_frame(trace: StackTrace, arch: str, key: str) -> pd.DataFrame:
+def stack_frame(trace: StackTrace | BlockTrace, arch: str, key: str) -> pd.DataFrame:
     """to_frame for one stack."""
+    if isinstance(trace, BlockTrace) and key not in ("hidden", "grad_h", "grad_norm_h"):
+        raise ValueError(f"a transformer block has no {key}; its stacks record hidden, grad_h and grad_norm_h")
     if key in ("hidden", "cell", "grad_h"):
         values = getattr(trace, key)
         if values is None:

@@ -48,8 +48,8 @@ class StackReplay:
 @dataclass
 class Replay:
     y_hat: Tensor
-    stacks: dict[str, StackReplay]  # a transformer's: BlockStackReplay (engine/transformer.py)
-    attention: dict = field(default_factory=dict)  # name -> Attended (engine/attention.py), every attention layer
+    stacks: dict[str, StackReplay]  # a transformer's: BlockStackReplay (engine/hooks.py)
+    attention: dict = field(default_factory=dict)  # Site (engine/sites.py) -> Attended (engine/attention.py)
 
 
 def run_stack(name: str, cfg: ModelConfig, rnn: nn.Module, x_in: Tensor, taps: Taps | None, state=None):

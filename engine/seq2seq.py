@@ -45,7 +45,8 @@ def teacher_inputs(y: Tensor) -> Tensor:
     return torch.cat([torch.full_like(y[:, :1], SOS), previous], dim=1)  # [B, T_out]
 
 
-def feed_back(model: nn.Module, state, batch: int, teacher: Tensor | None = None, sampled: Tensor | None = None) -> Tensor:
+def feed_back(model: nn.Module, state, batch: int, teacher: Tensor | None = None,
+              sampled: Tensor | None = None) -> Tensor:
     """Decode spec.out_len steps from `state`, feeding back the most likely token (greedy).
     With `teacher` ([B, T_out] decoder inputs) the decoder reads those instead, except where
     `sampled` ([B, T_out] bool) is True: there it reads its own previous prediction (scheduled
@@ -63,7 +64,9 @@ def feed_back(model: nn.Module, state, batch: int, teacher: Tensor | None = None
 
 def check_source(x: Tensor) -> None:
     if x.dim() != 2 or x.shape[1] == 0:
-        raise ValueError(f"the source must be token ids [batch, T] with T >= 1; got shape {list(x.shape)} (an empty source?)")
+        raise ValueError(
+            f"the source must be token ids [batch, T] with T >= 1; got shape {list(x.shape)} (an empty source?)"
+        )
 
 
 @dataclass
@@ -74,7 +77,7 @@ class Decoding:
     memory: Tensor  # [B, S, H']  every encoder state, in source order
     padded: Tensor | None = None  # [B, S]  True at the source's padding; None: a task that never pads
 
-    def select(self, index: Tensor) -> "Decoding":
+    def select(self, index: Tensor) -> Decoding:
         """Rows `index` ([K]) of the batch, in that order (a row may repeat)."""
         states = self.state if isinstance(self.state, tuple) else (self.state,)
         picked = tuple(s.index_select(1, index) for s in states)  # each [L, K, H']
@@ -176,7 +179,8 @@ class EncoderDecoder(nn.Module):
         return (Read("decoder", self.decoder_cfg.num_layers - 1, None, None),)
 
     def decoder_parts(self) -> list[Part]:
-        return recurrent_parts(self, "decoder", self.decoder_cfg, self.decoder, ("T", self.decoder_input_size()), "decoder ")
+        reads = ("T", self.decoder_input_size())
+        return recurrent_parts(self, "decoder", self.decoder_cfg, self.decoder, reads, "decoder ")
 
     def param_groups(self) -> dict[str, list[str]]:
         """Parameter names by part, for freezing: "source_embedding", "encoder layer 0", ...,

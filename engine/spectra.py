@@ -87,7 +87,9 @@ def weight_spectra(model: nn.Module) -> dict[str, Spectra]:
     if any W_hh holds NaN or inf (naming it), or if the spectra are over the size limit."""
     stacks = recurrent_weights(model)
     if not stacks:
-        raise ValueError(f"a {type(model).__name__} has no recurrent weights W_hh, so no spectra; build an RNN, LSTM or GRU")
+        raise ValueError(
+            f"a {type(model).__name__} has no recurrent weights W_hh, so no spectra; build an RNN, LSTM or GRU"
+        )
     check_finite(w for _, weights in stacks.values() for w in weights)
     check_spectra_size(stacks)
     return {name: stack_spectra(cfg, [w for _, w in weights]) for name, (cfg, weights) in stacks.items()}

@@ -8,23 +8,21 @@ as in the paper).
 
 `TransformerModel` is one stack of self-attention blocks for the seq2vec, seq2seq and vec2seq
 tasks, encoder-only (cfg.bidirectional) or decoder-only (causal); `TransformerEncoderDecoder`
-(transformer_seq2seq.py) is the full encoder-decoder. `run_blocks` runs a stack with a zero tap
-on every block's output (so the loss's gradient there, dL/dx_t per layer, can be recorded) and
-keeps every head's attention when asked.
+(transformer_seq2seq.py) is the full encoder-decoder. Every block's output and every head's
+attention pass through hook points (engine/hooks.py), where `replay` records the forward pass
+itself: each block's output x_t with the loss's gradient there, and every head's weights.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
-from .attention import Attended, causal_mask, padding_mask
+from .attention import causal_mask, padding_mask
 from .config import ModelConfig
 from .describe import Part, Read, Shape, groups, module_part
+from .hooks import HookPoint, recording_blocks
 from .multihead import MultiHeadAttention
 from .positional import Positions
-from .recording import StackTrace
 from .replay import Replay, Taps
 from .tasks.base import TaskSpec
 
@@ -50,14 +48,16 @@ class SelfAttentionBlock(nn.Module):
         self.feed_forward = FeedForward(d, cfg.feedforward_size)
         self.norm_2 = nn.LayerNorm(d)
         self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_out = HookPoint()  # the block's output, x_t of the residual stream
 
-    def forward(self, x: Tensor, mask: Tensor | None, maps: dict | None, name: str) -> Tensor:
-        a, attended = self.self_attention(x, x, x, mask)  # [B, T, d]
+    def attentions(self) -> dict[str, MultiHeadAttention]:
+        return {"self": self.self_attention}
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        a, _ = self.self_attention(x, x, x, mask)  # [B, T, d]
         x = self.norm_1(x + self.dropout(a))  # [B, T, d]
         x = self.norm_2(x + self.dropout(self.feed_forward(x)))  # [B, T, d]
-        if maps is not None:
-            maps[f"{name} self"] = attended
-        return x
+        return self.hook_out(x)
 
 
 class DecoderBlock(nn.Module):
@@ -71,54 +71,27 @@ class DecoderBlock(nn.Module):
         self.feed_forward = FeedForward(d, cfg.feedforward_size)
         self.norm_3 = nn.LayerNorm(d)
         self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_out = HookPoint()  # the block's output, x_t of the residual stream
 
-    def forward(self, x: Tensor, memory: Tensor, mask: Tensor, maps: dict | None, name: str,
-                memory_mask: Tensor | None = None) -> Tensor:
+    def attentions(self) -> dict[str, MultiHeadAttention]:
+        return {"self": self.self_attention, "cross": self.cross_attention}
+
+    def forward(self, x: Tensor, memory: Tensor, mask: Tensor, memory_mask: Tensor | None = None) -> Tensor:
         """x [B, T, d] the target so far, memory [B, S, d] the encoder's output; memory_mask
         (broadcasting to [B, heads, T, S]) hides the source's padding."""
-        a, looked_back = self.self_attention(x, x, x, mask)  # [B, T, d]: earlier target positions
+        a, _ = self.self_attention(x, x, x, mask)  # [B, T, d]: earlier target positions
         x = self.norm_1(x + self.dropout(a))  # [B, T, d]
-        a, looked_across = self.cross_attention(x, memory, memory, memory_mask)  # [B, T, d]: the source
+        a, _ = self.cross_attention(x, memory, memory, memory_mask)  # [B, T, d]: the source
         x = self.norm_2(x + self.dropout(a))  # [B, T, d]
         x = self.norm_3(x + self.dropout(self.feed_forward(x)))  # [B, T, d]
-        if maps is not None:
-            maps[f"{name} self"] = looked_back
-            maps[f"{name} cross"] = looked_across
-        return x
+        return self.hook_out(x)
 
 
-@dataclass
-class BlockStackReplay:
-    """A stack of transformer blocks as replayed for engine.record: every block's output."""
-
-    outputs: list[Tensor]  # per block: [B, T, d]
-
-    def trace(self, grad_taps: Tensor) -> StackTrace:
-        """The recording of this stack, in the recurrent stacks' layout [layers, 1, T, d]:
-        hidden is each block's output x_t (the residual stream), grad_h is dL/dx_t there.
-        A transformer has no cell state, no gates, no W_hh to take spectra of, and no
-        recurrence whose Jacobians to chain: those are None or empty."""
-        hidden = torch.stack([out.detach()[0] for out in self.outputs])[:, None]  # [L, 1, T, d]
-        return StackTrace(
-            hidden=hidden,
-            cell=None,
-            gates={},
-            grad_h=grad_taps[:, :, :, 0].detach(),  # [L, 1, T, d]
-            jacobian_norm=None,
-        )
-
-
-def run_blocks(blocks: nn.ModuleList, x: Tensor, taps: Tensor | None, maps: dict | None, prefix: str,
-               **block_args) -> tuple[Tensor, list[Tensor]]:
-    """Every block in turn, a zero tap added to each one's output ([L, 1, T, B, d], Taps' layout).
-    Returns the last output [B, T, d] and every block's."""
-    outputs = []
-    for layer, block in enumerate(blocks):
-        x = block(x, maps=maps, name=f"{prefix}layer {layer}", **block_args)  # [B, T, d]
-        if taps is not None:
-            x = x + taps[layer, 0].transpose(0, 1)  # [B, T, d]
-        outputs.append(x)
-    return x, outputs
+def run_blocks(blocks: nn.ModuleList, x: Tensor, **block_args) -> Tensor:
+    """Every block in turn: [B, T, d] -> [B, T, d]."""
+    for block in blocks:
+        x = block(x, **block_args)  # [B, T, d]
+    return x
 
 
 def token_or_value_embedding(spec: TaskSpec, d_model: int) -> nn.Module:
@@ -167,12 +140,6 @@ class TransformerModel(nn.Module):
             return padding_mask(padded, causal, x_in.dtype)
         return causal_mask(x_in.shape[1], x_in.dtype) if causal else None
 
-    def through_blocks(self, x_in: Tensor, mask: Tensor | None, taps: Tensor | None = None, maps: dict | None = None
-                       ) -> tuple[Tensor, list[Tensor]]:
-        """Every block on x_in [B, T, d]: the last output [B, T, d] and every block's.
-        (Not `features`: SequenceModel.features carries a recurrent state, which blocks have none of.)"""
-        return run_blocks(self.blocks, x_in, taps, maps, "", mask=mask)
-
     def readout(self, out: Tensor) -> Tensor:
         """seq2vec: the head at the last position ([B, out]), which a causal stack needs (it is
         the only one that has seen every token) and an encoder may as well use; else at every
@@ -184,16 +151,13 @@ class TransformerModel(nn.Module):
     def forward(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """y_hat for x (y is taken and ignored, as by SequenceModel)."""
         x_in = self.inputs(x)
-        out, _ = self.through_blocks(x_in, self.mask(x, x_in))
-        return self.readout(out)
+        return self.readout(run_blocks(self.blocks, x_in, mask=self.mask(x, x_in)))
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
-        """The forward pass with every block's output tapped and every head kept, for engine.record."""
-        maps: dict[str, Attended] = {}
-        x_in = self.inputs(x)
-        stack_taps = taps.make(self.stack_name, self.cfg, x_in) if taps is not None else None
-        out, outputs = self.through_blocks(x_in, self.mask(x, x_in), stack_taps, maps)
-        return Replay(self.readout(out), {self.stack_name: BlockStackReplay(outputs)}, attention=maps)
+        """The forward pass itself, hooked: every block's output tapped and every head kept."""
+        with recording_blocks(self.cfg, {self.stack_name: self.blocks}, taps) as cache:
+            y_hat = self(x, y)
+        return Replay(y_hat, cache.stacks, attention=cache.attention)
 
     def recurrent_stacks(self) -> dict[str, tuple[ModelConfig, nn.Module]]:
         """None: a transformer has no recurrence."""

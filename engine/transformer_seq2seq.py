@@ -14,14 +14,15 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .attention import Attended, causal_mask, padding_mask
+from .attention import causal_mask, padding_mask
 from .config import ModelConfig
 from .describe import Part, Read, groups, module_part
+from .hooks import recording_blocks
 from .positional import Positions
 from .replay import Replay, Taps
 from .seq2seq import check_source, feed_back, teacher_inputs
 from .tasks.base import TaskSpec
-from .transformer import BlockStackReplay, DecoderBlock, SelfAttentionBlock, block_parts, run_blocks
+from .transformer import DecoderBlock, SelfAttentionBlock, block_parts, run_blocks
 
 
 @dataclass
@@ -32,7 +33,7 @@ class TransformerDecoding:
     tokens: Tensor  # [B, t]  <sos> and the tokens after it
     memory_mask: Tensor | None = None  # [B, 1, 1, S]  -inf on the source's padding; None: no padding
 
-    def select(self, index: Tensor) -> "TransformerDecoding":
+    def select(self, index: Tensor) -> TransformerDecoding:
         """Rows `index` ([K]) of the batch, in that order (a row may repeat)."""
         mask = self.memory_mask.index_select(0, index) if self.memory_mask is not None else None  # [K, 1, 1, S]
         return TransformerDecoding(self.memory.index_select(0, index), self.tokens.index_select(0, index), mask)
@@ -54,37 +55,30 @@ class TransformerEncoderDecoder(nn.Module):
 
     teacher_inputs = staticmethod(teacher_inputs)
 
-    def encode(self, x: Tensor, taps: Taps | None = None, maps: dict | None = None
-               ) -> tuple[Tensor, Tensor | None, list[Tensor]]:
-        """The source [B, S] -> memory [B, S, d], the mask that hides its padding from every
-        query (None when the task never pads), and every encoder block's output."""
+    def encode(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
+        """The source [B, S] -> memory [B, S, d], and the mask that hides its padding from every
+        query (None when the task never pads)."""
         check_source(x)
         x_in = self.dropout(self.positions(self.source_embedding(x)))  # [B, S, d]
         padded = self.spec.padded(x)  # [B, S]
         mask = padding_mask(padded, dtype=x_in.dtype) if padded is not None else None  # [B, 1, 1, S]
-        stack_taps = taps.make("encoder", self.cfg, x_in) if taps is not None else None
-        memory, outputs = run_blocks(self.encoder, x_in, stack_taps, maps, "encoder ", mask=mask)
-        return memory, mask, outputs
+        return run_blocks(self.encoder, x_in, mask=mask), mask
 
-    def decode(self, tokens: Tensor, memory: Tensor, memory_mask: Tensor | None, taps: Taps | None = None,
-               maps: dict | None = None) -> tuple[Tensor, list[Tensor]]:
-        """Target tokens read [B, T] -> the next token's logits at every step [B, T, V], and
-        every decoder block's output."""
+    def decode(self, tokens: Tensor, memory: Tensor, memory_mask: Tensor | None) -> Tensor:
+        """Target tokens read [B, T] -> the next token's logits at every step [B, T, V]."""
         y_in = self.dropout(self.positions(self.target_embedding(tokens)))  # [B, T, d]
-        stack_taps = taps.make("decoder", self.cfg, y_in) if taps is not None else None
         mask = causal_mask(tokens.shape[1], y_in.dtype)  # [T, T]
-        out, outputs = run_blocks(self.decoder, y_in, stack_taps, maps, "decoder ", memory=memory, mask=mask,
-                                  memory_mask=memory_mask)
-        return self.head(out), outputs  # [B, T, V]
+        out = run_blocks(self.decoder, y_in, memory=memory, mask=mask, memory_mask=memory_mask)  # [B, T, d]
+        return self.head(out)  # [B, T, V]
 
     def start(self, x: Tensor) -> TransformerDecoding:
-        memory, memory_mask, _ = self.encode(x)
+        memory, memory_mask = self.encode(x)
         return TransformerDecoding(memory, x.new_zeros(x.shape[0], 0), memory_mask)
 
     def step(self, token: Tensor, decoding: TransformerDecoding) -> tuple[Tensor, TransformerDecoding]:
         """Read token [B], return the next token's logits [B, V]."""
         tokens = torch.cat([decoding.tokens, token[:, None]], dim=1)  # [B, t+1]
-        logits, _ = self.decode(tokens, decoding.memory, decoding.memory_mask)  # [B, t+1, V]
+        logits = self.decode(tokens, decoding.memory, decoding.memory_mask)  # [B, t+1, V]
         return logits[:, -1], dataclasses.replace(decoding, tokens=tokens)
 
     def forward(self, x: Tensor, y: Tensor | None = None, sampled: Tensor | None = None) -> Tensor:
@@ -96,22 +90,20 @@ class TransformerEncoderDecoder(nn.Module):
         true previous tokens, then the second pass learns."""
         if y is None:
             return feed_back(self, self.start(x), x.shape[0])
-        memory, memory_mask, _ = self.encode(x)
+        memory, memory_mask = self.encode(x)
         tokens = teacher_inputs(y)  # [B, T_out]
         if sampled is not None:
             with torch.no_grad():
-                guess = self.decode(tokens, memory, memory_mask)[0].argmax(dim=-1)  # [B, T_out]: prediction for step t
+                guess = self.decode(tokens, memory, memory_mask).argmax(dim=-1)  # [B, T_out]: prediction for step t
             own = torch.cat([tokens[:, :1], guess[:, :-1]], dim=1)  # [B, T_out]: step t reads guess t-1
             tokens = torch.where(sampled, own, tokens)
-        return self.decode(tokens, memory, memory_mask)[0]
+        return self.decode(tokens, memory, memory_mask)
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
-        """The teacher-forced pass with every block's output tapped and every head kept."""
-        maps: dict[str, Attended] = {}
-        memory, memory_mask, encoder = self.encode(x, taps, maps)
-        y_hat, decoder = self.decode(teacher_inputs(y), memory, memory_mask, taps, maps)
-        stacks = {"encoder": BlockStackReplay(encoder), "decoder": BlockStackReplay(decoder)}
-        return Replay(y_hat, stacks, attention=maps)
+        """The teacher-forced pass itself, hooked: every block's output tapped and every head kept."""
+        with recording_blocks(self.cfg, {"encoder": self.encoder, "decoder": self.decoder}, taps) as cache:
+            y_hat = self(x, y)
+        return Replay(y_hat, cache.stacks, attention=cache.attention)
 
     def recurrent_stacks(self) -> dict[str, tuple[ModelConfig, nn.Module]]:
         """None: a transformer has no recurrence."""

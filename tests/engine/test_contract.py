@@ -30,7 +30,8 @@ def test_the_registry_picks_each_class_and_every_class_is_reachable():
     picked = {model_class(engine.ModelConfig(**cfg), task_of(name).spec) for cfg, name in BUILDS}
     assert picked == set(MODELS.values())
     assert model_class(engine.ModelConfig(attention="dot"), task_of("reverse").spec) is engine.AttentionEncoderDecoder
-    assert model_class(engine.ModelConfig(arch="transformer"), task_of("reverse").spec) is engine.TransformerEncoderDecoder
+    transformer = engine.ModelConfig(arch="transformer")
+    assert model_class(transformer, task_of("reverse").spec) is engine.TransformerEncoderDecoder
 
 
 @pytest.mark.parametrize("cfg, task_name, message", [

@@ -99,7 +99,7 @@ def test_grad_h_equals_finite_differences(case):
 
 def step_function(model, layer, d, x_t):
     """state -> next state for one step of one layer with input x_t; state is h, or [h; c]."""
-    from engine.cells import gru_step, lstm_step, rnn_step, ACTIVATION_FNS
+    from engine.cells import ACTIVATION_FNS, gru_step, lstm_step, rnn_step
     from engine.recurrent import layer_weights
 
     cfg = model.cfg
@@ -194,7 +194,8 @@ def test_to_frame_is_the_recording_in_long_form():
     row = hidden[(hidden.layer == 1) & (hidden.direction == "backward") & (hidden.t == 4) & (hidden.unit == 2)]
     assert row.value.item() == pytest.approx(rec.hidden[1, 1, 4, 2].item())
     gates = rec.to_frame("gates")
-    f = gates[(gates.gate == "f") & (gates.layer == 0) & (gates.direction == "forward") & (gates.t == 6) & (gates.unit == 0)]
+    f = gates[(gates.gate == "f") & (gates.layer == 0) & (gates.direction == "forward") & (gates.t == 6)
+              & (gates.unit == 0)]
     assert f.value.item() == pytest.approx(rec.gates["f"][0, 0, 6, 0].item())
     norms = rec.to_frame("grad_norm_h")
     assert norms[(norms.layer == 0) & (norms.t == 0) & (norms.direction == "forward")].value.item() == pytest.approx(

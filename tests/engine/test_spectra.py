@@ -65,7 +65,7 @@ def test_record_computes_no_spectrum_unless_asked(linalg_calls):
     rec = engine.record(model, x, y)
     assert linalg_calls["eigvals"] == 0 and linalg_calls["svdvals"] == 0
     with pytest.raises(ValueError, match="spectra=True"):
-        rec.eigenvalues
+        _ = rec.eigenvalues
     with pytest.raises(ValueError, match="spectra=True"):
         rec.to_frame("singular_values")
     engine.record(model, x, y, spectra=True)  # the counter is reached when spectra are asked for

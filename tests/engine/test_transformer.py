@@ -8,6 +8,7 @@ import torch
 
 import engine
 from engine.attention import key_padding_mask, padding_mask
+from engine.hooks import recording_blocks
 from engine.transformer import DecoderBlock, SelfAttentionBlock
 
 from .test_validation import raises_saying
@@ -40,6 +41,13 @@ def randomise(module):
             p.normal_(0, 0.5)  # every weight, LayerNorm's and the biases too, off their defaults
 
 
+def hooked_run(cfg, block, run):
+    """run()'s output and what the block's attentions did, by kind, read at their hook points."""
+    with recording_blocks(cfg, {"b": torch.nn.ModuleList([block])}, None) as cache:
+        out = run()
+    return out, {site.kind: attended for site, attended in cache.attention.items()}
+
+
 def test_self_attention_block_equals_torch_transformer_encoder_layer():
     cfg = engine.ModelConfig(arch="transformer", hidden_size=12, num_heads=3, dim_feedforward=20)
     torch.manual_seed(0)
@@ -54,13 +62,12 @@ def test_self_attention_block_equals_torch_transformer_encoder_layer():
     x = torch.randn(2, 6, 12, **DOUBLE)
     for mask in (None, engine.attention.causal_mask(6, torch.float64)):
         expected = theirs(x, src_mask=mask, is_causal=mask is not None)
-        torch.testing.assert_close(ours(x, mask=mask, maps=None, name=""), expected, atol=1e-12, rtol=1e-12)
+        torch.testing.assert_close(ours(x, mask=mask), expected, atol=1e-12, rtol=1e-12)
     padded = torch.tensor([[False] * 6, [True, True, False, False, False, False]])  # front-padded, as the tasks pad
     expected = theirs(x, src_key_padding_mask=padded)
-    maps = {}
-    torch.testing.assert_close(ours(x, mask=padding_mask(padded, dtype=torch.float64), maps=maps, name="b"), expected,
-                               atol=1e-12, rtol=1e-12)
-    assert torch.all(maps["b self"].weights[1, :, :, :2] == 0.0)
+    out, maps = hooked_run(cfg, ours, lambda: ours(x, mask=padding_mask(padded, dtype=torch.float64)))
+    torch.testing.assert_close(out, expected, atol=1e-12, rtol=1e-12)
+    assert torch.all(maps["self"].weights[1, :, :, :2] == 0.0)
 
 
 def test_decoder_block_equals_torch_transformer_decoder_layer():
@@ -78,16 +85,15 @@ def test_decoder_block_equals_torch_transformer_decoder_layer():
     target, memory = torch.randn(2, 5, 12, **DOUBLE), torch.randn(2, 7, 12, **DOUBLE)
     mask = engine.attention.causal_mask(5, torch.float64)
     expected = theirs(target, memory, tgt_mask=mask, tgt_is_causal=True)
-    maps = {}
-    torch.testing.assert_close(ours(target, memory=memory, mask=mask, maps=maps, name="b"), expected,
-                               atol=1e-12, rtol=1e-12)
-    assert maps["b self"].weights.shape == (2, 4, 5, 5) and maps["b cross"].weights.shape == (2, 4, 5, 7)
+    out, maps = hooked_run(cfg, ours, lambda: ours(target, memory=memory, mask=mask))
+    torch.testing.assert_close(out, expected, atol=1e-12, rtol=1e-12)
+    assert maps["self"].weights.shape == (2, 4, 5, 5) and maps["cross"].weights.shape == (2, 4, 5, 7)
     padded = torch.tensor([[False] * 7, [True] * 3 + [False] * 4])  # the source's padding
     expected = theirs(target, memory, tgt_mask=mask, tgt_is_causal=True, memory_key_padding_mask=padded)
-    out = ours(target, memory=memory, mask=mask, maps=maps, name="b",
-               memory_mask=padding_mask(padded, dtype=torch.float64))
+    out, maps = hooked_run(cfg, ours, lambda: ours(target, memory=memory, mask=mask,
+                                                   memory_mask=padding_mask(padded, dtype=torch.float64)))
     torch.testing.assert_close(out, expected, atol=1e-12, rtol=1e-12)
-    assert torch.all(maps["b cross"].weights[1, :, :, :3] == 0.0)
+    assert torch.all(maps["cross"].weights[1, :, :, :3] == 0.0)
 
 
 # ---------------------------------------------------------------- causality
@@ -142,7 +148,7 @@ def manual_forward(model, x):
         mask = key_padding_mask(x == model.spec.pad_id, torch.float64)  # [1, 1, 1, T]
     outputs = []
     for block in model.blocks:
-        h = block(h, mask=mask, maps=None, name="")
+        h = block(h, mask=mask)
         h.retain_grad()
         outputs.append(h)
     return model.readout(h), outputs
