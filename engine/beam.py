@@ -44,7 +44,9 @@ def beam_search(model: nn.Module, x: Tensor, width: int = 3) -> Beam:
     """Beam search for one source sequence x ([S] tokens) with an encoder-decoder model."""
     check_int("width", width, 1, MAX_WIDTH)
     if getattr(getattr(model, "spec", None), "mapping", None) != "encdec":
-        raise ValueError("beam search decodes with an encoder-decoder; build the model for an encdec task such as reverse")
+        raise ValueError(
+            "beam search decodes with an encoder-decoder; build the model for an encdec task such as reverse"
+        )
     if x.dim() != 1:
         raise ValueError(f"beam_search takes one source sequence, token ids of shape [S]; got shape {list(x.shape)}")
     was_training = model.training
@@ -61,7 +63,8 @@ def search(model: nn.Module, x: Tensor, width: int) -> Beam:
     for _ in range(model.spec.out_len):
         last = torch.tensor([c.tokens[-1] if c.tokens else SOS for c in alive])  # [K]
         logits, state = model.step(last, state)  # [K, V]
-        total = torch.tensor([c.score for c in alive], dtype=logits.dtype)[:, None] + logits.log_softmax(dim=-1)  # [K, V]
+        so_far = torch.tensor([c.score for c in alive], dtype=logits.dtype)  # [K]
+        total = so_far[:, None] + logits.log_softmax(dim=-1)  # [K, V]
         V = total.shape[1]
         top = total.flatten().topk(min(width, total.numel()))
         kept, rows = [], []

@@ -132,7 +132,8 @@ class Recording:
         if key in ("attention", "attention_logits"):
             if not self.attention:
                 raise ValueError(
-                    f"this {self.arch.upper()} has no attention; record an encoder-decoder with attention or a transformer"
+                    f"this {self.arch.upper()} has no attention; "
+                    "record an encoder-decoder with attention or a transformer"
                 )
             return attention_frame(getattr(self, key))
         if key == "param_grad_norm":

@@ -8,8 +8,14 @@ import torch
 import torch.nn.functional as F
 
 import engine
-from engine.attention import (Attention, causal_mask, key_padding_mask, make_score, padding_mask,
-                              scaled_dot_product_attention)
+from engine.attention import (
+    Attention,
+    causal_mask,
+    key_padding_mask,
+    make_score,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 from engine.config import SCORES
 from engine.multihead import MultiHeadAttention
 
@@ -58,7 +64,8 @@ def test_padding_mask_equals_torch_with_a_boolean_mask():
     padded = torch.tensor([[False] * 7, [False] * 4 + [True] * 3])
     a = scaled_dot_product_attention(q, k, v, key_padding_mask(padded, torch.float64))
     allowed = ~padded[:, None, None, :]  # torch's bool mask: True where attending is allowed
-    torch.testing.assert_close(a.context, F.scaled_dot_product_attention(q, k, v, attn_mask=allowed), atol=1e-12, rtol=0)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+    torch.testing.assert_close(a.context, expected, atol=1e-12, rtol=0)
     assert torch.all(a.weights[1, :, :, 4:] == 0.0)
 
 
@@ -68,7 +75,8 @@ def test_a_models_padding_mask_hides_padding_unless_a_query_would_see_nothing_el
     assert torch.equal(mask[:2], key_padding_mask(front[:2], torch.float64))
     assert torch.equal(mask[2], torch.zeros(1, 1, 5, **DOUBLE))  # all padding: nothing hidden, no 0/0
     causal = padding_mask(front, causal=True, dtype=torch.float64)  # [3, 1, 5, 5]
-    assert torch.equal(causal[:2, :, 2:], (causal_mask(5, torch.float64) + key_padding_mask(front[:2], torch.float64))[:, :, 2:])
+    both = causal_mask(5, torch.float64) + key_padding_mask(front[:2], torch.float64)
+    assert torch.equal(causal[:2, :, 2:], both[:, :, 2:])
     # A front pad in a causal stack sees only padding, so it keeps its causal view (its output is
     # never read, but a NaN there would reach every position through the values).
     assert torch.equal(causal[1, 0, :2], causal_mask(5, torch.float64)[:2])

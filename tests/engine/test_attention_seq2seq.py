@@ -127,7 +127,8 @@ def test_attention_models_save_and_load_and_older_checkpoints_still_do(score, tm
     older = {k: v for k, v in plain.cfg.to_dict().items()
              if k not in ("attention", "reverse_source", "num_heads", "dim_feedforward", "position_encoding")}
     data = safetensors.torch.save(plain.state_dict(), metadata={
-        "format": "unrolled-checkpoint-1", "model_config": json.dumps(older), "task_spec": json.dumps(task.spec.to_dict())})
+        "format": "unrolled-checkpoint-1", "model_config": json.dumps(older),
+        "task_spec": json.dumps(task.spec.to_dict())})
     assert engine.from_bytes(data).cfg == plain.cfg
 
 
@@ -199,7 +200,8 @@ def until_eos(tokens):
 def test_beam_width_one_is_greedy_decoding(case):
     for seed in range(3):
         task = engine.make_task("reverse", seq_len=5, symbols=4)
-        cfg = engine.ModelConfig(hidden_size=8, embedding_dim=4, **({"num_heads": 2} if case["arch"] == "transformer" else {}), **case)
+        heads = {"num_heads": 2} if case["arch"] == "transformer" else {}
+        cfg = engine.ModelConfig(hidden_size=8, embedding_dim=4, **heads, **case)
         model = engine.build_model(cfg, task, seed=seed).double().eval()
         x, _ = task.batch(1, torch.Generator().manual_seed(seed))
         with torch.no_grad():
@@ -243,11 +245,13 @@ def test_a_wider_beam_keeps_width_candidates_a_step():
 # ---------------------------------------------------------------- bad input
 
 def test_bad_encoder_decoder_input_says_what_to_change():
-    raises_saying(lambda: engine.ModelConfig(attention="bahdanau"), "attention", "dot, general, additive, scaled_dot, cosine")
+    raises_saying(lambda: engine.ModelConfig(attention="bahdanau"), "attention",
+                  "dot, general, additive, scaled_dot, cosine")
     adding = engine.make_task("adding", seq_len=5)
     raises_saying(lambda: engine.build_model(engine.ModelConfig(attention="dot"), adding),
                   "attention belongs to an encoder-decoder", "seq2vec", "leave attention at None")
-    raises_saying(lambda: engine.build_model(engine.ModelConfig(reverse_source=True), adding), "reverse_source", "False")
+    raises_saying(lambda: engine.build_model(engine.ModelConfig(reverse_source=True), adding),
+                  "reverse_source", "False")
     task, model = model_for(dict(arch="gru", attention="dot"))
     empty = torch.zeros(2, 0, dtype=torch.long)
     raises_saying(lambda: model(empty), "empty source")

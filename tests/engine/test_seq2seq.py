@@ -139,7 +139,9 @@ def test_decoder_jacobians_follow_the_trajectory_that_starts_from_the_context():
         assert rec.stacks["decoder"].jacobian_norm[0, 0, t].item() == pytest.approx(expected, rel=1e-8)
         if t > 0:
             a_x = (dec_in[t] @ w.w_ih.T + w.b_ih)[None]
-            step = lambda h, a_x=a_x: gru_step(a_x, h[None], w)[0][0]
+            def step(h, a_x=a_x):
+                return gru_step(a_x, h[None], w)[0][0]
+
             product = product @ torch.autograd.functional.jacobian(step, states[t - 1])
 
 
