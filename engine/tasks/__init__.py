@@ -15,6 +15,7 @@ from .dates import DatesTask
 from .parity import ParityTask
 from .recall import RecallTask
 from .reverse import ReverseTask
+from .review_csv import ParsedReviews, parse_reviews
 from .sentiment import SentimentTask
 from .sine import SineTask
 
@@ -52,4 +53,5 @@ def make_task(name: str, **params) -> Task:
     return ALL_TASKS[name](**params)
 
 
-__all__ = ["TASKS", "ATTENTION_TASKS", "Preset", "Task", "TaskSpec", "make_task", "task_params"]
+__all__ = ["TASKS", "ATTENTION_TASKS", "Preset", "Task", "TaskSpec", "make_task", "task_params", "ParsedReviews",
+           "parse_reviews"]

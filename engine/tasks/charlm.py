@@ -11,7 +11,7 @@ from ..config import ModelConfig
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
 from .features import char_features
-from .text import charlm_corpus, char_vocab, decode_text
+from .text import char_vocab, charlm_corpus, decode_text
 
 
 @dataclass

@@ -14,7 +14,8 @@ REVIEWS_CSV = Path(__file__).resolve().parent.parent / "data" / "reviews.csv"
 
 POSITIVE = ("good", "great", "wonderful", "brilliant", "moving", "funny", "gripping", "beautiful", "clever", "charming")
 NEGATIVE = ("bad", "boring", "dull", "awful", "terrible", "clumsy", "predictable", "tedious", "weak", "lifeless")
-SUBJECTS = ("the film", "the movie", "the acting", "the plot", "the script", "the ending", "the music", "the cast", "the story")
+SUBJECTS = ("the film", "the movie", "the acting", "the plot", "the script", "the ending", "the music", "the cast",
+            "the story")
 INTENSIFIERS = ("", "", "really ", "very ", "truly ", "quite ")
 FILLER = (
     "i saw it on a sunday.",

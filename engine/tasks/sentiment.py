@@ -1,57 +1,51 @@
 """Sentiment: read a review word by word, say positive or negative after the last word."""
 from __future__ import annotations
 
-import csv
-import io
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import torch
 
 from ..config import ModelConfig, check_int
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
 from .features import word_features
+from .review_csv import ParsedReviews, parse_reviews
 from .reviews import REVIEWS_CSV
-from .text import decode_text, word_vocab, words
+from .text import words
 
 CLASS_NAMES = ("negative", "positive")
-LABELS = {"negative": 0, "positive": 1, "0": 0, "1": 1, "neg": 0, "pos": 1}
+SPECIALS = ("<pad>", "<unk>")  # word ids 0 and 1
 MAX_WORD_VOCAB = 20_000
-MAX_CSV_CHARS = 100_000_000  # the IMDB 50K file is about 66 million characters
 TEST_SHARE = 0.2
 
 
-def read_reviews(csv_text: str) -> tuple[list[str], list[int]]:
-    """Rows of a `review,sentiment` CSV (the Kaggle IMDB 50K layout), or a ValueError saying what to fix."""
-    try:
-        return parse_reviews(csv_text)
-    except csv.Error as err:
-        raise ValueError(
-            f"the CSV cannot be read ({err}); a quote that is opened and never closed is the usual "
-            "cause: quote each review that contains commas, and double any quote inside it"
-        ) from None
+@functools.cache
+def shipped_reviews() -> ParsedReviews:
+    """The shipped generated set, parsed once per process."""
+    return parse_reviews(REVIEWS_CSV.read_bytes())
 
 
-def parse_reviews(csv_text: str) -> tuple[list[str], list[int]]:
-    reader = csv.DictReader(io.StringIO(csv_text))
-    columns = [c.strip().lower() for c in (reader.fieldnames or [])]
-    if "review" not in columns or "sentiment" not in columns:
-        raise ValueError(
-            f"the CSV needs columns 'review' and 'sentiment' (the IMDB 50K layout); it has {columns or 'none'}"
-        )
-    reader.fieldnames = columns
-    reviews, labels = [], []
-    for row in reader:
-        label = (row["sentiment"] or "").strip().lower()
-        if label not in LABELS:
-            raise ValueError(
-                f"line {reader.line_num}: sentiment {row['sentiment']!r} is not one of positive/negative (or 1/0)"
-            )
-        reviews.append(row["review"] or "")
-        labels.append(LABELS[label])
-    return reviews, labels
+def last_words(reviews: ParsedReviews, seq_len: int, max_vocab: int) -> np.ndarray:
+    """[N, seq_len] every review's last seq_len words as ids into SPECIALS + the max_vocab - 2
+    most frequent words (the rest <unk>), front-padded with <pad>."""
+    pad = SPECIALS.index("<pad>")
+    tokens = np.where(reviews.word_ids < max_vocab - 2, reviews.word_ids + 2, SPECIALS.index("<unk>"))  # [W]
+    tokens = np.append(tokens, pad)  # [W+1]: a last entry for the positions before the first word
+    ends = reviews.starts[1:, None]  # [N, 1]
+    positions = ends - seq_len + np.arange(seq_len)  # [N, T]: where each step's word sits in word_ids
+    before = positions < reviews.starts[:-1, None]  # [N, T]: the pads in front of a short review
+    return tokens[np.where(before, -1, positions)]  # [N, T]
+
+
+def first_of_each(rows: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of every distinct row of rows [N, T], in order."""
+    as_bytes = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))  # [N, 1]
+    _, first = np.unique(as_bytes.ravel(), return_index=True)  # [distinct]
+    return np.sort(first)
 
 
 @dataclass
@@ -60,12 +54,13 @@ class SentimentTask(Task):
     (others become <unk>). Each is cut to its last seq_len words and padded at the front, so the
     model's last step is always the review's last word. 20% of the reviews are held out.
 
-    csv_text: a `review,sentiment` CSV (text or bytes); None uses the shipped generated set.
+    csv_text: a `review,sentiment` CSV (text or bytes), or the ParsedReviews that parse_reviews
+    made of one (parse once, build many tasks from it); None uses the shipped generated set.
     """
 
     seq_len: int = 40
     max_vocab: int = 2000
-    csv_text: str | bytes | None = None
+    csv_text: str | bytes | ParsedReviews | None = None
 
     help: ClassVar[str] = "positive or negative, word by word (generated reviews, or your CSV)"
     preset: ClassVar[Preset] = Preset(
@@ -89,28 +84,24 @@ class SentimentTask(Task):
         check_seq_len(self.seq_len)
         check_int("max_vocab", self.max_vocab, 3, MAX_WORD_VOCAB)
         if self.csv_text is None:
-            source = REVIEWS_CSV.read_text(encoding="utf-8")
-        else:
-            source = self.csv_text = decode_text(self.csv_text, "CSV file", limit=MAX_CSV_CHARS)
-        reviews, labels = read_reviews(source)
-        tokenised = [words(r) for r in reviews]
-        self.vocab = word_vocab(tokenised, self.max_vocab)
-        index = {w: i for i, w in enumerate(self.vocab)}
-        pad = self.vocab.index("<pad>")
+            reviews = shipped_reviews()
+        elif isinstance(self.csv_text, ParsedReviews):
+            reviews = self.csv_text
+        else:  # the task keeps the parsed reviews, so a copy with other settings does not parse again
+            reviews = self.csv_text = parse_reviews(self.csv_text)
+        self.vocab = SPECIALS + reviews.words[: self.max_vocab - 2]
+        x = last_words(reviews, self.seq_len, self.max_vocab)  # [N, T]
         # A review is kept once as the model sees it (its last seq_len words, rare ones as
         # <unk>): a repeat would otherwise sit in both the training and the held-out rows.
-        rows: dict[tuple[int, ...], int] = {}
-        for text, label in zip(tokenised, labels):
-            ids = [index.get(w, 1) for w in text[-self.seq_len :]]
-            rows.setdefault((pad,) * (self.seq_len - len(ids)) + tuple(ids), label)
-        if len(rows) < 10:
-            raise ValueError(f"the CSV has {len(rows)} distinct reviews; give at least 10")
-        x = torch.tensor(list(rows))  # [N, T], front-padded with <pad>
-        y = torch.tensor(list(rows.values()))  # [N]
+        kept = first_of_each(x)  # [distinct]
+        if len(kept) < 10:
+            raise ValueError(f"the CSV has {len(kept)} distinct reviews; give at least 10")
+        x, y = torch.from_numpy(x[kept]), torch.from_numpy(reviews.labels[kept])  # [N, T], [N]
         order = torch.randperm(len(y), generator=torch.Generator().manual_seed(self.seed))
         n_test = max(1, int(len(y) * TEST_SHARE))
         self.test_x, self.test_y = x[order[:n_test]], y[order[:n_test]]  # held out
         self.train_x, self.train_y = x[order[n_test:]], y[order[n_test:]]
+        pad = SPECIALS.index("<pad>")
         self.spec = TaskSpec("sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce", pad_id=pad)
 
     def sample(self, batch_size, generator):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from pathlib import Path
 
 # Real text on every machine, offline: a snapshot of a few of the Python standard library's own
@@ -57,10 +56,3 @@ HTML_TAG = re.compile(r"<[^>]*>")  # IMDB reviews break lines with <br />
 
 def words(text: str) -> list[str]:
     return WORD.findall(HTML_TAG.sub(" ", text.lower()))
-
-
-def word_vocab(texts: list[list[str]], max_vocab: int) -> tuple[str, ...]:
-    """<pad>, <unk>, then the most frequent words (ties broken alphabetically), max_vocab in all."""
-    counts = Counter(w for text in texts for w in text)
-    ranked = sorted(counts, key=lambda w: (-counts[w], w))
-    return ("<pad>", "<unk>", *ranked[: max_vocab - 2])

@@ -1,8 +1,6 @@
 """Every task's batches: shapes and dtypes match its TaskSpec, and targets match an independent
 computation from the inputs (or from the corpus / CSV they were drawn from)."""
-import csv
 import hashlib
-import io
 import math
 import os
 import re
@@ -281,115 +279,6 @@ def test_charlm_accepts_bytes_like_str():
     assert torch.equal(a.encode("wörld"), b.encode("wörld"))
 
 
-# ---------------------------------------------------------------- sentiment
-
-SHIPPED = engine.tasks.reviews.REVIEWS_CSV
-
-
-def split_words(text: str) -> tuple[str, ...]:
-    """The shipped reviews are lower-case words, commas and full stops."""
-    return tuple(text.lower().replace(",", " ").replace(".", " ").split())
-
-
-def shipped_rows() -> list[tuple[str, str]]:
-    with open(SHIPPED, newline="", encoding="utf-8") as f:
-        return [(row["review"], row["sentiment"]) for row in csv.DictReader(f)]
-
-
-def test_shipped_csv_has_both_labels_and_negations():
-    rows = shipped_rows()
-    assert len(rows) >= 1000
-    assert {label for _, label in rows} == {"positive", "negative"}
-    positives = sum(label == "positive" for _, label in rows)
-    assert 0.3 < positives / len(rows) < 0.7
-    one_clause = {text: label for text, label in rows if text.count(".") == 1 and "," not in text}
-    negated_praise = [t for t, lab in one_clause.items() if re.search(r" was not (good|great|funny)\.$", t)]
-    negated_blame = [t for t, lab in one_clause.items() if re.search(r" was (not|never) (bad|boring|dull)\.$", t)]
-    assert negated_praise and all(one_clause[t] == "negative" for t in negated_praise)
-    assert negated_blame and all(one_clause[t] == "positive" for t in negated_blame)
-
-
-def rows_of(task, x):
-    """Each row as the tuple of words it shows (front padding dropped)."""
-    return [tuple(task.decode(r).split()) for r in x]
-
-
-def test_sentiment_labels_match_the_csv_and_pad_at_the_front():
-    truth: dict[tuple, int] = {}
-    for text, label in shipped_rows():
-        truth.setdefault(split_words(text), 1 if label == "positive" else 0)
-    T = 60  # longer than every shipped review, so no row is cut
-    task = engine.make_task("sentiment", seq_len=T, max_vocab=20000, seed=0)
-    assert "<unk>" not in " ".join(task.decode(r) for r in task.train_x)
-    x = torch.cat([task.train_x, task.test_x])
-    y = torch.cat([task.train_y, task.test_y])
-    assert len(y) == len(truth)  # every distinct review, once
-    for row, words, label in zip(x, rows_of(task, x), y.tolist()):
-        assert truth[words] == label
-        n_pad = T - len(words)
-        assert (row[:n_pad] == 0).all() and (row[n_pad:] != 0).all()  # padding in front only
-
-
-def test_sentiment_keeps_the_last_words_of_long_reviews():
-    endings = {split_words(text)[-5:] for text, _ in shipped_rows()}
-    task = engine.make_task("sentiment", seq_len=5, max_vocab=20000)
-    assert all(words in endings for words in rows_of(task, task.train_x))
-    encoded = task.encode("The film was good")
-    assert encoded.tolist()[:1] == [0] and task.decode(encoded) == "the film was good"
-
-
-def test_sentiment_test_set_is_held_out():
-    task = engine.make_task("sentiment", seq_len=60, max_vocab=20000, seed=1)
-    test_x, test_y = task.test_set()
-    n = len(task.train_y) + len(test_y)
-    assert len(test_y) == int(0.2 * n)
-    train_rows = {tuple(r.tolist()) for r in task.train_x}
-    assert not train_rows & {tuple(r.tolist()) for r in test_x}  # no review on both sides
-    x, _ = task.batch(500)
-    assert {tuple(r.tolist()) for r in x} <= train_rows  # batches come from training rows only
-
-
-def imdb_csv(n: int = 30) -> str:
-    """The Kaggle IMDB 50K layout: quoted reviews with commas and <br /> tags."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["review", "sentiment"])
-    for i in range(n):
-        mood = "wonderful, moving" if i % 3 else "dull, tedious"
-        writer.writerow([f"Film r{i} was {mood}.<br /><br />I'd say so.", "positive" if i % 3 else "negative"])
-    return out.getvalue()
-
-
-@pytest.mark.parametrize("encode", ["str", "bytes", "bytes-bom", "crlf"])
-def test_uploaded_imdb_csv(encode):
-    text = imdb_csv().replace("\r\n", "\n")
-    data = {
-        "str": text,
-        "bytes": text.encode("utf-8"),
-        "bytes-bom": b"\xef\xbb\xbf" + text.encode("utf-8"),  # what Excel writes
-        "crlf": text.replace("\n", "\r\n").encode("utf-8"),
-    }[encode]
-    task = engine.make_task("sentiment", csv_text=data, seq_len=12, seed=2)
-    x = torch.cat([task.train_x, task.test_x])
-    y = torch.cat([task.train_y, task.test_y])
-    assert len(y) == 30 and len(task.test_y) == 6
-    for words, label in zip(rows_of(task, x), y.tolist()):
-        i = int(words[1][1:])  # "film r{i} ..."
-        assert label == (1 if i % 3 else 0)
-        assert words[0] == "film" and words[-2:] == ("say", "so") and "i'd" in words
-    reference = engine.make_task("sentiment", csv_text=imdb_csv(), seq_len=12, seed=2)
-    assert torch.equal(task.train_x, reference.train_x) and torch.equal(task.test_y, reference.test_y)
-
-
-def test_uploaded_csv_with_other_label_spellings_and_header_case():
-    rows = ["Review,Sentiment"] + [f"review r{i} here,{'1' if i % 2 else 'Neg'}" for i in range(12)]
-    task = engine.make_task("sentiment", csv_text="\n".join(rows), seq_len=4)
-    x = torch.cat([task.train_x, task.test_x])
-    y = torch.cat([task.train_y, task.test_y])
-    for words, label in zip(rows_of(task, x), y.tolist()):
-        assert label == int(words[1][1:]) % 2
-
-
 # ---------------------------------------------------------------- seeds and generators
 
 
@@ -410,13 +299,3 @@ def test_batch_uses_the_given_generator(variant):
     assert same(given, again)
     assert not same(given, make(variant, seed=0).batch(16))
     assert same(task.batch(16), fresh.batch(16))  # the task's own generator was not used
-
-
-def test_imdb_line_breaks_are_not_words_and_repeats_are_kept_once_as_the_model_sees_them():
-    rows = ["review,sentiment"]
-    rows += [f'"A fine film.<br /><br />I liked it, number {i}.",positive' for i in range(12)]
-    rows += ['"opening words differ, same ending: it was bad",negative', '"other start, same ending: it was bad",negative']
-    task = engine.make_task("sentiment", seq_len=4, csv_text="\n".join(rows))
-    assert "br" not in task.vocab
-    seen = [tuple(r.tolist()) for r in torch.cat([task.train_x, task.test_x])]
-    assert len(seen) == len(set(seen)) == 13  # the two reviews ending "it was bad" are one row at seq_len 4
