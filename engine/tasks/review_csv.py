@@ -29,7 +29,7 @@ class ParsedReviews:
 
     words     every distinct word, the most frequent first (ties alphabetically), so the
               max_vocab - 2 most frequent are words[:max_vocab - 2]
-    word_ids  [W] int64: the words of all reviews end to end, as indices into `words`
+    word_ids  [W] int32: the words of all reviews end to end, as indices into `words`
     starts    [N+1] int64: review i's words are word_ids[starts[i]:starts[i+1]]
     labels    [N] int64: 0 negative, 1 positive
     """
@@ -42,6 +42,10 @@ class ParsedReviews:
     def __post_init__(self) -> None:
         for array in (self.word_ids, self.starts, self.labels):
             array.flags.writeable = False  # shared across sessions: nobody may change it in place
+
+    def __reduce__(self):
+        """Unpickled (st.cache_data hands out unpickled copies) through __init__, so read-only again."""
+        return ParsedReviews, (self.words, self.word_ids, self.starts, self.labels)
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -61,7 +65,7 @@ def parse_reviews(csv_text: str | bytes) -> ParsedReviews:
     counts = np.bincount(codes, minlength=len(uniques))  # [U]
     alphabetical = np.argsort(uniques)  # [U]
     order = alphabetical[np.argsort(-counts[alphabetical], kind="stable")]  # [U] by count, ties alphabetically
-    rank = np.empty(len(uniques), dtype=np.int64)  # [U]
+    rank = np.empty(len(uniques), dtype=np.int32)  # [U]: int32 halves the largest array of a big upload
     rank[order] = np.arange(len(uniques))
     lengths = np.array([len(t) for t in tokenised], dtype=np.int64)  # [N]
     return ParsedReviews(

@@ -33,7 +33,8 @@ def last_words(reviews: ParsedReviews, seq_len: int, max_vocab: int) -> np.ndarr
     """[N, seq_len] every review's last seq_len words as ids into SPECIALS + the max_vocab - 2
     most frequent words (the rest <unk>), front-padded with <pad>."""
     pad = SPECIALS.index("<pad>")
-    tokens = np.where(reviews.word_ids < max_vocab - 2, reviews.word_ids + 2, SPECIALS.index("<unk>"))  # [W]
+    ids = reviews.word_ids.astype(np.int64)  # [W]: torch embeddings take int64
+    tokens = np.where(ids < max_vocab - 2, ids + 2, SPECIALS.index("<unk>"))  # [W]
     tokens = np.append(tokens, pad)  # [W+1]: a last entry for the positions before the first word
     ends = reviews.starts[1:, None]  # [N, 1]
     positions = ends - seq_len + np.arange(seq_len)  # [N, T]: where each step's word sits in word_ids

@@ -4,6 +4,7 @@ same task as its text."""
 import csv
 import dataclasses
 import io
+import pickle
 import re
 from collections import Counter
 
@@ -173,8 +174,9 @@ def test_a_parsed_csv_builds_the_same_task_as_its_text_and_is_read_only():
         assert from_parsed.vocab == from_text.vocab and from_parsed.csv_text is parsed
         assert torch.equal(from_parsed.train_x, from_text.train_x) and torch.equal(from_parsed.test_y, from_text.test_y)
     assert parsed.review(0) == engine.tasks.text.words(next(csv.DictReader(io.StringIO(imdb_csv(40))))["review"])
-    with pytest.raises(ValueError, match="read-only"):
-        parsed.word_ids[0] = 5
+    for shared in (parsed, pickle.loads(pickle.dumps(parsed))):  # st.cache_data hands out unpickled copies
+        with pytest.raises(ValueError, match="read-only"):
+            shared.word_ids[0] = 5
     with pytest.raises(dataclasses.FrozenInstanceError):
         parsed.words = ()
 
