@@ -47,6 +47,9 @@ class ParsedReviews:
         """Unpickled (st.cache_data hands out unpickled copies) through __init__, so read-only again."""
         return ParsedReviews, (self.words, self.word_ids, self.starts, self.labels)
 
+    def __repr__(self) -> str:  # a task's repr shows it: a summary, not 40,000 words
+        return f"ParsedReviews({len(self)} reviews, {len(self.word_ids)} words, {len(self.words)} distinct)"
+
     def __len__(self) -> int:
         return len(self.labels)
 
