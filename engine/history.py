@@ -17,7 +17,8 @@ import pandas as pd
 
 from .config import check_int
 
-MAX_ROWS = 4096
+MAX_ROWS = 4096  # the default bound
+ROW_LIMITS = (8, 10_000_000)  # what a bound may be
 VALUES = ("loss", "metric", "grad_norm", "grad_norm_clipped")  # the float columns, in StepStats' order
 
 
@@ -40,7 +41,7 @@ class History(Sequence):
     added, kept or not; `last` is the latest (always kept)."""
 
     def __init__(self, max_rows: int = MAX_ROWS):
-        check_int("max_rows", max_rows, 8, 10_000_000)
+        check_int("max_rows", max_rows, *ROW_LIMITS)
         self.max_rows = max_rows
         self.recent = max_rows // 4  # this many latest rows are never thinned
         self.stride = 1  # rows older than those are kept where (step - 1) % stride == 0

@@ -15,7 +15,7 @@ from torch import Tensor, nn
 from torch.nn.utils import get_total_norm
 
 from .config import check_int
-from .history import MAX_ROWS, History, StepStats
+from .history import MAX_ROWS, ROW_LIMITS, History, StepStats
 from .rng import PrivateRNG, stream, stream_seed
 from .tasks.base import Task
 from .train_config import TrainConfig
@@ -60,6 +60,7 @@ class Trainer:
                 f"this {task.spec.name} task; build the model for this task with engine.build_model"
             )
         check_vocab(model, task)
+        check_int("history_rows", history_rows, *ROW_LIMITS)
         self.model, self.task, self.cfg = model, task, cfg
         self.params = list(model.parameters())
         self.optimizer = make_optimizer(cfg, self.params)

@@ -228,6 +228,22 @@ def test_trainer_refuses_truncated_bptt_on_vec2seq():
     raises_saying(lambda: engine.Trainer(model, task, engine.TrainConfig(bptt_window=5)), "bptt_window=0", "vec2seq")
 
 
+@pytest.mark.parametrize("rows", [7, 0, 10_000_001, 64.0, None])
+def test_trainer_history_rows(rows):
+    task = engine.make_task("adding", seq_len=6)
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=2), task)
+    raises_saying(lambda: engine.Trainer(model, task, engine.TrainConfig(), history_rows=rows), "history_rows")
+
+
+@pytest.mark.parametrize("seed, purpose, fragments", [
+    (0, "probes", ["purpose", "init, batches, coins, dropout, held_out, probe", "'probes'"]),
+    (-1, "probe", ["seed", "between 0 and"]),
+    (1.5, "probe", ["seed", "whole number"]),
+])
+def test_random_stream_arguments(seed, purpose, fragments):
+    raises_saying(lambda: engine.rng.stream(seed, purpose), *fragments)
+
+
 @pytest.mark.parametrize("index", [4, 100, -1])
 def test_record_index_outside_the_batch(index):
     task = engine.make_task("adding", seq_len=6)
