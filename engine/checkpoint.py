@@ -12,15 +12,14 @@ import struct
 from pathlib import Path
 
 import torch
-from torch import nn
-
 from safetensors import SafetensorError
 from safetensors.torch import load as load_bytes
 from safetensors.torch import save as save_bytes
+from torch import nn
 
-from .config import ModelConfig
 from .build import build_model
 from .checkpoint_header import read_header
+from .config import ModelConfig
 from .tasks.base import TaskSpec
 
 FORMAT = "unrolled-checkpoint-1"

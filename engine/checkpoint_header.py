@@ -21,14 +21,18 @@ def read_header(metadata: dict) -> tuple[ModelConfig, TaskSpec, tuple[str, ...] 
     data = typed_fields(TaskSpec, decoded(metadata, "task_spec"), "task spec")
     missing = [f for f in ("name", "mapping", "input_kind", "input_size", "output_size", "loss") if f not in data]
     if missing:
-        raise ValueError(f"this checkpoint's task spec has no {', '.join(missing)}; its config is damaged, save it again")
+        raise ValueError(
+            f"this checkpoint's task spec has no {', '.join(missing)}; its config is damaged, save it again"
+        )
     unknown = set(data) - set(typing.get_type_hints(TaskSpec))
     if unknown:
         raise ValueError(f"this checkpoint's task spec has unknown fields {sorted(unknown)}; save it again")
     spec = TaskSpec(**data)
     if spec.mapping not in ("vec2seq", "encdec") and spec.out_len != 0:
         # TaskSpec checks out_len only where it is used; here a forged one must not ride along.
-        raise ValueError(f"out_len applies to vec2seq and encdec tasks; this {spec.mapping} checkpoint has {spec.out_len}")
+        raise ValueError(
+            f"out_len applies to vec2seq and encdec tasks; this {spec.mapping} checkpoint has {spec.out_len}"
+        )
     return cfg, spec, read_vocab(metadata, spec)
 
 

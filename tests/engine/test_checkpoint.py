@@ -25,7 +25,8 @@ CASES = {
                                     dict(seq_len=9, mode="generate")),
     "charlm-tokens": (dict(arch="lstm", embedding_dim=5), "charlm", dict(seq_len=12, text=TEXT)),
     "sentiment-tokens": (dict(arch="gru", embedding_dim=4, num_layers=2), "sentiment", dict(seq_len=10, max_vocab=50)),
-    "sentiment-transformer": (dict(arch="transformer", bidirectional=True), "sentiment", dict(seq_len=10, max_vocab=50)),
+    "sentiment-transformer": (dict(arch="transformer", bidirectional=True), "sentiment",
+                              dict(seq_len=10, max_vocab=50)),
     "dates-attention": (dict(arch="lstm", embedding_dim=4, attention="general"), "dates", {}),
 }
 

@@ -42,7 +42,8 @@ def test_step_returns_one_stat_per_step_with_the_global_gradient_norm():
     assert stats[0].loss == pytest.approx(loss.item(), rel=1e-5)
     assert stats[0].grad_norm == pytest.approx(expected_norm, rel=1e-4)
     assert stats[0].grad_norm_clipped == stats[0].grad_norm  # clipping off
-    assert list(trainer.history_frame().columns) == ["step", "loss", "metric", "grad_norm", "grad_norm_clipped", "diverged"]
+    columns = ["step", "loss", "metric", "grad_norm", "grad_norm_clipped", "diverged"]
+    assert list(trainer.history_frame().columns) == columns
 
 
 def test_clipping_by_norm_caps_the_applied_gradient():

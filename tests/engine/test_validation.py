@@ -198,7 +198,9 @@ def csv_rows(n: int, header: str = "review,sentiment", label: str = "positive") 
     (csv_rows(20, label="great"), ["line 3", "'great'", "positive/negative"]),
     (csv_rows(20) + "\nlast review,", ["line 22", "''", "positive/negative"]),
     (csv_rows(9), ["has 9 distinct reviews", "at least 10"]),
-    (csv_rows(12).replace("r1,", "r0,").replace("r3,", "r0,").replace("r5,", "r0,"), ["has 9 distinct reviews", "at least 10"]),  # repeats count once
+    # repeats count once
+    (csv_rows(12).replace("r1,", "r0,").replace("r3,", "r0,").replace("r5,", "r0,"),
+     ["has 9 distinct reviews", "at least 10"]),
     (csv_rows(20).encode("utf-8") + b"\nun film tr\xe8s bon,positive", ["CSV file", "not UTF-8", "save it as UTF-8"]),
     (b"\x00\x01\x02", ["columns 'review' and 'sentiment'"]),
 ], ids=["other-columns", "one-column", "blank", "bad-label", "empty-label", "9-rows", "9-distinct-rows",
@@ -254,7 +256,8 @@ def test_record_index_outside_the_batch(index):
                   f"got {index}")
 
 
-@pytest.mark.parametrize("kwargs", [dict(init="scaled"), dict(spectral_radius=1.2), dict(init="orthogonal", spectral_radius=0.9)])
+@pytest.mark.parametrize("kwargs", [dict(init="scaled"), dict(spectral_radius=1.2),
+                                    dict(init="orthogonal", spectral_radius=0.9)])
 def test_spectral_radius_and_scaled_init_go_together(kwargs):
     raises_saying(lambda: engine.ModelConfig(**kwargs), "spectral_radius goes with init='scaled'")
 

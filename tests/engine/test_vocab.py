@@ -76,7 +76,8 @@ def test_the_mismatch_is_what_made_the_scores_fall():
     engine.Trainer(model, films, engine.TrainConfig(lr=1e-2, batch_size=16)).step(150)
     film_label = dict(zip(map(tuple, rows(films)[0].tolist()), rows(films)[1].tolist()))
     x, y = rows(meals)
-    as_films = torch.tensor([film_label[ids] for ids in map(tuple, x.tolist())])  # [N]: every meal review's ids are a film review's
+    # every meal review's ids are a film review's: the model reads it as that one
+    as_films = torch.tensor([film_label[ids] for ids in map(tuple, x.tolist())])  # [N]
     model.eval()
     with torch.no_grad():
         assert films.metric(model(rows(films)[0]), rows(films)[1]) == 1.0
