@@ -38,7 +38,9 @@ COLUMNS = ("step", *VALUES, "diverged")
 class History(Sequence):
     """The kept StepStats, oldest first, read-only from outside (Trainer adds to it). Indexing
     and iterating give StepStats; `frame()` gives them as a DataFrame; `total` counts every step
-    added, kept or not; `last` is the latest (always kept)."""
+    added, kept or not; `last` is the latest (always kept). `applied` and `clipped` count, over
+    every step, those applied (not diverged) and those clipping made smaller: a share of clipped
+    steps read from the kept rows alone would overweight the recent ones."""
 
     def __init__(self, max_rows: int = MAX_ROWS):
         check_int("max_rows", max_rows, *ROW_LIMITS)
@@ -49,7 +51,7 @@ class History(Sequence):
         self.values = np.zeros((max_rows, len(VALUES)), dtype=np.float64)  # [max_rows, 4]
         self.diverged = np.zeros(max_rows, dtype=bool)  # [max_rows]
         self.rows = 0
-        self.total = 0
+        self.total = self.applied = self.clipped = 0
         self.last: StepStats | None = None
 
     def add(self, stats: StepStats) -> None:
@@ -61,6 +63,8 @@ class History(Sequence):
         self.diverged[row] = stats.diverged
         self.rows += 1
         self.total += 1
+        self.applied += not stats.diverged
+        self.clipped += not stats.diverged and stats.grad_norm_clipped < stats.grad_norm
         self.last = stats
 
     def thin(self) -> None:

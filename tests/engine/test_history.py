@@ -73,6 +73,18 @@ def test_the_frame_is_exactly_the_kept_rows():
     assert history[0].loss == 1.0
 
 
+def test_applied_and_clipped_count_every_step_not_only_the_kept_rows():
+    history = filled(1000, 64)  # stats(step): grad_norm_clipped = step % 5 < 2 * step always
+    assert history.applied == 999 and history.clipped == 999  # all but the diverged last step
+    frame = history.frame()
+    kept = ((frame["grad_norm_clipped"] < frame["grad_norm"]) & ~frame["diverged"]).sum()
+    assert kept == len(history) - 1 < history.clipped  # what the kept rows alone would say
+    unclipped = History(8)
+    for step in range(1, 21):
+        unclipped.add(StepStats(step, 1.0, 0.5, 2.0, 2.0 if step % 4 else 1.0, False))
+    assert (unclipped.applied, unclipped.clipped) == (20, 5)
+
+
 def test_an_empty_history_has_its_columns():
     history = History()
     assert len(history) == 0 and history.last is None and not history
@@ -112,4 +124,5 @@ def test_the_step_counter_survives_thinning_when_a_run_diverges():
     trainer.optimizer.step = overflowing_step
     assert trainer.step(5)[-1].diverged
     assert trainer.diverged_at == 31 == trainer.steps_done and trainer.last.diverged
+    assert trainer.history.applied == 30 and trainer.history.clipped == 0  # clipping off
     assert trainer.history_frame()["diverged"].tolist()[-1] is True
