@@ -19,9 +19,8 @@ from timing import table
 
 REPO = Path(__file__).resolve().parents[1]
 MAIN = str(REPO / "app" / "main.py")
-sys.path.insert(0, str(REPO / "app"))  # nav, as main.py sees it
 sys.path.insert(0, str(REPO))  # tests.browser.conftest: the browser tests' chromium and wait
-import nav
+from app import pages  # noqa: E402
 
 # Each page and what its reruns move, in turn: (widget kind, key, value); None is a rerun with no change.
 PAGES = {
@@ -74,7 +73,7 @@ def page_times(page: str) -> list[tuple]:
     (move, first run s, rerun s, recordings made in the rerun, training steps in the rerun)."""
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(MAIN, default_timeout=60).switch_page(nav.PATHS[page])
+    at = AppTest.from_file(MAIN, default_timeout=60).switch_page(pages.PATHS[page])
     first, at = timed(at.run)
     assert not at.exception, [e.value for e in at.exception]
     results = []

@@ -13,11 +13,9 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from timing import table
 
-APP = Path(__file__).resolve().parents[1] / "app"
 STEPS = 500
 QUICK_STEPS = 100
 MODEL = dict(arch="lstm", hidden_size=128, num_layers=2)
@@ -35,10 +33,9 @@ def session(steps: int) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    sys.path.insert(0, str(APP))
     import engine
-    from lab import Lab
-    from settings import DEFAULT
+    from app.session.lab import Lab
+    from app.session.link import DEFAULT
 
     imported = status_mb("VmRSS")
     lab = Lab(dataclasses.replace(DEFAULT, model=engine.ModelConfig(**MODEL)))
@@ -58,12 +55,14 @@ def run(quick: bool = False) -> str:
     """Start the session in a subprocess; --quick trains 100 steps, which tells nothing about
     the peak after 500 and only checks that the measurement runs."""
     steps = QUICK_STEPS if quick else STEPS
-    done = subprocess.run([sys.executable, __file__, "--session", str(steps)], capture_output=True, text=True, check=True)
+    command = [sys.executable, __file__, "--session", str(steps)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     m = json.loads(done.stdout.strip().splitlines()[-1])
     rows = [[f"lstm H={MODEL['hidden_size']} L={MODEL['num_layers']}, adding T=50 B=64, {m['steps']} steps",
              m["imported"], m["built"], m["peak"], m["peak"] - m["imported"], m["rss"], m["train_s"], m["record_s"]]]
     return table("Memory: one session in its own process (peak RSS = VmHWM)",
-                 ["session", "RSS after imports MB", "after Lab made MB", "peak RSS MB", "peak minus imports MB", "RSS at end MB",
+                 ["session", "RSS after imports MB", "after Lab made MB", "peak RSS MB", "peak minus imports MB",
+                  "RSS at end MB",
                   "training s", "recording with Jacobians s"], rows)
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import itertools
 
 import torch
+from timing import interleaved, run_alone, table
 
 import engine
 from engine.losses import compute_loss
 from engine.record import jacobian_norms, opened, weight_spectra
 from engine.recurrent import replay_stack
 from engine.replay import Taps
-from timing import interleaved, run_alone, table
 
 SEQ_LENS, HIDDENS, ARCHS, LAYERS = (100, 500), (64, 128), ("lstm", "gru"), (1, 2)
 GROWTH_SEQ_LENS = (100, 200, 400, 800)  # Jacobian norms should cost about the same per step

@@ -8,12 +8,11 @@ from __future__ import annotations
 import argparse
 import time
 
-import torch
-
 import app_timings
 import attention_cost
 import memory
 import record_cost
+import torch
 import train_throughput
 from timing import load_average, machine
 

@@ -7,17 +7,14 @@ process. Prints medians and their ratios.
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
 import torch
-
-import engine
 from timing import interleaved, run_alone, table
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))  # the app's Lab, as main.py sees it
-from lab import PROBE_SAMPLES, RECORD_EVERY, Lab
-from settings import DEFAULT
+import engine
+from app.session.lab import Lab
+from app.session.link import DEFAULT
+from app.session.probes import PROBE_SAMPLES, RECORD_EVERY
 
 SHAPES = [(32, 100, 128), (1, 500, 64), (64, 50, 32)]  # batch, seq_len, hidden: the issue's
 ARCHS = ("lstm", "gru", "rnn")

@@ -164,7 +164,9 @@ class ModelConfig:
                 "leave attention=None (it picks the score of a recurrent encoder-decoder)"
             )
         if self.init != "default":
-            raise ValueError("init shapes the recurrent weights W_hh, which a transformer has none of; use init='default'")
+            raise ValueError(
+                "init shapes the recurrent weights W_hh, which a transformer has none of; use init='default'"
+            )
 
     @property
     def num_directions(self) -> int:
@@ -189,5 +191,5 @@ class ModelConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "ModelConfig":
+    def from_dict(cls, data: dict) -> ModelConfig:
         return from_known_fields(cls, data)

@@ -1,9 +1,7 @@
-import sys
 from pathlib import Path
 
 APP = Path(__file__).resolve().parents[2] / "app"
 MAIN = str(APP / "main.py")
-sys.path.insert(0, str(APP))  # the app's own modules (lab, settings, lessons), as main.py sees them
 
 
 def plotted(values) -> list:

@@ -4,9 +4,9 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 import engine
-import nav
-from lessons import BY_KEY
-from settings import DEFAULT
+from app import pages as nav
+from app.session.lessons import BY_KEY
+from app.session.link import DEFAULT
 
 from .conftest import MAIN, chart, plotted
 

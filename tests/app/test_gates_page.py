@@ -2,7 +2,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import nav
+from app import pages as nav
 
 from .conftest import MAIN, chart, plotted
 
@@ -45,8 +45,8 @@ def test_the_heatmaps_are_the_recorded_gates_and_the_cell_state():
 def test_choosing_the_backward_direction_of_the_second_layer_shows_it():
     at = page({"task": "parity", "arch": "gru", "num_layers": "2", "bidirectional": "true"})
     lab = at.session_state["lab"]
-    at.number_input(key="gate_layer").set_value(1).run()
-    at.radio(key="gate_direction").set_value("backward").run()
+    at.number_input(key="layer").set_value(1).run()
+    at.radio(key="direction").set_value("backward").run()
     rec = lab.recording(0)
     panels = heatmaps(at)
     assert len(panels) == 3  # r, z, n

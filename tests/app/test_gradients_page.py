@@ -5,8 +5,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
-import nav
-from lab import RECORD_EVERY
+from app import pages as nav
+from app.session.probes import RECORD_EVERY
 
 from .conftest import MAIN, chart, plotted
 
@@ -51,7 +51,7 @@ def test_the_gradient_log_holds_a_row_every_record_every_steps():
     for _ in range(2 * RECORD_EVERY):
         lab.step()
     at.run()
-    log = lab.gradient_frame()
+    log = lab.probes.log_frame()
     assert list(log.step) == [0, RECORD_EVERY, 2 * RECORD_EVERY]
     ratio = chart(at, "How much gradient reaches the first step")["data"][0]
     assert plotted(ratio["x"]) == list(log.step)
@@ -107,7 +107,7 @@ def test_truncated_bptt_plots_both_recordings_for_the_window_chosen():
             at.slider(key=f"look_window.{T}").set_value(window).run()
         spec = chart(at, "Truncated backpropagation")
         assert spec["layout"]["title"]["text"] == f"Truncated backpropagation: the gradient cut every {window} steps"
-        cut = engine.record(lab.model, *lab.probe, index=0, jacobians=False, bptt_window=window)
+        cut = engine.record(lab.model, *lab.probes.samples, index=0, jacobians=False, bptt_window=window)
         assert customdata(spec, "layer 0 → truncated") == pytest.approx(cut.grad_norm_h[0, 0].tolist(), rel=1e-6)
         assert customdata(spec, "layer 0 → full BPTT") == pytest.approx(lab.recording(0).grad_norm_h[0, 0].tolist(),
                                                                          rel=1e-6)
@@ -122,7 +122,7 @@ def test_a_model_trained_truncated_shows_its_own_window():
     lab = at.session_state["lab"]
     assert not at.slider and "a window of **9** steps" in " ".join(m.value for m in at.markdown)
     spec = chart(at, "Truncated backpropagation: the gradient cut every 9 steps")
-    cut = engine.record(lab.model, *lab.probe, index=0, jacobians=False, bptt_window=9)
+    cut = engine.record(lab.model, *lab.probes.samples, index=0, jacobians=False, bptt_window=9)
     assert customdata(spec, "layer 0 → truncated") == pytest.approx(cut.grad_norm_h[0, 0].tolist(), rel=1e-6)
 
 
@@ -176,7 +176,7 @@ def test_initialisation_curves_come_from_fresh_models_built_once(monkeypatch):
     assert [t["name"] for t in spec["data"]] == list(schemes)
     for name, cfg in schemes.items():
         fresh = BUILD(cfg, lab.task, seed=lab.setup.train.seed)
-        expected = engine.record(fresh, *lab.probe, index=0, jacobians=False).grad_norm_h[0, 0]
+        expected = engine.record(fresh, *lab.probes.samples, index=0, jacobians=False).grad_norm_h[0, 0]
         assert customdata(spec, name) == pytest.approx(expected.tolist(), rel=1e-6)
     lab.step()
     weights = {n: p.detach().clone() for n, p in lab.model.named_parameters()}
@@ -196,13 +196,13 @@ def test_the_initialisation_caption_numbers_are_measured():
     """On the adding problem (T = 50, 64 units, seed 0): ‖∂L/∂h_0‖ / ‖∂L/∂h_T‖ at initialisation."""
     import dataclasses
 
-    from lab import Lab
-    from settings import DEFAULT
+    from app.session.lab import Lab
+    from app.session.link import DEFAULT
 
     def ratios(**model):
         lab = Lab(dataclasses.replace(DEFAULT, model=engine.ModelConfig(hidden_size=64, **model)))
         assert lab.task.spec.name == "adding" and lab.recording(0).seq_len == 50
-        curves = lab.initial_gradients(0)
+        curves = lab.probes.initial_gradients(0)
         return {name: rows.value.iloc[0] / rows.value.iloc[-1] for name, rows in curves.groupby("init")}
 
     rnn = ratios(arch="rnn")

@@ -6,13 +6,13 @@ import pytest
 import torch
 
 import engine
-from lab import Lab
-from lessons import LESSONS
-from settings import DEFAULT, parse_query, preset_setup
+from app.session.lab import Lab
+from app.session.lessons import LESSONS
+from app.session.link import DEFAULT, parse_query, preset_setup
 
 
-@pytest.mark.parametrize("setup", [preset_setup(t) for t in engine.TASKS] + [l.setup for l in LESSONS],
-                         ids=[f"preset-{t}" for t in engine.TASKS] + [f"lesson-{l.key}" for l in LESSONS])
+@pytest.mark.parametrize("setup", [preset_setup(t) for t in engine.TASKS] + [lesson.setup for lesson in LESSONS],
+                         ids=[f"preset-{t}" for t in engine.TASKS] + [f"lesson-{lesson.key}" for lesson in LESSONS])
 def test_a_link_round_trips_every_preset_and_lesson(setup):
     query = setup.to_query()
     assert all(isinstance(v, str) for v in query.values())
@@ -100,17 +100,21 @@ def test_a_checkpoint_whose_task_parameters_differ_says_which_to_set():
 
 def test_a_click_during_a_playing_loop_waits_for_its_step_and_stops_it():
     """Streamlit can start the next run (a Step click) while a fragment's loop still trains in
-    another thread: the two never step at once, and the loop stops at the next step boundary."""
+    another thread: the two never step at once, and the loop stops at the next step boundary.
+    The click is made to arrive while the loop is inside its third step (events, not sleeps)."""
     import threading
-    import time
 
     lab = Lab(DEFAULT)
-    real_step, inside, most = lab.trainer.step, [0], [0]
+    real_step, inside, most, calls = lab.trainer.step, [0], [0], [0]
+    in_third_step, clicked = threading.Event(), threading.Event()
 
     def watched_step(n=1):
         inside[0] += 1
         most[0] = max(most[0], inside[0])
-        time.sleep(0.005)  # widen the window a second thread could step in
+        calls[0] += 1
+        if calls[0] == 3:
+            in_third_step.set()
+            assert clicked.wait(timeout=30)  # the click has started while this step holds the lock
         try:
             return real_step(n)
         finally:
@@ -118,15 +122,17 @@ def test_a_click_during_a_playing_loop_waits_for_its_step_and_stops_it():
 
     lab.trainer.step = watched_step
     lab.playing = True
-    loop = threading.Thread(target=lab.train_for, args=(10.0, 10**6))
+    loop = threading.Thread(target=lab.train_for, args=(60.0, 10**6))
     loop.start()
-    time.sleep(0.3)
-    lab.step()  # the Step button: pause, then exactly one step of its own
-    loop.join(timeout=5)
-    assert not loop.is_alive() and not lab.playing
+    assert in_third_step.wait(timeout=30)
+    click = threading.Thread(target=lambda: (clicked.set(), lab.step()))  # the Step button: pause, then one step
+    click.start()
+    click.join(timeout=30)
+    loop.join(timeout=30)
+    assert not loop.is_alive() and not click.is_alive() and not lab.playing
     assert most[0] == 1
     steps = [s.step for s in lab.trainer.history]
-    assert steps == list(range(1, len(steps) + 1)) and len(steps) > 2
+    assert steps == list(range(1, len(steps) + 1)) and len(steps) > 3
 
 
 def test_a_checkpoint_refused_by_the_trainer_replaces_nothing():
@@ -173,4 +179,4 @@ def test_each_probe_sample_is_recorded_once_per_model_version(monkeypatch):
     lab.step()
     again = lab.recording(0)
     assert calls[-1] == 0 and again is not first  # trained: recorded anew
-    assert torch.equal(again.hidden, real(lab.model, *lab.probe, index=0).hidden)
+    assert torch.equal(again.hidden, real(lab.model, *lab.probes.samples, index=0).hidden)

@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from lab import Lab
-from lessons import BY_KEY
+from app.session.lab import Lab
+from app.session.lessons import BY_KEY
 
 pytestmark = pytest.mark.training
 
@@ -41,12 +41,12 @@ def test_vanishing_ratio_starts_near_3e_11_and_only_the_lstm_learns_to_pass_grad
     ratios = {}
     for arch in ("rnn", "lstm"):
         lab = Lab(dataclasses.replace(setup, model=dataclasses.replace(setup.model, arch=arch)))
-        start = lab.gradient_frame().ratio.iloc[0]
+        start = lab.probes.log_frame().ratio.iloc[0]
         assert 1e-11 < start < 1e-10
         with lab.lock:
             for _ in range(BY_KEY["vanishing"].steps):
                 lab.advance()
-        ratios[arch] = lab.gradient_frame().ratio.iloc[-1]
+        ratios[arch] = lab.probes.log_frame().ratio.iloc[-1]
     assert ratios["rnn"] < 1e-3 < 1e-2 < ratios["lstm"]
 
 

@@ -1,7 +1,7 @@
 """The home page: what Unrolled is, and a button for every lesson."""
 from streamlit.testing.v1 import AppTest
 
-from lessons import LESSONS
+from app.session.lessons import LESSONS
 
 from .conftest import MAIN
 

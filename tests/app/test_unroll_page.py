@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import nav
+from app import pages as nav
 
 from .conftest import MAIN, chart, plotted
 
@@ -70,8 +70,8 @@ def test_a_bidirectional_stack_shows_both_directions_and_what_the_next_layer_rea
     at = page({"task": "parity", "arch": "gru", "num_layers": "2", "bidirectional": "true"})
     assert not at.exception
     lab = at.session_state["lab"]
-    at.number_input(key="unroll_layer").set_value(1).run()
-    at.radio(key="unroll_direction").set_value("backward").run()
+    at.number_input(key="layer").set_value(1).run()
+    at.radio(key="direction").set_value("backward").run()
     at.slider(key="unroll_t").set_value(4).run()
     rec = lab.recording(0)
     joined = chart(at, "What the output reads at t = 4")["data"]
@@ -122,7 +122,7 @@ def test_play_at_the_last_step_starts_again_and_leaving_the_page_pauses():
 def test_a_reversed_source_is_labelled_in_the_order_the_encoder_reads_it():
     at = page({"task": "reverse", "reverse_source": "true"})
     lab = at.session_state["lab"]
-    source = [lab.task.vocab[i] for i in lab.probe[0][0].tolist()]
+    source = [lab.task.vocab[i] for i in lab.probes.samples[0][0].tolist()]
     at.slider(key="unroll_t").set_value(2).run()
     said = [m.value for m in at.markdown if "At step" in m.value][0]
     assert f"reads **{source[::-1][2]}**" in said
@@ -131,6 +131,6 @@ def test_a_reversed_source_is_labelled_in_the_order_the_encoder_reads_it():
 
 def test_a_decoder_has_no_direction_to_choose():
     at = page({"task": "reverse", "bidirectional": "true"})
-    assert [r.key for r in at.radio] == ["stack", "unroll_direction"]
+    assert [r.key for r in at.radio] == ["stack", "direction"]
     at.radio(key="stack").set_value("decoder").run()
     assert [r.key for r in at.radio] == ["stack"] and not at.exception

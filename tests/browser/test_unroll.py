@@ -26,7 +26,8 @@ def test_time_slider_and_play(app_page):
         page.get_by_role("slider").first.focus()
         page.keyboard.press("ArrowRight")
         page.wait_for_function(
-            f"() => /At step t = {step} the network reads/.test(document.querySelector('[data-testid=\"stMain\"]').innerText)",
+            f"() => /At step t = {step} the network reads/"
+            ".test(document.querySelector('[data-testid=\"stMain\"]').innerText)",
             timeout=30_000,
         )
     wait_for_app(page)

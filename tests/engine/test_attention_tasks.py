@@ -16,6 +16,7 @@ from engine.tasks.dates import FORMATS
 from .test_attention_seq2seq import until_eos
 from .test_validation import raises_saying
 
+
 def held_out(task, n=500):
     return task.batch(n, torch.Generator().manual_seed(9))
 

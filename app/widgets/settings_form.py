@@ -12,25 +12,13 @@ import dataclasses
 import streamlit as st
 
 import engine
+from app.session.link import FILE_PARAMS, Setup, preset_setup
+from app.widgets import state
+from app.widgets.state import form_key as key
 from engine.config import ACTIVATIONS, ARCHS, INITS
 from engine.train_config import OPTIMIZERS
-from settings import FILE_PARAMS, Setup, preset_setup
 
-SYNCED = "form_synced_with"  # the Lab setup the widgets last showed
 KEEP = "session"  # widgets keep their values while hidden (a GRU has no forget bias) and across pages
-TASK_HELP = {
-    "adding": "add the two marked numbers of a long sequence (Hochreiter & Schmidhuber 1997)",
-    "recall": "name the symbol seen `lag` steps ago",
-    "parity": "is the number of ones so far odd?",
-    "sine": "forecast the next value of a sine wave, or draw one from its description",
-    "charlm": "predict the next character of Python's own source code (or your text)",
-    "sentiment": "positive or negative, word by word (generated reviews, or your CSV)",
-    "reverse": "encoder-decoder: write the input sequence backwards",
-}
-
-
-def key(section: str, name: str) -> str:
-    return f"form.{section}.{name}"
 
 
 def fill(setup: Setup) -> None:
@@ -47,16 +35,16 @@ def fill(setup: Setup) -> None:
                 st.session_state[key(section, name)] = 1.0 if values[name] is None else values[name]
         if section == "model" and values["spectral_radius"] is None:  # shown only with init="scaled"
             st.session_state[key(section, "spectral_radius")] = 1.0
-    st.session_state[SYNCED] = setup
+    st.session_state[state.FORM_SYNCED] = setup
 
 
 def needs_fill(setup: Setup) -> bool:
-    return st.session_state.get(SYNCED) != setup or key("task", "name") not in st.session_state
+    return st.session_state.get(state.FORM_SYNCED) != setup or key("task", "name") not in st.session_state
 
 
 def mark_shown(setup: Setup) -> None:
     """The widgets, as the student set them, show `setup`: nothing to fill."""
-    st.session_state[SYNCED] = setup
+    st.session_state[state.FORM_SYNCED] = setup
 
 
 def optional_number(section: str, name: str, label: str, help: str) -> float | None:
@@ -72,7 +60,8 @@ def task_params_form(current: Setup) -> dict:
         if isinstance(default, bool):
             params[param] = st.checkbox(param.replace("_", " "), key=widget_key, persist_state=KEEP)
         elif param == "mode":
-            params[param] = st.radio("mode", ["forecast", "generate"], key=widget_key, persist_state=KEEP, horizontal=True)
+            params[param] = st.radio("mode", ["forecast", "generate"], key=widget_key, persist_state=KEEP,
+                                     horizontal=True)
         elif isinstance(default, float):
             params[param] = st.number_input(param.replace("_", " "), key=widget_key, persist_state=KEEP, format="%g")
         else:
@@ -85,23 +74,27 @@ def model_form(task_spec: engine.TaskSpec) -> dict:
     values = {"arch": st.selectbox("Cell", ARCHS, key=key(s, "arch"), persist_state=KEEP, format_func=str.upper)}
     arch = values["arch"]
     values["activation"] = (
-        st.selectbox("Activation", ACTIVATIONS, key=key(s, "activation"), persist_state=KEEP) if arch == "rnn" else "tanh"
+        st.selectbox("Activation", ACTIVATIONS, key=key(s, "activation"), persist_state=KEEP)
+        if arch == "rnn" else "tanh"
     )
     values["hidden_size"] = st.number_input("Hidden units H", key=key(s, "hidden_size"), persist_state=KEEP, step=8)
     values["num_layers"] = st.number_input("Layers (stacked)", key=key(s, "num_layers"), persist_state=KEEP, step=1)
     values["bidirectional"] = st.checkbox("Bidirectional", key=key(s, "bidirectional"), persist_state=KEEP)
     values["peephole"] = arch == "lstm" and st.checkbox(
-        "Peephole connections", key=key(s, "peephole"), persist_state=KEEP, help="gates also see c_t (Gers & Schmidhuber 2000)"
+        "Peephole connections", key=key(s, "peephole"), persist_state=KEEP,
+        help="gates also see c_t (Gers & Schmidhuber 2000)",
     )
     values["dropout"] = (
         st.number_input("Dropout between layers", key=key(s, "dropout"), persist_state=KEEP, format="%g", step=0.1)
         if values["num_layers"] > 1 else 0.0
     )
     if task_spec.input_kind == "tokens":
-        values["embedding_dim"] = st.number_input("Embedding size", key=key(s, "embedding_dim"), persist_state=KEEP, step=8)
+        values["embedding_dim"] = st.number_input("Embedding size", key=key(s, "embedding_dim"), persist_state=KEEP,
+                                                  step=8)
     values["init"] = st.selectbox("Recurrent weights start", INITS, key=key(s, "init"), persist_state=KEEP)
     values["spectral_radius"] = (
-        st.number_input("Spectral radius of W_hh", key=key(s, "spectral_radius"), persist_state=KEEP, format="%g", step=0.1)
+        st.number_input("Spectral radius of W_hh", key=key(s, "spectral_radius"), persist_state=KEEP, format="%g",
+                        step=0.1)
         if values["init"] == "scaled" else None
     )
     values["forget_bias"] = (
@@ -117,7 +110,8 @@ def train_form() -> dict:
         "optimizer": st.selectbox("Optimizer", OPTIMIZERS, key=key(s, "optimizer"), persist_state=KEEP),
         "lr": st.number_input("Learning rate", key=key(s, "lr"), persist_state=KEEP, format="%g", step=1e-3),
         "batch_size": st.number_input("Batch size", key=key(s, "batch_size"), persist_state=KEEP, step=8),
-        "clip_norm": optional_number(s, "clip_norm", "Clip gradient norm", "rescale the whole gradient to at most this norm"),
+        "clip_norm": optional_number(s, "clip_norm", "Clip gradient norm",
+                                     "rescale the whole gradient to at most this norm"),
         "clip_value": optional_number(s, "clip_value", "Clip each gradient value", "clamp every entry to ±value"),
         "bptt_window": st.number_input(
             "Truncated BPTT window (0 = full)", key=key(s, "bptt_window"), persist_state=KEEP, step=1,
@@ -136,7 +130,7 @@ def read(current: Setup, task_spec: engine.TaskSpec) -> Setup:
     with task_tab:
         name = st.selectbox(
             "Task", list(engine.TASKS), key=key("task", "name"), persist_state=KEEP,
-            format_func=lambda t: f"{t}: {TASK_HELP[t]}",
+            format_func=lambda t: f"{t}: {engine.TASKS[t].help}",
         )
         if name != current.task:  # a new task starts from its own preset
             return preset_setup(name)

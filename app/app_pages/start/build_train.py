@@ -3,27 +3,25 @@ from __future__ import annotations
 
 import streamlit as st
 
-import charts
 import engine
-import settings_form
-import ui
-from lab import Lab
-from lessons import BY_KEY
-
+from app.charts.network import layer_table, network_diagram
+from app.charts.training import gradient_norm_curve, training_curves
+from app.session.lab import Lab
+from app.session.lessons import BY_KEY
+from app.widgets import settings_form, state
+from app.widgets.controls import live, training_controls
+from app.widgets.downloads import locked
+from app.widgets.header import page_header, write_link
 
 
 def run() -> None:
-    lab = ui.lab()
-    st.title("Build & Train")
-    ui.show_link_problem()
-    ui.lesson_banner()
+    lab = page_header("Build & Train", summary=False)
     left, right = st.columns([1, 2], gap="large")
     with left:
         settings(lab)
-    ui.write_link(lab.setup)
     with right:
-        ui.training_controls(lab)
-        ui.live(lab, draw_training)
+        training_controls(lab)
+        live(lab, draw_training)
     network(lab)
     save_and_load(lab)
 
@@ -43,13 +41,14 @@ def settings(lab: Lab) -> None:
             return
     if outcome == "unchanged":
         return
+    write_link(lab.setup)  # the header wrote the link before the form changed it
     if outcome == "rebuilt":
         st.toast("New settings: a fresh model was built.")
-        lesson = BY_KEY.get(st.session_state.get("lesson"))
+        lesson = BY_KEY.get(state.get(state.LESSON))
         if lesson is not None and lesson.setup.task != lab.setup.task:  # its text no longer applies
-            st.session_state.pop("lesson")
+            st.session_state.pop(state.LESSON)
         if before.task != lab.setup.task:
-            st.session_state["target_steps"] = engine.TASKS[lab.setup.task].preset.steps
+            st.session_state[state.TARGET_STEPS] = engine.TASKS[lab.setup.task].preset.steps
     if wanted.task == before.task:
         settings_form.mark_shown(lab.setup)
     else:  # a new task brings its preset: redraw so every widget shows it
@@ -62,7 +61,7 @@ def upload_box(lab: Lab):
     if what is None:
         return None
     label = "Your own text (UTF-8)" if what == "text" else "Your own reviews (CSV with review,sentiment columns)"
-    file = st.file_uploader(label, key=f"upload.{lab.setup.task}")
+    file = st.file_uploader(label, key=state.upload_key(lab.setup.task))
     return file.getvalue() if file is not None else None
 
 
@@ -70,9 +69,9 @@ def network(lab: Lab) -> None:
     st.subheader("The network as built")
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(charts.network_diagram(lab.model), key="diagram")
+        st.plotly_chart(network_diagram(lab.model), key="diagram")
     with right:
-        st.dataframe(charts.layer_table(lab.model), hide_index=True)
+        st.dataframe(layer_table(lab.model), hide_index=True)
         st.caption(
             "The network as built: every box is a layer, with its size and how many weights it "
             "trains. A bidirectional layer is two recurrent layers reading in opposite directions."
@@ -80,17 +79,17 @@ def network(lab: Lab) -> None:
 
 
 def draw_training(lab: Lab) -> None:
-    trainer, target = lab.trainer, st.session_state["target_steps"]
+    trainer, target = lab.trainer, state.target_steps()
     st.progress(min(1.0, trainer.steps_done / target), text=f"step {trainer.steps_done:,} of {target:,}")
     if trainer.diverged_at is not None:
         diverged_panel(trainer)
     history = trainer.history_frame()
-    st.plotly_chart(charts.training_curves(history, lab.task.metric_name, lab.task.baseline_loss), key="curves")
+    st.plotly_chart(training_curves(history, lab.task.metric_name, lab.task.baseline_loss), key="curves")
     st.caption(
         "Loss (log scale) and the task's metric on each step's batch. A flat loss at the "
         "baseline means the network predicts no better than a constant."
     )
-    st.plotly_chart(charts.gradient_norm_curve(history, lab.setup.train.clip_norm), key="grad_norm")
+    st.plotly_chart(gradient_norm_curve(history, lab.setup.train.clip_norm), key="grad_norm")
     st.caption(
         "The size of the whole gradient each step, before and after clipping. Spikes are "
         "exploding gradients; clipping caps what the optimizer is given."
@@ -103,15 +102,10 @@ def diverged_panel(trainer: engine.Trainer) -> None:
     st.error(
         f"**Training {trainer.status}**: the loss or the gradient became infinite or NaN, so that "
         "step was not applied and the model keeps its last finite weights. Lower the learning "
-        "rate or turn on gradient clipping, then press Reset. The Gradients page (on its way) "
-        "will show the gradient exploding step by step.",
+        "rate or turn on gradient clipping, then press Reset. The Gradients page shows the "
+        "gradient at every step and what clipping does to it.",
         icon=":material/local_fire_department:",
     )
-
-
-def locked(lab: Lab, make, *args):
-    with lab.lock:
-        return make(*args)
 
 
 def save_and_load(lab: Lab) -> None:
@@ -128,15 +122,15 @@ def save_and_load(lab: Lab) -> None:
             lambda: locked(lab, lambda: lab.trainer.history_frame().to_csv(index=False)),
             f"{name}-history.csv", mime="text/csv",
         )
-        file = st.file_uploader("Load a model saved by Unrolled (.safetensors)", key="model_upload")
-        if file is not None and st.session_state.get("loaded_file") != file.file_id:
-            st.session_state["loaded_file"] = file.file_id
+        file = st.file_uploader("Load a model saved by Unrolled (.safetensors)", key=state.MODEL_UPLOAD)
+        if file is not None and state.get(state.LOADED_FILE) != file.file_id:
+            st.session_state[state.LOADED_FILE] = file.file_id
             try:
                 lab.load_model(file.getvalue())
             except ValueError as err:
                 st.error(f"{file.name}: {err}", icon=":material/block:")
                 return
-            st.session_state.pop("lesson", None)
+            st.session_state.pop(state.LESSON, None)
             st.rerun()
 
 

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-import charts_gates as cgates
-import exports
-import ui
-from lab import PROBE_SAMPLES, Lab
+from app.charts import gates as cgates
+from app.charts.labels import visible
+from app.session.lab import Lab
+from app.widgets import downloads as exports
+from app.widgets import parts, state
+from app.widgets.controls import live, training_controls
+from app.widgets.header import page_header
 
 EQUATIONS = {
     "lstm": r"""\begin{aligned}
@@ -31,11 +34,7 @@ PEEPHOLE_NOTE = (
 
 
 def run() -> None:
-    lab = ui.lab()
-    st.title("Gates")
-    ui.show_link_problem()
-    ui.lesson_banner()
-    ui.write_link(lab.setup)
+    lab = page_header("Gates", summary=False)
     cfg = lab.setup.model
     if cfg.arch == "rnn":
         st.info(
@@ -49,27 +48,17 @@ def run() -> None:
     if cfg.peephole:
         equations.caption(PEEPHOLE_NOTE)
     with choices:
-        st.number_input(
-            "Sample to open up", min_value=0, max_value=PROBE_SAMPLES - 1, step=1, key="probe_index",
-            persist_state="session",
-        )
-        st.number_input("Layer", min_value=0, max_value=cfg.num_layers - 1, step=1, key="gate_layer")
-        if cfg.bidirectional and st.session_state.get("stack") != "decoder":  # a decoder reads one way
-            st.radio("Direction", ["forward", "backward"], key="gate_direction", horizontal=True)
-        stacks = list(lab.recording(0).stacks)
-        if len(stacks) > 1:
-            st.radio("Stack", stacks, key="stack", horizontal=True, persist_state="session")
-    ui.training_controls(lab)
-    ui.live(lab, draw)
+        parts.pick(lab, horizontal=False)
+    training_controls(lab)
+    live(lab, draw)
     downloads(lab)
 
 
 def draw(lab: Lab) -> None:
-    index, rec, stack = ui.opened_sample(lab)
-    trace = rec.stacks[stack] if stack else rec.main
-    layer = min(st.session_state.get("gate_layer", 0), trace.hidden.shape[0] - 1)
-    direction = 1 if st.session_state.get("gate_direction") == "backward" and trace.hidden.shape[1] > 1 else 0
-    tokens = lab.tokens(index, stack) if stack in (None, "encoder") else None
+    part = parts.chosen(lab)
+    index, rec, stack, layer, direction = part.index, part.rec, part.stack, part.layer, part.direction
+    symbols = lab.symbols(index, stack) if stack in (None, "encoder") else None
+    tokens = None if symbols is None else [visible(s) for s in symbols]
     st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
     st.plotly_chart(cgates.gate_heatmaps(rec, stack, layer, direction, tokens), key="gate_heatmaps")
     st.caption(
@@ -96,8 +85,7 @@ def draw(lab: Lab) -> None:
 def downloads(lab: Lab) -> None:
     """Made when clicked, from the model as it is then (see exports.py)."""
     recorded = exports.chosen_recording(lab)
-    layer = st.session_state.get("gate_layer", 0)
-    direction = 1 if st.session_state.get("gate_direction") == "backward" else 0
+    layer, direction = state.layer(), state.direction()
 
     def chosen_part(rec, stack) -> tuple[int, int]:
         layers, directions = (rec.stacks[stack] if stack else rec.main).hidden.shape[:2]

@@ -9,8 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import engine
-
-from settings import Setup, preset_setup
+from app.session.link import Setup, preset_setup
 
 
 @dataclass(frozen=True)

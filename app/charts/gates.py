@@ -1,6 +1,6 @@
 """Figure builders for the Gates page: a Recording in, a plotly Figure (or a DataFrame) out.
 
-The same look as charts.py and charts_gradients.py, whose helpers these reuse. Sigmoid gates
+The same look as every figure (style.py). Sigmoid gates
 (LSTM i, f, o; GRU r, z) live in 0..1 and are drawn on a sequential, colour-blind-safe scale;
 the tanh candidates (LSTM g, GRU n) and the cell state c_t can be negative and are drawn on a
 diverging scale centred on 0, positive red.
@@ -12,8 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from charts import BLUE, GREEN, GREY, HEIGHT, ORANGE, VERMILLION, finish
-from charts_gradients import T_AXIS, label, trace_of, whose
+from app.charts.labels import T_AXIS, visible
+from app.charts.sites import label, trace_of, whose
+from app.charts.style import BLUE, GREEN, GREY, HEIGHT, ORANGE, VERMILLION, finish
 from engine import Recording, StackTrace
 
 NAMES = {
@@ -24,14 +25,8 @@ TANH = ("g", "n")  # the candidates; every other gate is a sigmoid
 SEQUENTIAL, DIVERGING = "Viridis", "RdBu"  # RdBu reversed: positive red, negative blue
 PANEL_PX = 170  # px per heatmap panel
 MAX_TICKS = 60  # one tick per step, labelled with its token, up to this many steps
-VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
 SHARE_COLOURS = {"near 0": BLUE, "in between": "#DDDDDD", "near 1": ORANGE, "near ±1": VERMILLION}
 
-
-def visible(token: str) -> str:
-    """A token as tick or hover text: whitespace as a visible symbol (␣ ↵ ⇥), and < > & escaped
-    (plotly reads its text as HTML)."""
-    return "".join(VISIBLE.get(ch, ch) for ch in str(token))
 
 
 def gated(rec: Recording, stack: str | None, layer: int = 0, direction: int = 0) -> StackTrace:
@@ -133,8 +128,8 @@ def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high
     table = saturation_table(rec, stack, low, high)
     trace = trace_of(rec, stack)
     several = int(np.prod(trace.hidden.shape[:2])) > 1
-    bars = [NAMES[g] + (" (|·|, tanh)" if a == "tanh" else "") + (f" · {label(l, ('forward', 'backward').index(d))}"
-            if several else "") for g, a, l, d in zip(table["gate"], table["activation"], table["layer"],
+    bars = [NAMES[g] + (" (|·|, tanh)" if a == "tanh" else "") + (f" · {label(ly, ('forward', 'backward').index(d))}"
+            if several else "") for g, a, ly, d in zip(table["gate"], table["activation"], table["layer"],
                                                      table["direction"], strict=True)]
     tanh = (table["activation"] == "tanh").to_numpy()
     fig = go.Figure()
@@ -148,7 +143,8 @@ def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high
                 hovertemplate=f"%{{y}}<br>{part}: %{{x:.1%}}<extra></extra>",
             ))
     rule = f"near 0: < {low:g} · near 1: > {high:g} · tanh g, n: of |value|"
-    fig.update_xaxes(title_text=f"share of (t, unit) values<br><span style='font-size:11px'>{rule}</span>", range=[0, 1], tickformat=".0%",
+    fig.update_xaxes(title_text=f"share of (t, unit) values<br><span style='font-size:11px'>{rule}</span>",
+                     range=[0, 1], tickformat=".0%",
                      title_font=dict(size=12))
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=bars)
     fig.update_layout(barmode="stack", uniformtext=dict(minsize=9, mode="hide"),

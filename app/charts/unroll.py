@@ -1,7 +1,7 @@
 """Figure builders for the Unroll page: a Recording and a time step t in, a plotly Figure out.
 
 Each figure shows the network at step t of one recorded sample; moving t only rebuilds these
-figures from the same recording. The same look as charts.py; hidden states, which can be
+figures from the same recording. The same look as every figure (style.py); hidden states, which can be
 negative, are drawn on a diverging scale centred on 0, positive red.
 """
 from __future__ import annotations
@@ -14,9 +14,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from charts import BLACK, BLUE, GREEN, GREY, HEIGHT, ORANGE, VERMILLION, finish
-from charts_gates import DIVERGING, MAX_TICKS, NAMES, TANH, visible
-from charts_gradients import ARROWS, T_AXIS, label, trace_of, whose
+from app.charts.gates import DIVERGING, MAX_TICKS, NAMES, TANH
+from app.charts.labels import T_AXIS, visible
+from app.charts.sites import ARROWS, label, trace_of, whose
+from app.charts.style import BLACK, BLUE, GREEN, GREY, HEIGHT, ORANGE, VERMILLION, finish
 from engine import Recording, StackTrace
 
 WINDOW = 9  # time steps the unrolled diagram draws around t, when there are more than ALL
@@ -91,7 +92,8 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
         arrow(sketch, x, BOX_H / 2, x, 1 - BOX_H / 2, GREY)
         for layer in range(layers):
             y = 1 + layer
-            names = [f"h{ARROWS[d]}<sub>{x}</sub>" for d in range(directions)] if directions > 1 else [f"h<sub>{x}</sub>"]
+            names = ([f"h{ARROWS[d]}<sub>{x}</sub>" for d in range(directions)] if directions > 1
+                     else [f"h<sub>{x}</sub>"])
             box(sketch, x, y, " | ".join(names) + (f"<br>c<sub>{x}</sub>" if lstm else ""), current)
             if outputs[x] or layer < layers - 1:
                 arrow(sketch, x, y + BOX_H / 2, x, y + 1 - BOX_H / 2, GREY)
@@ -106,7 +108,8 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
             answer = outputs[x][:16].replace(" (", "<br>(")  # a class's probability on a line of its own
             box(sketch, x, top, f"ŷ<sub>{x}</sub><br>{answer}", current, fill="#F2F2F2")
     if not any(outputs[x] for x in steps):
-        later = any(outputs) and f"no output at these steps: it answers at t = {max(i for i, o in enumerate(outputs) if o)}"
+        answered = [i for i, o in enumerate(outputs) if o]
+        later = any(outputs) and f"no output at these steps: it answers at t = {max(answered)}"
         sketch.notes.append(dict(x=(steps[0] + steps[-1]) / 2, y=top, xref="x", yref="y", showarrow=False,
                                  font=dict(size=12, color=GREY),
                                  text=later or "no output: its last state is where the next stack starts"))
@@ -153,7 +156,8 @@ def state_at(rec: Recording, stack: str | None, t: int) -> go.Figure:
     parts = [("h_t", trace.hidden)] + ([("c_t", trace.cell)] if trace.cell is not None else [])
     rows = [(layer, name, values) for layer in range(layers) for name, values in parts]
     fig = make_subplots(rows=len(rows), cols=directions, shared_xaxes=True, vertical_spacing=0.3 / len(rows),
-                        subplot_titles=[f"{name}, {label(layer, d)}" for layer, name, _ in rows for d in range(directions)])
+                        subplot_titles=[f"{name}, {label(layer, d)}" for layer, name, _ in rows
+                                        for d in range(directions)])
     units = np.arange(H)
     for row, (layer, name, values) in enumerate(rows, start=1):
         reach = float(values.abs().max()) or 1.0

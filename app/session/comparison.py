@@ -2,22 +2,19 @@
 GRU) trained side by side: the vanishing-gradient lesson in one picture.
 
 Made from a student's Setup and kept in their st.session_state (never in a shared cache), with no
-Streamlit in it. As in the Lab, Streamlit may start a session's next run (Pause, Reset) while a
-playing fragment still trains in another thread, so every change to a model happens under the
+Streamlit in it. It plays like the Lab (playback.py): every change to a model happens under the
 Comparison's lock, one whole step at a time.
 """
 from __future__ import annotations
-
-import threading
-import time
 
 import pandas as pd
 import torch
 
 import engine
-
-from lab import PROBE_SAMPLES, RECORD_EVERY
-from settings import Setup
+from app.session.budget import check_cost
+from app.session.link import Setup
+from app.session.playback import Playback
+from app.session.probes import RECORD_EVERY, probe_samples
 
 # The cell of each run; the rest of the network is the student's (KEPT).
 CELLS = {
@@ -82,22 +79,24 @@ class Run:
             self.measure()
 
 
-class Comparison:
-    """The runs of every cell in `cells` (all four by default) on one setup, trained in turns."""
+class Comparison(Playback):
+    """The runs of every cell in `cells` (all four by default) on one setup, trained in turns.
+    `task` is the student's own when given (the Lab's: an uploaded corpus is parsed once)."""
 
-    def __init__(self, setup: Setup, upload: str | bytes | None = None, cells: tuple[str, ...] = tuple(CELLS)):
+    def __init__(self, setup: Setup, upload: str | bytes | None = None, cells: tuple[str, ...] = tuple(CELLS),
+                 task: engine.Task | None = None):
+        super().__init__()
         self.setup = setup
         self.upload = upload  # the student's own corpus or CSV, so the runs read the same data
         self.cells = cell_configs(setup.model, cells)
-        self.playing = False
-        self.lock = threading.RLock()  # held for every change to a model or trainer
+        self.task = task or setup.make_task(upload)
+        check_cost(setup, self.task)  # each cell costs what the student's network costs
         self.build()
 
     def build(self) -> None:
         """Fresh runs from the setup's seed. They share one task (it only hands out batches from
         each trainer's own generator) and the probe samples the Lab opens its model up on."""
-        self.task = self.setup.make_task(self.upload)
-        self.probe = self.task.batch(PROBE_SAMPLES, torch.Generator().manual_seed(self.setup.train.seed + 1))
+        self.probe = probe_samples(self.task, self.setup.train.seed)
         self.runs = [Run(name, cfg, self.task, self.setup.train, self.probe) for name, cfg in self.cells.items()]
         self.seconds = 0.0  # spent training them, measurements included
 
@@ -140,22 +139,6 @@ class Comparison:
         run = min(behind, key=lambda r: r.steps_done)
         run.advance(final=run.steps_done + 1 == until)
         return True
-
-    def train_for(self, seconds: float, until: int) -> int:
-        """Train in single steps for about `seconds`, never past step `until`; returns the steps
-        taken (of all runs together). Stops playing once every run is done."""
-        done = 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            with self.lock:
-                if not self.playing or not self.advance(until):
-                    break
-            done += 1
-        with self.lock:
-            self.seconds += time.perf_counter() - start
-            if self.finished(until):
-                self.playing = False
-        return done
 
     def reset(self) -> None:
         self.playing = False

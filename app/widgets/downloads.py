@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import streamlit as st
-
 import engine
-from lab import Lab
+from app.session.lab import Lab
+from app.widgets import state
 
 EXPANDER = "Download the numbers and the figure"
 PNG_NOTE = "Every chart also saves as PNG from the camera icon in its top-right corner."
@@ -16,7 +15,7 @@ PNG_NOTE = "Every chart also saves as PNG from the camera icon in its top-right 
 def chosen_recording(lab: Lab) -> Callable[[], tuple[engine.Recording, str | None]]:
     """A function giving the recording of the sample and stack chosen on the page now, and
     that stack (None for the first), made when called."""
-    index, stack = st.session_state.get("probe_index", 0), st.session_state.get("stack")
+    index, stack = state.probe_index(), state.get(state.STACK)
 
     def recorded() -> tuple[engine.Recording, str | None]:
         with lab.lock:
@@ -24,6 +23,12 @@ def chosen_recording(lab: Lab) -> Callable[[], tuple[engine.Recording, str | Non
         return rec, stack if stack in rec.stacks else None
 
     return recorded
+
+
+def locked(lab, make: Callable, *args):
+    """make(*args) under the lab's (or a comparison's) lock: a download made on click."""
+    with lab.lock:
+        return make(*args)
 
 
 def stem(lab: Lab) -> str:

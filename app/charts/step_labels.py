@@ -5,12 +5,10 @@ from __future__ import annotations
 import torch
 
 import engine
-from charts_gates import visible
+from app.charts.labels import visible
 
 SOS_LABEL = "<sos>"
 MARKDOWN_SPECIAL = set("\\`*_[]$~|")  # mid-sentence, only these format text
-SENTIMENTS = ("negative", "positive")  # the sentiment task's classes 0 and 1
-PARITIES = ("even", "odd")  # the parity task's: the count of ones so far, mod 2
 
 
 def literal(label: str) -> str:
@@ -36,28 +34,13 @@ def input_labels(task: engine.Task, rec: engine.Recording, stack: str | None,
     return [values_label(v) for v in rec.x.reshape(len(rec.x), -1)]
 
 
-def output_names(task: engine.Task) -> tuple[str, ...] | None:
-    """What each output class stands for, where the task's classes have names."""
-    if getattr(task, "target_vocab", None) is not None:  # an encoder-decoder's output tokens
-        return task.target_vocab
-    if task.spec.name == "recall":  # the signal symbols come first in its vocabulary
-        return task.vocab[: task.spec.output_size]
-    if task.spec.name == "sentiment":
-        return SENTIMENTS
-    if task.spec.name == "parity":
-        return PARITIES
-    if task.spec.mapping == "seq2seq" and task.vocab is not None and task.spec.output_size == len(task.vocab):
-        return task.vocab  # a language model predicts the next token
-    return None
-
-
 def answer(task: engine.Task, y_hat: torch.Tensor) -> str:
     """One output as text: a value, or the most likely class with its probability."""
     if task.spec.loss == "mse":
         return values_label(y_hat)
     p = torch.softmax(y_hat.double(), dim=-1)  # [classes]
     best = int(p.argmax())
-    names = output_names(task)
+    names = task.class_names
     name = visible(names[best]) if names is not None else f"class {best}"
     return f"{name} ({p[best]:.0%})"
 

@@ -1,12 +1,14 @@
-"""Figure builders for the Compare cells page that charts_gradients.py has no counterpart for
+"""Figure builders for the Compare cells page that gradients.py has no counterpart for
 (its compare_runs and gradient_ratio_over_training draw the gradients). No Streamlit here."""
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from charts import STEP_AXIS, add_level, finish
-from charts_gradients import empty_or, lines_by, log_axis
+from app.charts.labels import STEP_AXIS
+from app.charts.log_lines import empty_or, lines_by, log_axis
+from app.charts.style import finish
+from app.charts.training import add_level
 
 
 def loss_over_training(points: pd.DataFrame, units: str = "per batch", baseline: float | None = None) -> go.Figure:

@@ -1,33 +1,31 @@
 """Home: what Unrolled is, and one-click lessons that set everything up and open the right page."""
 import streamlit as st
 
-import nav
-import ui
-from lessons import LESSONS, Lesson
-
-COMING = [
-    ("Unroll", "step through time: inputs, hidden states and outputs at every t"),
-    ("Compare cells", "tanh RNN, ReLU RNN, LSTM and GRU trained side by side, their gradients overlaid"),
-    ("Attention & transformers", "where an encoder-decoder or a transformer head looks"),
-]
+from app import pages
+from app.session.lessons import LESSONS, Lesson
+from app.widgets import state
+from app.widgets.header import current_lab, page_header
 
 
 def open_lesson(lesson: Lesson) -> None:
-    ui.lab().start(lesson.setup)
-    st.session_state["lesson"] = lesson.key
-    st.session_state["target_steps"] = lesson.steps
-    st.switch_page(nav.PATHS[lesson.page])
+    try:
+        current_lab().start(lesson.setup)
+    except ValueError as err:  # a lesson the lab refuses (over the size budget): say so, keep the model
+        st.error(f"This lesson could not be opened ({err}). The model you had is unchanged.", icon=":material/block:")
+        return
+    st.session_state[state.LESSON] = lesson.key
+    st.session_state[state.TARGET_STEPS] = lesson.steps
+    st.switch_page(pages.PATHS[lesson.page])
 
 
 def run() -> None:
-    ui.sidebar_summary(ui.lab())
-    st.title("Unrolled")
-    ui.show_link_problem()
+    page_header("Unrolled", lesson=False)
     st.markdown(
         "Build, train and open up recurrent networks live, on this computer's CPU: hidden states "
         "unrolled through time, LSTM and GRU gates, and the gradient that backpropagation through "
         "time sends to every step. Pick a lesson to load its task, model and settings, or go to "
-        "**Build & Train** and set them yourself."
+        "**Build & Train** and set them yourself; **Unroll**, **Gates**, **Gradients** and "
+        "**Compare cells** open the model up while it trains."
     )
     st.subheader("Lessons")
     for row in range(0, len(LESSONS), 3):
@@ -37,8 +35,8 @@ def run() -> None:
                 st.caption(lesson.what_to_do)
                 if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
                     open_lesson(lesson)
-    st.subheader("Pages on the way")
-    st.markdown("\n".join(f"- **{name}**: {what}" for name, what in COMING))
+    st.subheader("On the way")
+    st.markdown("- **Attention & transformers**: where an encoder-decoder or a transformer head looks")
 
 
 run()

@@ -3,92 +3,66 @@ from __future__ import annotations
 
 import streamlit as st
 
-import charts_unroll as cu
-import exports
-import nav
-import step_labels
-import ui
-import unit_features
-from lab import PROBE_SAMPLES, Lab
+from app import pages
+from app.charts import step_labels
+from app.charts import unroll as cu
+from app.session.lab import Lab
+from app.widgets import downloads as exports
+from app.widgets import parts, state
+from app.widgets.header import page_header
+from engine.units import correlated_units
 
 PLAY_SECONDS = 0.6  # between two steps while playing through time
-CLICKED = "unroll_play_clicked"  # set by the Play/Pause button for the run it starts
-LAST_STEP = "unroll_last_step"  # the last t of the sample shown, for Play to know it is at the end
 
 
 def run() -> None:
-    lab = ui.lab()
-    st.title("Unroll through time")
-    ui.show_link_problem()
-    ui.lesson_banner()
-    ui.write_link(lab.setup)
-    ui.sidebar_summary(lab)
+    lab = page_header("Unroll through time")
     st.markdown(
         "A recurrent network is one cell applied at every step: $h_t = f(x_t, h_{t-1})$. Drawn "
         "unrolled, it is a deep network with one layer per time step and the same weights in every "
         "layer. Move through the steps and watch what the state carries forward."
     )
-    rec = lab.recording(0)
-    cfg = lab.setup.model
-    sample, stack_box, layer_box, direction_box = st.columns(4)
-    sample.number_input(
-        "Sample to open up", min_value=0, max_value=PROBE_SAMPLES - 1, step=1, key="probe_index",
-        persist_state="session", help="one of a few fixed samples the model never trains on",
-    )
-    if len(rec.stacks) > 1:
-        stack_box.radio("Stack", list(rec.stacks), key="stack", horizontal=True, persist_state="session")
-    layer_box.number_input("Layer (heatmap, gates, units)", min_value=0, max_value=cfg.num_layers - 1, step=1,
-                           key="unroll_layer", persist_state="session")
-    if chosen(lab)[3].hidden.shape[1] > 1:  # the chosen stack's directions (a decoder has one)
-        direction_box.radio("Direction (gates, units)", ["forward", "backward"], key="unroll_direction",
-                            horizontal=True, persist_state="session")
+    parts.pick(lab, layer="Layer (heatmap, gates, units)", direction="Direction (gates, units)")
     st.caption(
         f"Recorded on the model as it is after {lab.trainer.steps_done:,} training steps. Train it further on "
         "Build & Train (or the Gates and Gradients pages) and come back: the pictures follow."
     )
-    if not st.session_state.pop(CLICKED, False):  # any other full run (arriving here, a control) pauses
-        st.session_state["unroll_playing"] = False
-    playing = st.session_state["unroll_playing"]
+    if not st.session_state.pop(state.UNROLL_CLICKED, False):  # any other full run (arriving, a control) pauses
+        st.session_state[state.UNROLL_PLAYING] = False
+    playing = st.session_state[state.UNROLL_PLAYING]
     st.button("Pause" if playing else "Play through time", key="unroll_play", type="primary",
               icon=":material/pause:" if playing else ":material/play_arrow:",
               on_click=set_playing, args=(not playing,))
     st.fragment(run_every=PLAY_SECONDS if playing else None)(stepper)(lab)
     downloads(lab)
-    st.page_link(nav.PATHS["build"], label="Change or train the model on Build & Train", icon=":material/model_training:")
+    st.page_link(pages.PATHS["build"], label="Change or train the model on Build & Train",
+                 icon=":material/model_training:")
 
 
 def set_playing(playing: bool) -> None:
     """The Play/Pause button's callback. Play at the last step starts again from the first."""
-    st.session_state["unroll_playing"] = playing
-    st.session_state[CLICKED] = True
-    if playing and st.session_state.get("unroll_t", 0) >= st.session_state.get(LAST_STEP, 0):
-        st.session_state["unroll_t"] = 0
-
-
-def chosen(lab: Lab):
-    """The recording, stack, layer and direction the controls ask for (kept in range)."""
-    index, rec, stack = ui.opened_sample(lab)
-    trace = rec.stacks[stack] if stack else rec.main
-    layers, directions, T, H = trace.hidden.shape
-    layer = min(st.session_state.get("unroll_layer", 0), layers - 1)
-    direction = 1 if st.session_state.get("unroll_direction") == "backward" and directions > 1 else 0
-    return index, rec, stack, trace, layer, direction
+    st.session_state[state.UNROLL_PLAYING] = playing
+    st.session_state[state.UNROLL_CLICKED] = True
+    if playing and state.get(state.UNROLL_T, 0) >= state.get(state.UNROLL_LAST_STEP, 0):
+        st.session_state[state.UNROLL_T] = 0
 
 
 def stepper(lab: Lab) -> None:
     """Everything that depends on t, run as a fragment: moving the slider reruns only this, on
     the same recording; while playing it reruns every PLAY_SECONDS and moves t on by one."""
-    index, rec, stack, trace, layer, direction = chosen(lab)
+    part = parts.chosen(lab)
+    index, rec, stack, trace = part.index, part.rec, part.stack, part.trace
+    layer, direction = part.layer, part.direction
     T = trace.hidden.shape[2]
-    st.session_state[LAST_STEP] = T - 1
-    t = min(st.session_state.get("unroll_t", 0), T - 1)
-    if st.session_state.get("unroll_playing"):
+    st.session_state[state.UNROLL_LAST_STEP] = T - 1
+    t = min(state.get(state.UNROLL_T, 0), T - 1)
+    if state.get(state.UNROLL_PLAYING):
         if t >= T - 1:
-            st.session_state["unroll_playing"] = False
+            st.session_state[state.UNROLL_PLAYING] = False
             st.rerun()  # the whole page: the button says Play again, the timer stops
         t += 1
-    st.session_state["unroll_t"] = t
-    st.slider("Time step t", min_value=0, max_value=T - 1, key="unroll_t", persist_state="session")
+    st.session_state[state.UNROLL_T] = t
+    st.slider("Time step t", min_value=0, max_value=T - 1, key=state.UNROLL_T, persist_state="session")
     symbols = lab.symbols(index, stack) if stack != "decoder" else None
     inputs = step_labels.input_labels(lab.task, rec, stack, symbols)
     outputs = step_labels.output_labels(lab.task, rec, stack)
@@ -134,27 +108,27 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
     hidden = trace.hidden[layer, direction]  # [T, H]
     table = None
     if stack != "decoder":
-        features = unit_features.features_of(lab.setup.task, symbols, rec.x)
-        table = unit_features.correlated_units(hidden, features)
+        features = lab.task.unit_features(symbols, rec.x)
+        table = correlated_units(hidden, features)
     H = hidden.shape[1]
-    if "unroll_unit" not in st.session_state or st.session_state["unroll_unit"] >= H:
-        st.session_state["unroll_unit"] = int(table["unit"].iloc[0]) if table is not None and len(table) else 0
+    if state.get(state.UNROLL_UNIT, H) >= H:  # none chosen yet, or for a wider model: the best lead
+        st.session_state[state.UNROLL_UNIT] = int(table["unit"].iloc[0]) if table is not None and len(table) else 0
     text, units = st.columns([3, 2], gap="large")
     with units:
-        st.number_input("Unit", min_value=0, max_value=H - 1, step=1, key="unroll_unit", persist_state="session")
+        st.number_input("Unit", min_value=0, max_value=H - 1, step=1, key=state.UNROLL_UNIT, persist_state="session")
         if table is not None and len(table):
             st.dataframe(table.style.format({"r": "{:+.2f}"}), hide_index=True, width="stretch")
             st.caption(
                 "Pearson's r between a unit's h_t and a feature of the input over this sample's steps: the "
                 "units most worth a look. r near ±1 on one sample is a lead, not a proof: try another sample."
             )
-    unit = st.session_state["unroll_unit"]
+    unit = st.session_state[state.UNROLL_UNIT]
     with text:
         if symbols is not None:
             values = hidden[:, unit].numpy()  # [T]
             st.markdown(f"The sample coloured by unit **{unit}**'s h_t: red positive, blue negative, white 0; "
                         f"step t = {t} framed; hover a token for its value.")
-            st.html(cu.coloured_tokens(symbols, values, t, spaced=lab.setup.task != "charlm"))  # a text's characters are not spaced
+            st.html(cu.coloured_tokens(symbols, values, t, spaced=lab.task.symbol_separator != ""))
         else:
             feature = None
             if table is not None and len(table):
@@ -168,7 +142,7 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
 def downloads(lab: Lab) -> None:
     """Made when clicked, from the model as it is then (see exports.py)."""
     recorded = exports.chosen_recording(lab)
-    layer, t = st.session_state.get("unroll_layer", 0), st.session_state.get("unroll_t", 0)
+    layer, t = state.layer(), state.get(state.UNROLL_T, 0)
 
     def heatmap_html() -> str:
         rec, stack = recorded()
@@ -179,7 +153,9 @@ def downloads(lab: Lab) -> None:
     name = exports.stem(lab)
     with st.expander(exports.EXPANDER):
         cols = st.columns(3)
-        cols[0].download_button("Hidden (and cell) states (.csv)", lambda: cu.states_table(*recorded()).to_csv(index=False), f"{name}-states.csv", mime="text/csv")
+        cols[0].download_button("Hidden (and cell) states (.csv)",
+                                lambda: cu.states_table(*recorded()).to_csv(index=False), f"{name}-states.csv",
+                                mime="text/csv")
         if lab.setup.model.arch != "rnn":
             cols[1].download_button(
                 "Gates (.csv)", lambda: recorded()[0].to_frame("gates", recorded()[1]).to_csv(index=False),

@@ -4,22 +4,20 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import charts
-import charts_gradients as cg
-import exports
-import ui
+from app.charts import gradients as cg
+from app.charts.training import gradient_norm_curve
+from app.session.lab import Lab
+from app.session.lessons import BY_KEY
+from app.session.probes import RECORD_EVERY
+from app.widgets import downloads as exports
+from app.widgets import parts, state
+from app.widgets.controls import live, training_controls
+from app.widgets.header import page_header
 from engine.truncated import check_truncation
-from lab import PROBE_SAMPLES, RECORD_EVERY, Lab
-from lessons import BY_KEY
-
-DRAWN = "gradients_drawn"  # what the live figures show, for downloads made on click in another thread
 
 
 def run() -> None:
-    lab = ui.lab()
-    st.title("Gradients through time")
-    ui.show_link_problem()
-    ui.lesson_banner()
+    lab = page_header("Gradients through time", summary=False)
     st.markdown(
         "Backpropagation through time sends the loss's gradient back from the last step to the "
         "first, multiplying by the Jacobian $\\partial h_{t+1}/\\partial h_t$ at every step:"
@@ -29,24 +27,18 @@ def run() -> None:
         r"\prod_{k=t+1}^{T} \frac{\partial h_k}{\partial h_{k-1}}"
         r"\quad\text{(plus the loss's direct terms at each step)}"
     )
-    choose, stack_box = st.columns([1, 1])
-    choose.number_input(
-        "Sample to open up", min_value=0, max_value=PROBE_SAMPLES - 1, step=1, key="probe_index",
-        persist_state="session", help="one of a few fixed samples the model never trains on",
-    )
-    stacks = list(lab.recording(0).stacks)
-    if len(stacks) > 1:
-        stack_box.radio("Stack", stacks, key="stack", horizontal=True, persist_state="session")
-    ui.write_link(lab.setup)
-    ui.training_controls(lab)
-    ui.live(lab, draw)
+    parts.pick(lab, layer=None, direction=None)
+    training_controls(lab)
+    live(lab, draw)
     downloads(lab)
 
 
 def draw(lab: Lab) -> None:
-    index, rec, stack = ui.opened_sample(lab)
+    part = parts.chosen(lab)
+    index, rec, stack = part.index, part.rec, part.stack
     st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
-    vanilla = rec.arch == "rnn"  # the ρ^(T−t) theory is the vanilla RNN's
+    spectra_problem = None if part.trace.spectra is not None else lab.probes.weight_spectra()[1]
+    vanilla = rec.arch == "rnn" and spectra_problem is None  # the ρ^(T−t) theory is the vanilla RNN's
     st.plotly_chart(cg.gradient_through_time(rec, stack, theory=vanilla), key="through_time")
     st.caption(
         "Each line is ‖∂L/∂h_t‖ for one layer and direction; dashed, ‖∂h_T/∂h_t‖. Where the line "
@@ -54,15 +46,18 @@ def draw(lab: Lab) -> None:
         "best-served step gets: the network cannot learn what happened there."
         + (" The grey line is ρ^(T−t), the decay the largest eigenvalue of W_hh predicts." if vanilla else "")
     )
-    left, right = st.columns(2)
-    left.plotly_chart(cg.eigenvalue_plane(rec, stack), key="eigenvalues")
-    right.plotly_chart(cg.singular_values(rec, stack), key="singular_values")
-    st.caption(
-        "Outside the unit circle (σ > 1) a direction of h is stretched at every step and its "
-        "gradient can explode; inside it shrinks and vanishes. An LSTM's gates decide per step "
-        "how much of that matrix the gradient actually meets."
-    )
-    log = lab.gradient_frame()
+    if spectra_problem is None:
+        left, right = st.columns(2)
+        left.plotly_chart(cg.eigenvalue_plane(rec, stack), key="eigenvalues")
+        right.plotly_chart(cg.singular_values(rec, stack), key="singular_values")
+        st.caption(
+            "Outside the unit circle (σ > 1) a direction of h is stretched at every step and its "
+            "gradient can explode; inside it shrinks and vanishes. An LSTM's gates decide per step "
+            "how much of that matrix the gradient actually meets."
+        )
+    else:
+        st.info(f"No eigenvalues of W_hh for this model: {spectra_problem}.", icon=":material/info:")
+    log = lab.probes.log_frame()
     left, right = st.columns(2)
     ratio = log[["step", "ratio"]].assign(run=f"{lab.setup.model.arch.upper()}")
     left.plotly_chart(cg.gradient_ratio_over_training(ratio), key="ratio")
@@ -103,12 +98,12 @@ def truncation(lab: Lab, rec, index: int) -> None:
             window = trained
         else:
             window = st.slider(
-                "Window to look at (steps)", 1, T, max(1, T // 4), key=f"look_window.{T}", persist_state="session",
+                "Window to look at (steps)", 1, T, max(1, T // 4), key=state.window_key(T), persist_state="session",
                 help="only for this picture: this model trains with full BPTT (set a window on Build & Train, "
                 "Training tab, to train truncated)",
             )
-        st.session_state.setdefault(DRAWN, {})["window"] = window
-        cut = lab.truncated_recording(index, window)
+        st.session_state.setdefault(state.GRADIENTS_DRAWN, {})["window"] = window
+        cut = lab.probes.truncated_recording(index, window)
         st.plotly_chart(cg.truncated_bptt(rec, cut, window), key="truncated")
         if window >= T:
             st.caption(f"The window ({window}) is at least the sequence length ({T}): nothing is cut, "
@@ -130,7 +125,7 @@ def clipping(lab: Lab) -> None:
     """The Trainer's gradient norm before and after clipping, and how often clipping acted."""
     with st.expander("Clipping: the gradient before and after", icon=":material/compress:"):
         train, history = lab.setup.train, lab.trainer.history_frame()
-        st.plotly_chart(charts.gradient_norm_curve(history, train.clip_norm), key="clipping")
+        st.plotly_chart(gradient_norm_curve(history, train.clip_norm), key="clipping")
         if train.clip_norm is None and train.clip_value is None:
             st.info(
                 "Clipping is off: the optimizer takes every gradient as it comes, however large. Turn it "
@@ -160,7 +155,7 @@ def clipping(lab: Lab) -> None:
 def initialisation(lab: Lab, index: int, stack: str | None) -> None:
     """‖∂L/∂h_t‖ at initialisation under each scheme, on fresh copies of this network."""
     with st.expander("Initialisation: the gradient before any training", icon=":material/start:"):
-        curves = lab.initial_gradients(index, stack)
+        curves = lab.probes.initial_gradients(index, stack)
         st.plotly_chart(cg.initialisation_gradients(curves), key="initialisation")
         st.caption(
             f"Each line is ‖∂L/∂h_t‖ of the first layer{' of the ' + stack if stack else ''} on this sample, "
@@ -191,7 +186,7 @@ def truncation_table(full, cut, window: int) -> pd.DataFrame:
 
 def downloads(lab: Lab) -> None:
     """Made when clicked, from the model as it is then (see exports.py)."""
-    index = st.session_state.get("probe_index", 0)
+    index = state.probe_index()
     recorded = exports.chosen_recording(lab)
     name = exports.stem(lab)
     with st.expander(exports.EXPANDER):
@@ -201,11 +196,12 @@ def downloads(lab: Lab) -> None:
             f"{name}-gradients.csv", mime="text/csv",
         )
         cols[1].download_button(
-            "Eigenvalues of W_hh (.csv)", lambda: recorded()[0].to_frame("eigenvalues", recorded()[1]).to_csv(index=False),
-            f"{name}-eigenvalues.csv", mime="text/csv",
+            "Eigenvalues of W_hh (.csv)",
+            lambda: recorded()[0].to_frame("eigenvalues", recorded()[1]).to_csv(index=False),
+            f"{name}-eigenvalues.csv", mime="text/csv", disabled=lab.probes.weight_spectra()[1] is not None,
         )
         cols[2].download_button(
-            "Gradients over training (.csv)", lambda: lab.gradient_frame().to_csv(index=False),
+            "Gradients over training (.csv)", lambda: lab.probes.log_frame().to_csv(index=False),
             f"{name}-gradient-log.csv", mime="text/csv",
         )
         cols[3].download_button(
@@ -215,16 +211,12 @@ def downloads(lab: Lab) -> None:
             ),
             f"{name}-gradients.html", mime="text/html",
         )
-        drawn = st.session_state.setdefault(DRAWN, {})  # read on click: the window drawn last
+        drawn = st.session_state.setdefault(state.GRADIENTS_DRAWN, {})  # read on click: the window drawn last
 
         def truncated():
             with lab.lock:
                 window = drawn["window"]
-                return truncation_table(lab.recording(index), lab.truncated_recording(index, window), window)
-
-        def locked(make):
-            with lab.lock:
-                return make()
+                return truncation_table(lab.recording(index), lab.probes.truncated_recording(index, window), window)
 
         more = st.columns(4)
         more[0].download_button(
@@ -233,12 +225,12 @@ def downloads(lab: Lab) -> None:
         )
         more[1].download_button(
             "Clipping per step (.csv)",
-            lambda: locked(lambda: cg.clipping_frame(lab.trainer.history_frame())).to_csv(index=False),
+            lambda: exports.locked(lab, lambda: cg.clipping_frame(lab.trainer.history_frame())).to_csv(index=False),
             f"{name}-clipping.csv", mime="text/csv",
         )
         more[2].download_button(
             "Gradients at initialisation (.csv)",
-            lambda: locked(lambda: lab.initial_gradients(index, recorded()[1])).to_csv(index=False),
+            lambda: exports.locked(lab, lambda: lab.probes.initial_gradients(index, recorded()[1])).to_csv(index=False),
             f"{name}-initialisation.csv", mime="text/csv",
         )
         st.caption(exports.PNG_NOTE)

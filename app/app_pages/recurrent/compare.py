@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-import charts_compare
-import charts_gradients as cg
 import engine
-import exports
-import ui
-from charts import LOSS_UNITS
-from comparison import EVAL_BATCH, Comparison, setup_text
-from lab import RECORD_EVERY, Lab
+from app.charts import compare as charts_compare
+from app.charts import gradients as cg
+from app.charts.labels import LOSS_UNITS
+from app.session.comparison import EVAL_BATCH, Comparison, setup_text
+from app.session.lab import Lab
+from app.session.probes import RECORD_EVERY
+from app.widgets import downloads as exports
+from app.widgets import state
+from app.widgets.controls import live_training, set_playing
+from app.widgets.header import page_header
 
-COMPARISON = "comparison"
-STEPS = "compare_steps"
+STEPS = state.COMPARE_STEPS
 RATIO = "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖"
 # Training time per redraw. Redrawing three live figures and a table costs a browser on the same
 # 2-core machine half a second or more per tick (measured), so at the 0.3 s of the other pages the
@@ -28,10 +30,7 @@ MAX_DEFAULT_STEPS = 1500
 
 
 def run() -> None:
-    lab = ui.lab()
-    st.title("Compare cells")
-    ui.show_link_problem()
-    ui.sidebar_summary(lab)
+    lab = page_header("Compare cells", lesson=False)
     st.markdown(
         "Four networks that differ only in their cell train on the same batches, from the same "
         "seed, for the same number of steps. Watch how much of the loss's gradient reaches the "
@@ -39,28 +38,36 @@ def run() -> None:
         "leaves the baseline when it does."
     )
     comparison = current(lab)
+    if comparison is None:
+        return
     which_setup(comparison, lab)
-    ui.write_link(lab.setup)
     controls(comparison)
-    ui.live_training(comparison, draw, STEPS, TRAIN_SECONDS)
+    live_training(comparison, draw, STEPS, TRAIN_SECONDS)
     downloads(comparison)
 
 
-def current(lab: Lab) -> Comparison:
+def current(lab: Lab) -> Comparison | None:
     """This session's comparison. One never trained is remade from the student's setup when
-    that changes (there is nothing to mix); a trained one stays, and which_setup says so."""
-    comparison = st.session_state.get(COMPARISON)
+    that changes (there is nothing to mix); a trained one stays, and which_setup says so.
+    None, with the reason on the page, when the student's setup cannot be compared."""
+    comparison = state.comparison()
     if comparison is None or not (comparison.trained or comparison.compares(lab.setup, lab.upload)):
         start(lab)
-    return st.session_state[COMPARISON]
+    return state.comparison()
 
 
 def start(lab: Lab) -> None:
     """A new comparison from the student's setup; a new task brings its own budget."""
-    previous = st.session_state.get(COMPARISON)
+    previous = state.comparison()
     if previous is not None:
         previous.playing = False  # a fragment still training it stops at its next step
-    st.session_state[COMPARISON] = Comparison(lab.setup, lab.upload)
+    try:
+        comparison = Comparison(lab.setup, lab.upload, task=lab.task)
+    except ValueError as err:  # over the size budget: four of them would be, too
+        st.error(f"These cells cannot be compared on your setup: {err}.", icon=":material/block:")
+        st.session_state.pop(state.COMPARISON, None)
+        return
+    st.session_state[state.COMPARISON] = comparison
     if previous is None or previous.setup.task != lab.setup.task or STEPS not in st.session_state:
         st.session_state[STEPS] = min(engine.TASKS[lab.setup.task].preset.steps, MAX_DEFAULT_STEPS)
 
@@ -84,7 +91,7 @@ def controls(comparison: Comparison) -> None:
     play.button(
         "Pause" if comparison.playing else "Play", key="compare_play", type="primary", width="stretch",
         disabled=stopped, icon=":material/pause:" if comparison.playing else ":material/play_arrow:",
-        on_click=ui.set_playing, args=(comparison, not comparison.playing),  # what the button said
+        on_click=set_playing, args=(comparison, not comparison.playing),  # what the button said
     )
     reset.button(
         "Reset", key="compare_reset", width="stretch", help="fresh weights from the seed for all four; logs cleared",
@@ -117,7 +124,7 @@ def loss(comparison: Comparison):
 
 
 def draw(comparison: Comparison) -> None:
-    until = st.session_state[STEPS]
+    until = state.get(STEPS)
     done, to_go = comparison.steps_done, comparison.seconds_to_go(until)
     eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
     st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each cell{eta}")
@@ -168,23 +175,22 @@ def latest(comparison: Comparison):
 def downloads(comparison: Comparison) -> None:
     """Made when clicked (in another thread, hence the lock), from the runs as they are then."""
 
-    def locked(make):
-        with comparison.lock:
-            return make()
-
     name = f"unrolled-{comparison.setup.task}-compare"
     with st.expander("Download the numbers and the figures"):
         top = st.columns(3)
         top[0].download_button(
-            "Gradients per step (.csv)", lambda: locked(comparison.curves_frame).to_csv(index=False),
+            "Gradients per step (.csv)",
+            lambda: exports.locked(comparison, comparison.curves_frame).to_csv(index=False),
             f"{name}-gradients.csv", mime="text/csv",
         )
         top[1].download_button(
-            "Ratio and loss over training (.csv)", lambda: locked(comparison.log_frame).to_csv(index=False),
+            "Ratio and loss over training (.csv)",
+            lambda: exports.locked(comparison, comparison.log_frame).to_csv(index=False),
             f"{name}-log.csv", mime="text/csv",
         )
         top[2].download_button(
-            "Every training step (.csv)", lambda: locked(comparison.history_frame).to_csv(index=False),
+            "Every training step (.csv)",
+            lambda: exports.locked(comparison, comparison.history_frame).to_csv(index=False),
             f"{name}-history.csv", mime="text/csv",
         )
         bottom = st.columns(3)
@@ -195,7 +201,7 @@ def downloads(comparison: Comparison) -> None:
         ], strict=True):
             column.download_button(
                 f"{label}, interactive (.html)",
-                lambda figure=figure: locked(lambda: figure(comparison)).to_html(include_plotlyjs=True),
+                lambda figure=figure: exports.locked(comparison, figure, comparison).to_html(include_plotlyjs=True),
                 f"{name}-{file}.html", mime="text/html",
             )
         st.caption(exports.PNG_NOTE)

@@ -1,0 +1,54 @@
+"""The look every figure shares: the Okabe-Ito palette, heights, titles, and axis ranges.
+
+Every figure has a title, axis titles with units, Okabe-Ito colours (distinguishable with every
+common colour-vision deficiency), hover text with the exact values, a compact height and the
+"plotly_white" template. No streamlit here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+# Okabe & Ito (2008), "Color Universal Design"
+ORANGE, SKY_BLUE, GREEN, BLUE, VERMILLION, PURPLE, BLACK = (
+    "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#000000"
+)
+GREY = "#777777"
+HEIGHT = 300  # px
+
+
+def finish(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
+    """The look every figure shares: title at the top left, plotly_white, `height` px, and
+    automatic ticks as 3e-11 rather than SI prefixes (3p reads as picometres, not a gradient)."""
+    title = dict(text=title, x=0.01, xanchor="left", font=dict(size=15))
+    fig.update_xaxes(exponentformat="e")
+    fig.update_yaxes(exponentformat="e")
+    return fig.update_layout(title=title, template="plotly_white", height=height, margin=dict(l=65, r=20, t=50, b=45))
+
+
+def axis(values) -> dict:
+    """y axis settings for a loss-like series: log when every finite value is > 0, ranged over
+    the finite values with 5% padding; on a log axis, ticks at 1-2-5 written out in full."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    log = len(v) > 0 and bool((v > 0).all())
+    if log:
+        v = np.log10(v)
+    if not len(v):
+        return dict(type="linear", range=[0.0, 1.0])
+    pad = 0.05 * (v.max() - v.min()) or (0.1 if log else 0.1 * max(abs(v.max()), 1.0))
+    low = v.min() - pad if log or v.min() < 0 else max(v.min() - pad, 0.0)
+    settings = dict(type="log" if log else "linear", range=[low, v.max() + pad])
+    if log:
+        decades = range(int(np.floor(low)), int(np.ceil(v.max() + pad)) + 1)
+        ticks = [m * 10.0**k for k in decades for m in (1, 2, 5) if low <= np.log10(m) + k <= v.max() + pad]
+        if len(ticks) > 8:  # every decade, or every n-th one: at most 7 ticks
+            ticks = [10.0**k for k in decades[:: -(-len(decades) // 7)]]
+        if len(ticks) >= 3:
+            settings.update(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    return settings
+
+
+def top_of(settings: dict) -> float:
+    """The data value at the top of an axis range (a log axis's range is in log10 units)."""
+    return 10 ** settings["range"][1] if settings["type"] == "log" else settings["range"][1]

@@ -1,0 +1,137 @@
+"""Figures of a training run: loss, metric and gradient norm per step (the Trainer's history).
+
+No streamlit here, so every figure can be tested and exported.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.charts.labels import LOSS_UNITS, STEP_AXIS
+from app.charts.style import BLUE, GREEN, GREY, ORANGE, VERMILLION, axis, finish, top_of
+
+MAX_POINTS = 2000
+EMPTY = "No training steps yet —<br>press Step or Play"
+COLUMNS = ["step", "loss", "metric", "grad_norm", "grad_norm_clipped", "diverged"]
+
+
+def steps_of(history: pd.DataFrame) -> pd.DataFrame:
+    """The history with its columns even when it has no rows (a fresh Trainer's frame has none)."""
+    return history if len(history) else pd.DataFrame(columns=COLUMNS, dtype=float)
+
+
+def thin(history: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
+    """At most max_points rows, evenly spaced, always including the first and the last."""
+    if len(history) <= max_points:
+        return history
+    rows = np.unique(np.linspace(0, len(history) - 1, max_points).round().astype(int))
+    return history.iloc[rows]
+
+def line(x, y, name: str, colour: str, label: str, width: float = 1.8) -> go.Scatter:
+    """A curve over training steps, with markers while there are few enough to see them."""
+    return go.Scatter(
+        x=x, y=y, name=name, mode="lines+markers" if len(x) < 50 else "lines",
+        line=dict(color=colour, width=width), marker=dict(size=5),
+        hovertemplate=f"step %{{x}}<br>{label} %{{y:.6g}}<extra></extra>",
+    )
+
+
+def add_level(fig: go.Figure, value: float, history: pd.DataFrame, name: str, yaxis: dict, **cell) -> None:
+    """A dashed horizontal line at `value` from step 0 to the last step (10 before any), with
+    its name on a white patch at its right end."""
+    last = history["step"].iloc[-1] if len(history) else 10
+    fig.add_trace(go.Scatter(
+        x=[0, last], y=[value, value], name=name, mode="lines", line=dict(color=GREY, dash="dash", width=1.5),
+        hovertemplate=f"{name} {value:.6g}<extra></extra>",
+    ), **cell)
+    y = np.log10(value) if yaxis["type"] == "log" else value  # annotations on a log axis take log10
+    fig.add_annotation(x=last, y=y, text=name, showarrow=False, xanchor="right", yanchor="bottom",
+                       font=dict(color=GREY, size=11), bgcolor="rgba(255,255,255,0.8)", **cell)
+
+
+def add_diverged(fig: go.Figure, history: pd.DataFrame, top: float, column: str, label: str, **cell) -> None:
+    """A vermillion X at the top of the axis range at every step that diverged, its hover
+    giving that step's `column` value."""
+    rows = history[history["diverged"].astype(bool)]
+    if len(rows):
+        fig.add_trace(go.Scatter(
+            x=rows["step"], y=[top] * len(rows), customdata=rows[column], name="diverged", mode="markers",
+            marker=dict(symbol="x", size=13, color=VERMILLION, line=dict(width=1, color=VERMILLION)),
+            cliponaxis=False, hovertemplate=f"diverged at step %{{x}}<br>{label} %{{customdata:.6g}}<extra></extra>",
+        ), **cell)
+
+
+def note_empty(fig: go.Figure, history: pd.DataFrame) -> None:
+    """Before the first step: the hint, over empty axes from step 0 to 10."""
+    if not len(history):
+        fig.add_annotation(text=EMPTY, xref="x domain", yref="y domain", x=0.5, y=0.8, showarrow=False,
+                           font=dict(size=13, color=GREY), bgcolor="white")
+        fig.update_xaxes(range=[0, 10])
+
+
+def training_curves(history: pd.DataFrame, metric_name: str, baseline_loss: float | None = None) -> go.Figure:
+    """Loss (left; log y when every loss > 0) and the task's metric (right) against the step.
+
+    history        Trainer.history_frame(): step, loss, metric, diverged (one row per step)
+    metric_name    "accuracy" (axis fixed to 0..1), "R²" (axis from at most -1 to 1) or another
+    baseline_loss  a dashed "baseline" line on the loss panel, e.g. the MSE of predicting the mean
+
+    More than 2000 steps are drawn as 2000 evenly spaced ones, always including the first and
+    the last (the title then says so). The loss axis covers the steps that did not diverge (and
+    the baseline); a diverged step is a red X at its top, its hover giving the loss.
+    """
+    history = steps_of(history)
+    shown = thin(history)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16)  # room for the right axis title
+    fine = history[~history["diverged"].astype(bool)]
+    loss_axis = axis([*fine["loss"], *([] if baseline_loss is None else [baseline_loss])])
+    fig.add_trace(line(shown["step"], shown["loss"], "loss", BLUE, "loss"), row=1, col=1)
+    fig.add_trace(line(shown["step"], shown["metric"], metric_name, GREEN, metric_name), row=1, col=2)
+    if baseline_loss is not None:
+        add_level(fig, baseline_loss, history, "baseline", loss_axis, row=1, col=1)
+    add_diverged(fig, history, top_of(loss_axis), "loss", "loss", row=1, col=1)
+    units = LOSS_UNITS.get(metric_name, "per batch")
+    log = ", log scale" if loss_axis["type"] == "log" else ""
+    fig.update_yaxes(title_text=f"loss ({units}{log})", **loss_axis, row=1, col=1)
+    metric_title, metric_span = metric_name, None
+    if metric_name == "accuracy":
+        metric_title, metric_span = "accuracy (fraction correct)", [0, 1.02]
+    elif metric_name == "R²":
+        metrics = np.asarray(history["metric"], dtype=float)
+        lowest = np.nanmin(metrics) if np.isfinite(metrics).any() else 0.0
+        metric_title = "R² (1 = perfect, 0 = mean)" if lowest >= -1 else "R² (axis cut at −1)"
+        metric_span = [max(min(lowest, 0.0), -1.0) - 0.02, 1.02]
+    fig.update_yaxes(title_text=metric_title, range=metric_span, row=1, col=2)
+    fig.update_xaxes(title_text=STEP_AXIS)
+    fig.update_layout(showlegend=False)
+    note_empty(fig, history)
+    drawn = f" ({len(history):,} steps, {len(shown):,} drawn)" if len(shown) < len(history) else ""
+    return finish(fig, f"Training: loss and {metric_name} per step{drawn}")
+
+
+def gradient_norm_curve(history: pd.DataFrame, clip_norm: float | None) -> go.Figure:
+    """The global L2 norm of the gradient (all parameters together) before and after clipping,
+    against the step, on a log axis; a dashed "clip threshold" line at clip_norm when given.
+
+    history    Trainer.history_frame(): step, grad_norm, grad_norm_clipped, diverged
+    Downsampled like training_curves (at most 2000 points, the last always kept); a diverged
+    step is a red X at the top of the axis, its hover giving the norm.
+    """
+    history = steps_of(history)
+    shown = thin(history)
+    fig = go.Figure()
+    fine = history[~history["diverged"].astype(bool)]
+    norms = np.array([*fine["grad_norm"], *fine["grad_norm_clipped"], *([] if clip_norm is None else [clip_norm])])
+    norm_axis = axis(norms[norms > 0]) | dict(type="log")  # no positive norm yet: 1 to 10
+    fig.add_trace(line(shown["step"], shown["grad_norm"], "before clipping", ORANGE, "‖g‖ before", width=3.5))
+    fig.add_trace(line(shown["step"], shown["grad_norm_clipped"], "after clipping", BLUE, "‖g‖ after", width=1.4))
+    if clip_norm is not None:
+        add_level(fig, clip_norm, history, "clip threshold", norm_axis)
+    add_diverged(fig, history, top_of(norm_axis), "grad_norm", "‖g‖ before")
+    fig.update_yaxes(title_text="‖g‖₂ of all parameters (log)", **norm_axis)
+    fig.update_xaxes(title_text=STEP_AXIS)
+    fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=1.02, yanchor="bottom"))
+    note_empty(fig, history)
+    return finish(fig, "Gradient norm per step")

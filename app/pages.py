@@ -1,0 +1,28 @@
+"""The navigation: the pages grouped the way the course is taught, one file each in app_pages/."""
+from __future__ import annotations
+
+import streamlit as st
+
+SECTIONS = {
+    "Start": [
+        ("app_pages/start/home.py", "Home", "home", ":material/home:"),
+        ("app_pages/start/build_train.py", "Build & Train", "build", ":material/model_training:"),
+    ],
+    "Recurrent networks": [
+        ("app_pages/recurrent/unroll.py", "Unroll", "unroll", ":material/timeline:"),
+        ("app_pages/recurrent/gates.py", "Gates", "gates", ":material/tune:"),
+        ("app_pages/recurrent/gradients.py", "Gradients", "gradients", ":material/trending_down:"),
+        ("app_pages/recurrent/compare.py", "Compare cells", "compare", ":material/compare_arrows:"),
+    ],
+}
+PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}
+
+
+def sections() -> dict[str, list[st.Page]]:
+    return {
+        section: [
+            st.Page(path, title=title, url_path=url_path, icon=icon, default=url_path == "home")
+            for path, title, url_path, icon in entries
+        ]
+        for section, entries in SECTIONS.items()
+    }

@@ -1,0 +1,142 @@
+"""Lab: one student's experiment, the task, model and trainer made from a Setup.
+
+It lives in that student's st.session_state (never in a shared cache), and has no Streamlit in
+it, so every rule of the page (what rebuilds the model, what only retunes training, what an
+upload may replace) is tested without a browser. Every way a model enters the lab (a new lab,
+Reset, a lesson, the form, a checkpoint) goes through `install`, which checks the size budget
+before anything is built and leaves the lab as it was when it refuses.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import engine
+from app.session.budget import check_cost
+from app.session.link import Setup, preset_setup
+from app.session.playback import Playback
+from app.session.probes import Probes
+
+
+class Lab(Playback):
+    def __init__(self, setup: Setup, upload: str | bytes | None = None):
+        super().__init__()
+        self.task: engine.Task | None = None
+        self.setup, self.upload = setup, None
+        self.install(setup, upload)
+
+    def task_for(self, setup: Setup, upload: str | bytes | None) -> engine.Task:
+        """The task `setup` asks for: the one the lab has when only the model or training
+        settings differ (parsing an uploaded corpus again can take seconds), else a new one."""
+        same = self.task is not None and (setup.task, setup.task_params, setup.train.seed, upload) == (
+            self.setup.task, self.setup.task_params, self.setup.train.seed, self.upload
+        )
+        return self.task if same else setup.make_task(upload)
+
+    def install(self, setup: Setup, upload: str | bytes | None = None, model: engine.SequenceModel | None = None
+                ) -> None:
+        """Make `setup` (with `model`, else fresh weights from its seed) the lab's experiment.
+        Raises ValueError, leaving the lab as it was, when the task cannot be made, the setup is
+        over the size budget, or the model and task cannot train together."""
+        if setup.upload_param is None:
+            upload = None  # only charlm and sentiment read a file
+        task = self.task_for(setup, upload)
+        check_cost(setup, task)
+        if model is None:
+            model = engine.build_model(setup.model, task, seed=setup.train.seed)
+        trainer = engine.Trainer(model, task, setup.train)
+        self.playing = False
+        with self.lock:
+            self.setup, self.upload = setup, upload
+            self.task, self.model, self.trainer = task, model, trainer
+            self.probes = Probes(trainer, setup.model, self.lock)
+
+    def advance(self, until: int | None = None) -> bool:
+        """One training step (the caller holds the lock), measured every RECORD_EVERY steps."""
+        if self.trainer.diverged_at is not None or (until is not None and self.finished(until)):
+            return False
+        self.trainer.step(1)
+        self.probes.trained()
+        return True
+
+    def finished(self, until: int) -> bool:
+        return self.trainer.steps_done >= until or self.trainer.diverged_at is not None
+
+    def recording(self, index: int = 0) -> engine.Recording:
+        return self.probes.recording(index)
+
+    def symbols(self, index: int, stack: str | None = None) -> list[str] | None:
+        """What probe sample `index` reads at each step, as the task's own symbols, when its
+        inputs are symbols (tokens, or one-hot like recall's); None for values. In the order the
+        stack reads them: an encoder set to reverse its source reads it backwards."""
+        symbols = self.task.symbols_of(self.probes.samples[0][index])
+        if symbols is not None and stack == "encoder" and self.setup.model.reverse_source:
+            return symbols[::-1]
+        return symbols
+
+    def reset(self) -> None:
+        """Fresh weights from the seed; the same task and upload."""
+        self.install(self.setup, self.upload)
+
+    def start(self, setup: Setup) -> None:
+        """Begin again from `setup` (a lesson): a fresh model, no upload."""
+        self.install(setup)
+
+    def step(self) -> None:
+        """One training step, pausing first."""
+        self.playing = False
+        with self.lock:
+            self.advance()
+
+    def change(self, setup: Setup, upload: str | bytes | None = None) -> str:
+        """Apply new settings. A new task, task parameter, model setting or upload builds a new
+        model (training restarts); new training settings carry on from the current weights.
+        Nothing changes if the new settings are refused (the ValueError says why)."""
+        if setup.upload_param is None:
+            upload = None
+        rebuild = (setup.task, setup.task_params, setup.model, upload) != (
+            self.setup.task, self.setup.task_params, self.setup.model, self.upload
+        )
+        if rebuild:
+            self.install(setup, upload)
+            return "rebuilt"
+        if setup.train != self.setup.train:
+            with self.lock:
+                self.trainer.retune(setup.train)
+                self.setup = setup
+            return "retuned"
+        return "unchanged"
+
+    def load_model(self, data: bytes) -> None:
+        """Replace the model with an uploaded checkpoint. Its task becomes the current task (with
+        that task's default parameters if it is another one). Raises ValueError, leaving the lab
+        as it was, when the file is not a checkpoint or fits none of this app's tasks."""
+        model = engine.from_bytes(data)
+        if model.spec.name not in engine.TASKS:
+            raise ValueError(
+                f"this model was trained on a task called {model.spec.name!r}, which this app does not have"
+            )
+        setup = self.setup if model.spec.name == self.setup.task else preset_setup(model.spec.name)
+        upload = self.upload if setup is self.setup else None
+        task = self.task_for(setup, upload)
+        if model.spec != task.spec:
+            raise ValueError(
+                f"this model reads {model.spec.input_size} inputs and gives {model.spec.output_size} "
+                f"outputs, but the {task.spec.name} task as set here needs {task.spec.input_size} and "
+                f"{task.spec.output_size}; set the task's parameters (and, for an uploaded corpus or "
+                "CSV, the file) as they were when it was saved"
+            )
+        opened = dataclasses.replace(setup, model=model.cfg)  # may raise (a model the app does not open)
+        self.install(opened, upload, model)
+
+    def summary(self) -> dict[str, str]:
+        """What the sidebar shows on every page."""
+        cfg = self.setup.model
+        shape = f"{cfg.num_layers} x {cfg.hidden_size}" + (" bidirectional" if cfg.bidirectional else "")
+        last = self.trainer.history[-1] if self.trainer.history else None
+        return {
+            "task": self.setup.task,
+            "model": f"{cfg.arch.upper()} {shape}",
+            "parameters": f"{sum(p.numel() for p in self.model.parameters()):,}",
+            "steps trained": f"{self.trainer.steps_done:,}",
+            "last loss": "-" if last is None else "diverged" if last.diverged else f"{last.loss:.4g}",
+        }

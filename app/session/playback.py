@@ -1,0 +1,45 @@
+"""Play, pause and step for anything that trains one step at a time: the Lab and a Comparison.
+
+Streamlit may start a session's next run (a click on Pause, Step or Reset) while a playing
+fragment's training loop is still going in another thread. Every change to a model therefore
+happens under the playback's lock, one whole step at a time, and the loop stops at the next step
+boundary once `playing` is cleared.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+
+
+class Playback(ABC):
+    def __init__(self) -> None:
+        self.playing = False
+        self.lock = threading.RLock()  # held for every change to a model, task or trainer
+        self.seconds = 0.0  # spent in train_for: a Comparison's time to go is estimated from it
+
+    @abstractmethod
+    def advance(self, until: int) -> bool:
+        """One training step (the caller holds the lock); False when there was none to take:
+        step `until` reached, or training stopped."""
+
+    @abstractmethod
+    def finished(self, until: int) -> bool:
+        """Nothing left to train before step `until`."""
+
+    def train_for(self, seconds: float, until: int) -> int:
+        """Train in single steps for about `seconds`, never past step `until`, so a page tick
+        stays short and a pause lands between two whole steps; returns the steps taken. Stops
+        playing once there is nothing left to train."""
+        done = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            with self.lock:
+                if not self.playing or not self.advance(until):
+                    break
+            done += 1
+        with self.lock:
+            self.seconds += time.perf_counter() - start
+            if self.finished(until):
+                self.playing = False
+        return done

@@ -1,0 +1,73 @@
+"""Play, Pause, Step and Reset, and the live fragment that trains between redraws."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+import engine
+from app.session.lab import Lab
+from app.session.playback import Playback
+from app.widgets import state
+from app.widgets.header import sidebar_summary
+
+TICK_SECONDS = 0.4  # how often a playing page redraws
+TRAIN_SECONDS = 0.3  # training time per tick: the rest of the tick is drawing
+
+
+def set_playing(trainee: Playback, playing: bool) -> None:
+    trainee.playing = playing
+
+
+def training_controls(lab: Lab) -> None:
+    """Buttons act in callbacks, before the page redraws, so each label shows the new state."""
+    st.session_state.setdefault(state.TARGET_STEPS, engine.TASKS[lab.setup.task].preset.steps)
+    stopped = lab.trainer.diverged_at is not None
+    play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
+    play.button(
+        "Pause" if lab.playing else "Play", key="play", type="primary", width="stretch", disabled=stopped,
+        icon=":material/pause:" if lab.playing else ":material/play_arrow:",
+        on_click=set_playing, args=(lab, not lab.playing),  # what the button said, not a toggle
+    )
+    step.button(
+        "Step", key="step", width="stretch", disabled=stopped, help="one training step",
+        icon=":material/skip_next:", on_click=lab.step,
+    )
+    reset.button(
+        "Reset", key="reset", width="stretch", help="fresh weights from the seed; history cleared",
+        icon=":material/restart_alt:", on_click=lab.reset,
+    )
+    until.number_input(
+        "Train up to step", min_value=1, max_value=1_000_000, step=100, key=state.TARGET_STEPS,
+        persist_state="session",
+    )
+
+
+def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
+    """A fragment that draws the sidebar summary and draw(lab) and, while playing, trains up to
+    "Train up to step" between redraws."""
+
+    def summary_and(lab: Lab) -> None:
+        sidebar_summary(lab)
+        draw(lab)
+
+    live_training(lab, summary_and, state.TARGET_STEPS)
+
+
+def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: float = TRAIN_SECONDS) -> None:
+    """A fragment that calls draw(trainee) and, while playing, trains for `seconds` up to
+    st.session_state[until_key] between redraws (a Lab, or a Comparison)."""
+
+    @st.fragment(run_every=TICK_SECONDS if trainee.playing else None)
+    def tick() -> None:
+        # Draw first, then train: the charts on screen are never left waiting (and greyed out)
+        # while the next steps run; they show them on the next tick. The lock makes a training
+        # loop still finishing in another thread complete its step before anything is read.
+        with trainee.lock:
+            draw(trainee)
+        if trainee.playing:
+            trainee.train_for(seconds, until=st.session_state[until_key])
+            if not trainee.playing:  # reached the target or stopped: redraw the buttons, stop ticking
+                st.rerun()
+
+    tick()

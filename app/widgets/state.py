@@ -1,0 +1,80 @@
+"""Every key this app keeps in st.session_state, named once, with typed getters.
+
+Pages and widgets read and write session state only through these names, so one idea (the sample
+opened up, the layer looked at) has one key on every page and moves with the student between them.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from app.session.comparison import Comparison
+from app.session.lab import Lab
+
+LAB = "lab"  # this session's Lab
+LINK_PROBLEM = "link_problem"  # why the link's settings were not used, shown once
+LESSON = "lesson"  # the key of the lesson opened from Home, while its text applies
+TARGET_STEPS = "target_steps"  # "Train up to step"
+# The part of the model the look-inside pages open up (the part picker).
+PROBE_INDEX = "probe_index"
+STACK = "stack"
+LAYER = "layer"
+DIRECTION = "direction"
+# Unroll
+UNROLL_T = "unroll_t"
+UNROLL_PLAYING = "unroll_playing"
+UNROLL_CLICKED = "unroll_play_clicked"  # set by the Play/Pause button for the run it starts
+UNROLL_LAST_STEP = "unroll_last_step"  # the last t of the sample shown, for Play to know it is at the end
+UNROLL_UNIT = "unroll_unit"
+# Gradients
+GRADIENTS_DRAWN = "gradients_drawn"  # what the live figures show, for downloads made on click
+# Compare cells
+COMPARISON = "comparison"
+COMPARE_STEPS = "compare_steps"
+# Build & Train
+LOADED_FILE = "loaded_file"  # the id of the checkpoint last loaded, so a rerun does not load it again
+MODEL_UPLOAD = "model_upload"
+FORM_SYNCED = "form_synced_with"  # the Lab setup the settings form last showed
+
+
+def form_key(section: str, name: str) -> str:
+    """A settings-form widget: form.task.name, form.model.hidden_size, form.train.lr..."""
+    return f"form.{section}.{name}"
+
+
+def upload_key(task: str) -> str:
+    """The file uploader of a task that reads files: each task keeps its own file."""
+    return f"upload.{task}"
+
+
+def window_key(seq_len: int) -> str:
+    """The truncation window looked at, per sequence length (its slider's range)."""
+    return f"look_window.{seq_len}"
+
+
+def get(key: str, default=None):
+    return st.session_state.get(key, default)
+
+
+def lab() -> Lab | None:
+    return st.session_state.get(LAB)
+
+
+def comparison() -> Comparison | None:
+    return st.session_state.get(COMPARISON)
+
+
+def probe_index() -> int:
+    return st.session_state.get(PROBE_INDEX, 0)
+
+
+def layer() -> int:
+    return st.session_state.get(LAYER, 0)
+
+
+def direction() -> int:
+    """0 forward, 1 backward (the direction radio shows the words)."""
+    return 1 if st.session_state.get(DIRECTION) == "backward" else 0
+
+
+def target_steps() -> int:
+    return st.session_state[TARGET_STEPS]
