@@ -241,12 +241,6 @@ def clipping_frame(history: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def clipped_steps(history: pd.DataFrame) -> tuple[int, int]:
-    """(steps clipping made smaller, steps applied), from Trainer.history_frame()."""
-    frame = clipping_frame(history)
-    return int(frame["clipped"].sum()), int((~frame["diverged"].astype(bool)).sum())
-
-
 def initialisation_gradients(curves: pd.DataFrame) -> go.Figure:
     """‖∂L/∂h_t‖ at initialisation under each scheme, overlaid on a log axis, one line each; the
     network's own scheme drawn thicker.

@@ -23,11 +23,16 @@ def steps_of(history: pd.DataFrame) -> pd.DataFrame:
 
 
 def thin(history: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
-    """At most max_points rows, evenly spaced, always including the first and the last."""
+    """At most max_points rows, evenly spaced in steps, always including the first and the last.
+    By step, not by row: past 4096 steps the Trainer keeps recent steps densely and older ones
+    sparsely, so evenly spaced rows would crowd the end of the curve."""
     if len(history) <= max_points:
         return history
-    rows = np.unique(np.linspace(0, len(history) - 1, max_points).round().astype(int))
+    steps = history["step"].to_numpy()  # ascending
+    wanted = np.linspace(steps[0], steps[-1], max_points)  # [max_points]
+    rows = np.unique(np.searchsorted(steps, wanted).clip(0, len(steps) - 1))
     return history.iloc[rows]
+
 
 def line(x, y, name: str, colour: str, label: str, width: float = 1.8) -> go.Scatter:
     """A curve over training steps, with markers while there are few enough to see them."""

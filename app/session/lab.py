@@ -132,7 +132,7 @@ class Lab(Playback):
         """What the sidebar shows on every page."""
         cfg = self.setup.model
         shape = f"{cfg.num_layers} x {cfg.hidden_size}" + (" bidirectional" if cfg.bidirectional else "")
-        last = self.trainer.history[-1] if self.trainer.history else None
+        last = self.trainer.last
         return {
             "task": self.setup.task,
             "model": f"{cfg.arch.upper()} {shape}",

@@ -12,6 +12,7 @@ import pandas as pd
 import torch
 
 import engine
+from engine.rng import stream
 
 PROBE_SAMPLES = 8  # samples a student can open the model up on
 RECORD_EVERY = 25  # steps between the gradient measurements kept over training
@@ -19,10 +20,10 @@ FORGET_BIASES = (1.0, 3.0)  # the common choice (Jozefowicz et al. 2015), and th
 
 
 def probe_samples(task: engine.Task, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The samples a model is opened up on: drawn from a generator of their own, so they never
-    change the training batches, and the same for every model of one task and seed (a Comparison's
-    cells are opened on the Lab's)."""
-    return task.batch(PROBE_SAMPLES, torch.Generator().manual_seed(seed + 1))
+    """The samples a model is opened up on: drawn from the seed's stream for probes, apart from the
+    training and held-out batches, and the same for every model of one task and seed (a
+    Comparison's cells are opened on the Lab's)."""
+    return task.batch(PROBE_SAMPLES, stream(seed, "probe"))
 
 
 class Probes:

@@ -233,3 +233,20 @@ def test_encoder_decoder_diagram_shows_both_stacks_and_the_context():
     boxes = {s.name: s for s in fig.layout.shapes if s.type == "rect"}
     assert boxes["encoder layer 1"].x1 < boxes["decoder layer 1"].x0  # side by side
     assert boxes["encoder layer 1"].y0 == boxes["decoder layer 1"].y0
+
+
+def test_a_thinned_history_is_drawn_evenly_over_the_steps():
+    """Past 4096 steps the Trainer keeps the latest steps densely and older ones at a stride: the
+    curve still spreads its points evenly over the steps trained, not over the kept rows."""
+    from engine.history import History, StepStats
+
+    history = History()
+    for step in range(1, 20_001):
+        history.add(StepStats(step, 1.0 / step, 0.5, 1.0, 1.0, diverged=False))
+    frame = history.frame()
+    assert len(frame) < 5000 and frame["step"].iloc[-1] == 20_000  # thinned, the last kept
+    x, y = xy(charts_training.training_curves(frame, "R²"), "loss")
+    assert x[0] == 1 and x[-1] == 20_000
+    np.testing.assert_allclose(y, 1.0 / x)
+    first_half = np.mean(x <= 10_000)
+    assert 0.45 < first_half < 0.55  # evenly by rows, the dense last quarter would take most points

@@ -348,6 +348,7 @@ def test_truncated_bptt_refuses_recordings_of_different_samples(full_and_cut):
 
 
 def test_clipped_steps_are_those_clip_grad_norm_rescaled():
+    """The frame marks each step clipping rescaled; the history counts them over every step."""
     task = engine.make_task("adding", seq_len=T)
     model = engine.build_model(engine.ModelConfig(arch="rnn", hidden_size=6), task, seed=0)
     clip = 1.0
@@ -356,12 +357,13 @@ def test_clipped_steps_are_those_clip_grad_norm_rescaled():
     history = trainer.history_frame()
     over = [s.grad_norm > clip for s in trainer.history]  # torch rescales exactly the steps above the threshold
     assert 0 < sum(over) < 30  # a mix, so the count means something
-    assert cg.clipped_steps(history) == (sum(over), 30)
+    assert (trainer.history.clipped, trainer.history.applied) == (sum(over), 30)  # counted over every step
     frame = cg.clipping_frame(history)
     assert list(frame["clipped"]) == over
     assert frame.loc[frame["clipped"], "grad_norm_clipped"].tolist() == pytest.approx([clip] * sum(over), rel=1e-4)
     assert list(frame["grad_norm"]) == list(history["grad_norm"])
-    assert cg.clipped_steps(trainer.history_frame().iloc[:0]) == (0, 0)
+    fresh = engine.Trainer(model, task, trainer.cfg).history
+    assert (fresh.clipped, fresh.applied) == (0, 0)
 
 
 def test_a_diverged_step_counts_neither_as_clipped_nor_applied():
@@ -372,7 +374,7 @@ def test_a_diverged_step_counts_neither_as_clipped_nor_applied():
     trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="sgd", lr=0.01, batch_size=64, clip_value=1e6))
     trainer.step(2)
     assert [s.diverged for s in trainer.history] == [False, True]
-    assert cg.clipped_steps(trainer.history_frame()) == (0, 1)
+    assert (trainer.history.clipped, trainer.history.applied) == (0, 1)
     assert not cg.clipping_frame(trainer.history_frame())["clipped"].any()
 
 

@@ -136,7 +136,7 @@ def clipping(lab: Lab) -> None:
                 icon=":material/info:",
             )
             return
-        clipped, applied = cg.clipped_steps(history)
+        clipped, applied = lab.trainer.history.clipped, lab.trainer.history.applied  # over every step, kept or not
         share = f" ({clipped / applied:.0%})" if applied else ""
         how = []
         if train.clip_norm is not None:
