@@ -2,7 +2,7 @@
 (a rerun should redraw, not retrain or re-record), and a real browser's cold start to the first
 idle render, the way tests/browser/conftest.py drives them.
 
-    python benchmarks/app_timings.py [--quick]
+    PYTHONPATH=. python benchmarks/app_timings.py [--quick]
 """
 from __future__ import annotations
 
@@ -17,18 +17,19 @@ from pathlib import Path
 
 from timing import table
 
+from app import pages
+from app.widgets import state
+
 REPO = Path(__file__).resolve().parents[1]
 MAIN = str(REPO / "app" / "main.py")
-sys.path.insert(0, str(REPO))  # tests.browser.conftest: the browser tests' chromium and wait
-from app import pages  # noqa: E402
 
 # Each page and what its reruns move, in turn: (widget kind, key, value); None is a rerun with no change.
 PAGES = {
     "home": [None],
     "build": [None],
-    "unroll": [("slider", "unroll_t", 25)],  # the adding preset has T=50
-    "gates": [("number_input", "probe_index", 1), ("number_input", "probe_index", 0)],
-    "gradients": [("number_input", "probe_index", 1), ("number_input", "probe_index", 0)],
+    "unroll": [("slider", state.UNROLL_T, 25)],  # the adding preset has T=50
+    "gates": [("number_input", state.PROBE_INDEX, 1), ("number_input", state.PROBE_INDEX, 0)],
+    "gradients": [("number_input", state.PROBE_INDEX, 1), ("number_input", state.PROBE_INDEX, 0)],
     "compare": [None],
 }
 TARGET = 0.25  # a rerun at most this share of the page's first run
@@ -78,7 +79,7 @@ def page_times(page: str) -> list[tuple]:
     assert not at.exception, [e.value for e in at.exception]
     results = []
     for move in PAGES[page]:
-        lab = at.session_state["lab"]
+        lab = at.session_state[state.LAB]
         steps = lab.trainer.steps_done
         with Counted() as records:
             rerun, at = timed(at.run if move is None else getattr(at, move[0])(key=move[1]).set_value(move[2]).run)

@@ -2,7 +2,7 @@
 engine.record, against the same layer through F.scaled_dot_product_attention, which keeps none.
 Batch 32, T 128, d_model 128, 4 heads, 2 layers (the issue's case), causal and bidirectional.
 
-    python benchmarks/attention_cost.py [--quick]
+    PYTHONPATH=. python benchmarks/attention_cost.py [--quick]
 """
 from __future__ import annotations
 

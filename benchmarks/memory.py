@@ -3,16 +3,18 @@ steps through the Lab (recording every RECORD_EVERY steps, as the app does) and 
 with Jacobians, as the Unroll, Gates and Gradients pages do. The session runs in a fresh
 subprocess, so its peak is its own and not that of whatever benchmark ran before.
 
-    python benchmarks/memory.py [--quick]
+    PYTHONPATH=. python benchmarks/memory.py [--quick]
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from timing import table
 
@@ -56,7 +58,8 @@ def run(quick: bool = False) -> str:
     the peak after 500 and only checks that the measurement runs."""
     steps = QUICK_STEPS if quick else STEPS
     command = [sys.executable, __file__, "--session", str(steps)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    env = os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # app and engine, from any cwd
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     m = json.loads(done.stdout.strip().splitlines()[-1])
     rows = [[f"lstm H={MODEL['hidden_size']} L={MODEL['num_layers']}, adding T=50 B=64, {m['steps']} steps",
              m["imported"], m["built"], m["peak"], m["peak"] - m["imported"], m["rss"], m["train_s"], m["record_s"]]]

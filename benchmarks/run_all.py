@@ -1,7 +1,8 @@
-"""Every benchmark of issue 6 in one process, tables printed as markdown (as benchmarks/README.md
-holds them). Torch runs on one thread, as app/main.py sets it for the app.
+"""Every benchmark (issues 6 and 10) in one process, tables printed as markdown (as
+benchmarks/README.md holds them). Torch runs on one thread, as app/main.py sets it for the app.
+From the repository's root (`app` and `engine` import from there):
 
-    python benchmarks/run_all.py [--quick] [--only training|recording|attention|app|memory]
+    PYTHONPATH=. python benchmarks/run_all.py [--quick] [--only training|recording|attention|app|memory|history|gradlog]
 """
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import time
 
 import app_timings
 import attention_cost
+import gradient_log
+import history_tick
 import memory
 import record_cost
 import torch
@@ -22,6 +25,8 @@ SECTIONS = {
     "attention": attention_cost.run,
     "app": app_timings.run,
     "memory": memory.run,
+    "history": history_tick.run,
+    "gradlog": gradient_log.run,
 }
 
 

@@ -2,7 +2,7 @@
 batches, same Adam and clipping), and what recording on a probe sample adds per step, in one
 process. Prints medians and their ratios.
 
-    python benchmarks/train_throughput.py [--quick]
+    PYTHONPATH=. python benchmarks/train_throughput.py [--quick]
 """
 from __future__ import annotations
 
