@@ -110,7 +110,7 @@ class AttentionEncoderDecoder(EncoderDecoder):
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
         """The teacher-forced pass through the written-out equations, for engine.record, with
         the alignment alpha[t, i] and context c_t of every step ("alignment")."""
-        encoder, out = run_stack("encoder", self.cfg, self.encoder, self.source(x), taps)
+        encoder, out = run_stack("encoder", self.cfg, self.encoder, self.source(x), taps, padded=self.source_padding(x))
         memory = self.in_source_order(out)  # [B, S, H']
         state = self.context(encoder.final_state())
         padded = self.spec.padded(x)  # [B, S]

@@ -89,6 +89,7 @@ def unroll_layer(
     reverse: bool = False,
     taps: Tensor | None = None,  # [T, B, H]: added to h_t, so dL/d(taps)[t] is dL/dh_t
     keep_gates: bool = True,
+    real: Tensor | None = None,  # [T, B] bool: False at a pad step; None = every step is data
 ) -> LayerTrace:
     """Run one direction of one layer over a sequence with the written-out equations.
 
@@ -97,21 +98,31 @@ def unroll_layer(
     A zero `taps` tensor that requires grad makes the total BPTT gradient dL/dh_t (through
     every later step and every upper layer) the gradient of the loss with respect to taps[t],
     with nothing retained by hand.
+
+    At a pad step (real False) the state is carried through unchanged, h_t = h_{t-1} and
+    c_t = c_{t-1}, which is what PyTorch's kernels compute on a packed sequence (padding.py):
+    each sample's forward direction stops at its last real step and its backward direction
+    starts there. Its gates are still computed from the pad, and used for nothing.
     """
     a_x = (inputs @ w.w_ih.T + w.b_ih).unbind(0)  # T x [B, G*H]
     tap_steps = taps.unbind(0) if taps is not None else None
+    keep = real[:, :, None].unbind(0) if real is not None else None  # T x [B, 1]
     order = range(len(a_x) - 1, -1, -1) if reverse else range(len(a_x))
     act = ACTIVATION_FNS[activation]
     h, c = h0, c0
     hs, cs, gate_steps = {}, {}, {}
     for t in order:
+        h_prev, c_prev = h, c
         if arch == "lstm":
             h, c, gates = lstm_step(a_x[t], h, c, w)
-            cs[t] = c
         elif arch == "gru":
             h, gates = gru_step(a_x[t], h, w)
         else:
             h, gates = rnn_step(a_x[t], h, w, act), ()
+        if keep is not None:  # a pad step: the state goes through it unchanged
+            h = torch.where(keep[t], h, h_prev)  # [B, H]
+            c = torch.where(keep[t], c, c_prev) if c is not None else None  # [B, H]
+        cs[t] = c
         if tap_steps is not None:
             h = h + tap_steps[t]
         hs[t] = h

@@ -12,7 +12,7 @@ from torch import Tensor, nn
 from .config import ModelConfig
 from .describe import Part, Read, groups, module_part, recurrent_parts
 from .init import initialise
-from .recurrent import State, make_recurrent
+from .recurrent import State, make_recurrent, run_recurrent
 from .replay import Replay, Taps, run_stack
 from .tasks.base import TaskSpec
 
@@ -37,14 +37,18 @@ class SequenceModel(nn.Module):
             return x.unsqueeze(1).expand(-1, self.spec.out_len, -1)  # [B, D] -> [B, T, D]
         return x  # [B, T, D]
 
-    def features(self, x_in: Tensor, state: State | None = None) -> tuple[Tensor, State]:
-        """Run the recurrent stack: [B, T, D] -> [B, T, dirs*H] and the final state."""
-        return self.rnn(x_in, state)
+    def features(self, x_in: Tensor, state: State | None = None, padded: Tensor | None = None
+                 ) -> tuple[Tensor, State]:
+        """Run the recurrent stack: [B, T, D] -> [B, T, dirs*H] and the final state. padded [B, T]
+        (spec.padded(x), True at a pad token) makes the stack skip the pads (run_recurrent)."""
+        return run_recurrent(self.rnn, x_in, state, padded)
 
     def readout(self, out: Tensor) -> Tensor:
         """seq2vec: the head on the last step's state ([B, out]); a bidirectional layer's
         backward direction finished at t=0, so its state there is the one that has read it all.
-        Otherwise the head on every step ([B, T, out])."""
+        Otherwise the head on every step ([B, T, out]). A pad step's output holds the state
+        carried through it (run_recurrent), so with pads at either end these are still each
+        sample's states after its last real word, forward, and after its first, backward."""
         if self.spec.mapping != "seq2vec":
             return self.head(out)  # [B, T, out]
         hidden = self.cfg.hidden_size
@@ -56,12 +60,12 @@ class SequenceModel(nn.Module):
     def forward(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """y_hat for x. (y is taken, and ignored, so every model trains with model(x, y):
         an encoder-decoder uses it for teacher forcing.)"""
-        out, _ = self.features(self.inputs(x))
+        out, _ = self.features(self.inputs(x), padded=self.spec.padded(x))
         return self.readout(out)
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
         """The forward pass through the written-out equations, for engine.record."""
-        stack, out = run_stack("rnn", self.cfg, self.rnn, self.inputs(x), taps)
+        stack, out = run_stack("rnn", self.cfg, self.rnn, self.inputs(x), taps, padded=self.spec.padded(x))
         return Replay(self.readout(out), {"rnn": stack})
 
     def recurrent_stacks(self) -> dict[str, tuple[ModelConfig, nn.Module]]:

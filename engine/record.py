@@ -17,6 +17,7 @@ from torch import Tensor, nn
 from .attention import Attended
 from .cells import GATE_COUNT, GATE_NAMES, LayerTrace, unroll_layer
 from .losses import compute_loss
+from .padding import real_steps
 from .recording import BlockTrace, Recording, StackTrace
 from .recurrent import initial_state, layer_weights
 from .replay import StackReplay, Taps
@@ -70,6 +71,7 @@ def jacobian_norms(stack: StackReplay) -> Tensor:
     rows_at_once = max(1, min(H, GRAPH_BUDGET // (T * H * GATE_COUNT[cfg.arch])))
     norms = torch.zeros(cfg.num_layers, cfg.num_directions, T, dtype=x_in.dtype)  # [L, dirs, T]
     layer_in = x_in.detach()[0]  # [T, D]
+    real = real_steps(stack.padded)  # [T, 1] or None: pads are carried through, as in the replay
     for layer in range(cfg.num_layers):
         for direction in range(cfg.num_directions):
             k = layer * cfg.num_directions + direction
@@ -89,6 +91,7 @@ def jacobian_norms(stack: StackReplay) -> Tensor:
                     reverse=direction == 1,
                     taps=taps,
                     keep_gates=False,
+                    real=real.expand(-1, R) if real is not None else None,  # [T, R]
                 )
                 pick = torch.eye(H, dtype=x_in.dtype)[rows]  # [R, H]: copy r backpropagates e_r
                 (jac[:, first : first + R],) = torch.autograd.grad((trace.h_last * pick).sum(), taps)

@@ -5,6 +5,9 @@ nn.RNN and nn.GRU loop in C++ at about the speed of a Python loop. So every cell
 on PyTorch's module, and the variants it lacks (peephole LSTM, sigmoid or linear RNN) run on
 `LoopRecurrent`, which names its parameters exactly as nn.LSTM does. Either way `layer_weights`
 reads one direction of one layer by those names, which is all the recorder needs.
+
+Every model runs its stacks through `run_recurrent`, which takes the batch's padding: pads are
+skipped by packing on PyTorch's modules and carried through in the written-out loop (padding.py).
 """
 from __future__ import annotations
 
@@ -16,8 +19,7 @@ from torch import Tensor, nn
 
 from .cells import GATE_COUNT, LayerTrace, LayerWeights, unroll_layer
 from .config import ModelConfig
-
-State = Tensor | tuple[Tensor, Tensor]  # h_n, or (h_n, c_n) for the LSTM: each [L*dirs, B, H]
+from .padding import State, real_steps, run_packed
 
 
 def suffix(layer: int, direction: int) -> str:
@@ -51,11 +53,26 @@ class LoopRecurrent(nn.Module):
         for p in self.parameters():  # nn.LSTM's own default initialisation
             nn.init.uniform_(p, -bound, bound)
 
-    def forward(self, x: Tensor, state: State | None = None) -> tuple[Tensor, State]:
-        """x: [B, T, D] -> output [B, T, dirs*H] and the final state, as nn.LSTM returns them."""
+    def forward(self, x: Tensor, state: State | None = None, padded: Tensor | None = None) -> tuple[Tensor, State]:
+        """x: [B, T, D] -> output [B, T, dirs*H] and the final state, as nn.LSTM returns them;
+        padded [B, T] (True at a pad) as run_recurrent takes it."""
         dropout = self.cfg.dropout if self.training else 0.0
-        traces, output = replay_stack(self.cfg, self, x, None, state, keep_gates=False, dropout=dropout)
+        traces, output = replay_stack(self.cfg, self, x, None, state, keep_gates=False, dropout=dropout,
+                                      padded=padded)
         return output, final_state(self.cfg, traces)
+
+
+def run_recurrent(rnn: nn.Module, x_in: Tensor, state: State | None = None, padded: Tensor | None = None
+                  ) -> tuple[Tensor, State]:
+    """A recurrent stack on x_in [B, T, D]: output [B, T, dirs*H] and final state, with the pad
+    steps of padded [B, T] (True at a pad) read as no data: each sample's final state is the one
+    after its last real step, and a pad step's output is the state carried through it. A batch
+    without pads takes the module's plain call, as before padding was known."""
+    if real_steps(padded) is None:
+        return rnn(x_in, state)
+    if isinstance(rnn, LoopRecurrent):
+        return rnn(x_in, state, padded)
+    return run_packed(rnn, x_in, padded, state)
 
 
 def make_recurrent(cfg: ModelConfig, input_size: int) -> nn.Module:
@@ -112,11 +129,14 @@ def replay_stack(
     *,
     keep_gates: bool = True,
     dropout: float = 0.0,
+    padded: Tensor | None = None,  # [B, T] True at a pad step
 ) -> tuple[list[list[LayerTrace]], Tensor]:
     """Run a whole recurrent stack (every layer, both directions) with unroll_layer, on the
     weights of `rnn` (an nn.LSTM/GRU/RNN or a LoopRecurrent). Returns traces[layer][direction]
-    and the stack's output [B, T, dirs*H], exactly what the PyTorch module outputs."""
+    and the stack's output [B, T, dirs*H], exactly what run_recurrent outputs: every layer
+    carries its state through the pad steps, so an upper layer ignores what a lower one put there."""
     layer_in = x_in.transpose(0, 1)  # [T, B, D]
+    real = real_steps(padded)  # [T, B] or None
     traces = []
     for layer in range(cfg.num_layers):
         row = []
@@ -133,6 +153,7 @@ def replay_stack(
                     reverse=direction == 1,
                     taps=taps[layer, direction] if taps is not None else None,
                     keep_gates=keep_gates,
+                    real=real,
                 )
             )
         traces.append(row)

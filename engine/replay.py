@@ -39,6 +39,7 @@ class StackReplay:
     x_in: Tensor  # [B, T, D]  the first layer's input
     state: State | None  # initial state, nn.LSTM layout; None = zeros
     traces: list[list[LayerTrace]]  # [layer][direction]
+    padded: Tensor | None = None  # [B, T]  True at a pad step (carried through); None: no pads
 
     def final_state(self) -> State:
         """h_n (and c_n), nn.LSTM's layout: [L*dirs, B, H]."""
@@ -52,8 +53,10 @@ class Replay:
     attention: dict = field(default_factory=dict)  # Site (engine/sites.py) -> Attended (engine/attention.py)
 
 
-def run_stack(name: str, cfg: ModelConfig, rnn: nn.Module, x_in: Tensor, taps: Taps | None, state=None):
-    """replay_stack with this stack's taps made on the way; returns (StackReplay, output)."""
+def run_stack(name: str, cfg: ModelConfig, rnn: nn.Module, x_in: Tensor, taps: Taps | None, state=None,
+              padded: Tensor | None = None):
+    """replay_stack with this stack's taps made on the way; returns (StackReplay, output).
+    padded [B, T]: True at the pad steps of x_in, which the stack carries its state through."""
     stack_taps = taps.make(name, cfg, x_in) if taps is not None else None
-    traces, out = replay_stack(cfg, rnn, x_in, stack_taps, state)
-    return StackReplay(cfg, rnn, x_in, state, traces), out
+    traces, out = replay_stack(cfg, rnn, x_in, stack_taps, state, padded=padded)
+    return StackReplay(cfg, rnn, x_in, state, traces, padded), out

@@ -22,7 +22,7 @@ from .config import MAX_HIDDEN, ModelConfig
 from .describe import Part, Read, groups, module_part, recurrent_parts
 from .init import initialise
 from .losses import IGNORE
-from .recurrent import State, make_recurrent
+from .recurrent import State, make_recurrent, run_recurrent
 from .replay import Replay, Taps, run_stack
 from .tasks.base import TaskSpec
 
@@ -120,12 +120,20 @@ class EncoderDecoder(nn.Module):
         check_source(x)
         return self.source_embedding(x.flip(1) if self.cfg.reverse_source else x)
 
+    def source_padding(self, x: Tensor) -> Tensor | None:
+        """[B, S] True at the source's pad steps, in the order the encoder reads them (the dates
+        task pads at the front, so with reverse_source the pads come last); None: never padded."""
+        padded = self.spec.padded(x)
+        return padded.flip(1) if padded is not None and self.cfg.reverse_source else padded
+
     def in_source_order(self, out: Tensor) -> Tensor:
         """The encoder's states [B, S, H'] by source position, whichever way it read."""
         return out.flip(1) if self.cfg.reverse_source else out
 
     def start(self, x: Tensor) -> Decoding:
-        out, h_n = self.encoder(self.source(x))  # [B, S, dirs*H]
+        """The encoder skips the source's pads, so the context is each direction's state after its
+        last real token."""
+        out, h_n = run_recurrent(self.encoder, self.source(x), None, self.source_padding(x))  # [B, S, dirs*H]
         return Decoding(self.context(h_n), self.in_source_order(out), self.spec.padded(x))
 
     def step(self, token: Tensor, decoding: Decoding) -> tuple[Tensor, Decoding]:
@@ -151,7 +159,7 @@ class EncoderDecoder(nn.Module):
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
         """The teacher-forced pass through the written-out equations, for engine.record. With
         reverse_source the encoder's stack is recorded in the order it read the source."""
-        encoder, _ = run_stack("encoder", self.cfg, self.encoder, self.source(x), taps)
+        encoder, _ = run_stack("encoder", self.cfg, self.encoder, self.source(x), taps, padded=self.source_padding(x))
         state = self.context(encoder.final_state())
         decoder_in = self.target_embedding(teacher_inputs(y))  # [B, T_out, E]
         decoder, out = run_stack("decoder", self.decoder_cfg, self.decoder, decoder_in, taps, state)

@@ -92,10 +92,12 @@ def replay_truncated(model: nn.Module, x: Tensor, y: Tensor, taps: Taps, window:
     the loss whose gradients Trainer.forward_backward accumulates with TrainConfig(bptt_window=window)."""
     cfg, T = model.cfg, x.shape[1]
     x_in = model.inputs(x)  # [B, T, D]
+    padded = model.spec.padded(x)  # [B, T] or None
     stack_taps = taps.make("rnn", cfg, x_in)  # [L, dirs, T, B, H]
     state, pieces, terms, outputs = None, [], [], []
     for chunk in chunks(T, window):
-        traces, out = replay_stack(cfg, model.rnn, x_in[:, chunk], stack_taps[:, :, chunk], state)  # out: [B, k, H]
+        traces, out = replay_stack(cfg, model.rnn, x_in[:, chunk], stack_taps[:, :, chunk], state,
+                                   padded=padded[:, chunk] if padded is not None else None)  # out: [B, k, H]
         term = chunk_loss(model, loss, out, y, chunk, T)
         if term is not None:
             terms.append(term[0])
@@ -104,5 +106,5 @@ def replay_truncated(model: nn.Module, x: Tensor, y: Tensor, taps: Taps, window:
         state = detach_state(final_state(cfg, traces))  # the cut: no gradient crosses this border
     aligned = model.spec.mapping == "seq2seq"
     y_hat = torch.cat(outputs, dim=1) if aligned else outputs[0]
-    stack = StackReplay(cfg, model.rnn, x_in, None, join_traces(pieces))
+    stack = StackReplay(cfg, model.rnn, x_in, None, join_traces(pieces), padded)
     return Replay(y_hat, {"rnn": stack}), torch.stack(terms).sum()
