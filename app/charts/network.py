@@ -1,44 +1,45 @@
-"""The network as built: a diagram of its parts and a table of their sizes. No streamlit here."""
+"""The network as built: a diagram of its parts and a table of their sizes, drawn from the model's
+own description of itself (model.describe(), in forward order), so every class build_model can
+return is drawn, and no parameter name is parsed here. No streamlit here."""
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.charts.style import BLACK, GREEN, GREY, ORANGE, PURPLE, SKY_BLUE, finish
+from app.charts.style import BLACK, BLUE, GREEN, GREY, ORANGE, PURPLE, SKY_BLUE, finish
+from engine.describe import Part
+
+KIND_COLOURS = {"embedding": PURPLE, "positional encoding": PURPLE, "recurrent": SKY_BLUE, "attention": BLUE,
+                "transformer block": SKY_BLUE, "linear": GREY, "linear head": ORANGE}
+DIRECTIONS = (("forward", "forward →"), ("backward", "← backward"))  # box name, box text
 
 
-class Part(NamedTuple):
-    """One entry of model.param_groups(), as a table row and as boxes in the diagram."""
-
-    name: str
-    shape: str  # "in → out", e.g. "vocab 158 → 16", "16 → 2 × 64" (bidirectional), "128 → 4"
-    parameters: int
-    names: list[str]  # its parameters' names
-    units: int  # a recurrent layer's H (per direction); the head's outputs; an embedding's width
+def size_in(part: Part) -> int | str:
+    return part.input_shape[-1]
 
 
-def parts(model) -> list[Part]:
-    named = dict(model.named_parameters())
-    found = []
-    for part, names in model.param_groups().items():
-        count = sum(named[n].numel() for n in names)
-        if part.endswith("embedding") or part == "head":
-            rows, cols = named[f"{part}.weight"].shape  # embedding [V, E]; head [out, in]
-            shape, units = (f"{cols} → {rows}", rows) if part == "head" else (f"vocab {rows} → {cols}", cols)
-        else:
-            size_in = named[next(n for n in names if "weight_ih" in n)].shape[1]  # [gates*H, in]
-            units = named[next(n for n in names if "weight_hh" in n)].shape[1]  # [gates*H, H]
-            both = any(n.endswith("_reverse") for n in names)
-            shape = f"{size_in} → 2 × {units}" if both else f"{size_in} → {units}"
-        found.append(Part(part, shape, count, names, units))
-    return found
+def shape_text(part: Part, model) -> str:
+    """What a part maps, per step: "vocab 158 → 16", "16 → 2 × 64" (bidirectional), "128 → 4"."""
+    if part.kind == "embedding" and part.input_shape[-1] in ("T", "S"):  # token ids in: [V, E] table
+        vocab = dict(model.named_parameters())[part.params[0]].shape[0]
+        return f"vocab {vocab} → {part.output_shape[-1]}"
+    if part.kind == "recurrent" and part.directions == 2:
+        return f"{size_in(part)} → 2 × {part.hidden_size}"
+    return f"{size_in(part)} → {part.output_shape[-1]}"
+
+
+def drawn_parts(model) -> list[Part]:
+    """The parts with something to draw: all but the bare input (the diagram draws its own)."""
+    return [p for p in model.describe() if p.kind != "input"]
 
 
 def layer_table(model) -> pd.DataFrame:
-    """One row per part of model.param_groups(): part, shape ("in → out"), parameters."""
-    return pd.DataFrame([p[:3] for p in parts(model)], columns=["part", "shape", "parameters"])
+    """One row per part with parameters (the parts a Trainer can freeze): part, shape, parameters."""
+    rows = [(p.name, shape_text(p, model), p.parameters) for p in model.describe() if p.parameters]
+    return pd.DataFrame(rows, columns=["part", "shape", "parameters"])
 
 
 class Box(NamedTuple):
@@ -51,35 +52,61 @@ class Box(NamedTuple):
 def arch_name(cfg) -> str:
     if cfg.arch == "rnn":
         return f"RNN ({cfg.activation})"
+    if cfg.arch == "transformer":
+        return "Transformer"
     return ("peephole " if cfg.peephole else "") + cfg.arch.upper()
 
 
-def part_boxes(part: Part, model, layer_colour: str) -> list[Box]:
-    """The boxes of one part: two for a bidirectional layer (forward →, ← backward), else one;
-    hovering one lists its parameter tensors, their shapes and counts."""
-    named = dict(model.named_parameters())
+def subscripted(label: str) -> str:
+    """"h←_0" as h←<sub>0</sub>."""
+    symbol, _, step = label.partition("_")
+    return f"{symbol}<sub>{step}</sub>" if step else symbol
 
-    def box(name: str, title: str, size: str, colour: str, names: list[str]) -> Box:
-        count = sum(named[n].numel() for n in names)
-        lines = [f"{n} {list(named[n].shape)}: {named[n].numel():,}" for n in names]
-        hover = "<br>".join([f"<b>{title}</b>", *lines, f"total {count:,} parameters"])
-        return Box(name, f"<b>{title}</b><br>{size} · {count:,} params", colour, hover)
 
+def part_title(part: Part, model) -> str:
     label = part.name.removeprefix("encoder ").removeprefix("decoder ").replace("_", " ")
-    if part.name == "head":
-        where = "last step" if model.spec.mapping == "seq2vec" else "every step"
-        plural = "s" if part.units > 1 else ""
-        out = f"{part.units} value{plural}" if model.spec.loss == "mse" else f"{part.units} classes"
-        return [box(part.name, f"head · linear, {where}", f"→ {out}", ORANGE, part.names)]
-    if part.name.endswith("embedding"):
-        return [box(part.name, label, part.shape, PURPLE, part.names)]
-    size = f"{part.units} units"
-    backward = [n for n in part.names if n.endswith("_reverse")]
-    if not backward:
-        return [box(part.name, f"{label} · {arch_name(model.cfg)}", size, layer_colour, part.names)]
-    forward = [n for n in part.names if n not in backward]
-    return [box(f"{part.name} forward", f"{label} · forward →", size, layer_colour, forward),
-            box(f"{part.name} backward", f"{label} · ← backward", size, layer_colour, backward)]
+    if part.kind == "recurrent":
+        return f"{label} · {arch_name(model.cfg)}"
+    if part.kind == "linear head":
+        where = "every step" if part.input_shape[0] in ("T", "S") else "last step"
+        reads = " ; ".join(subscripted(r.label) for r in part.reads)
+        return f"head · linear, {where}" + (f" · reads [{reads}]" if len(part.reads) > 1 else "")
+    if part.kind == "attention":
+        return f"attention · {part.score.replace('_', ' ')} score"
+    if part.kind == "transformer block":
+        return f"{label} · block, {part.heads} head{'s' * (part.heads > 1)}"
+    if part.kind == "positional encoding":
+        return "positions · sinusoid added"
+    if part.kind == "linear":
+        return f"{label} · [h_t ; context]"
+    return label
+
+
+def part_size(part: Part, model) -> str:
+    if part.kind == "recurrent":
+        return f"{part.hidden_size} units"
+    if part.kind == "linear head":
+        outputs = part.output_shape[-1]
+        return f"→ {outputs} value{'s' * (outputs > 1)}" if model.spec.loss == "mse" else f"→ {outputs} classes"
+    return shape_text(part, model)
+
+
+def part_boxes(part: Part, model) -> list[Box]:
+    """The boxes of one part: two for a bidirectional recurrent layer (forward →, ← backward, each
+    with one direction's parameters), else one; hovering one lists the part's parameter tensors,
+    their shapes and counts."""
+    named = dict(model.named_parameters())
+    lines = [f"{n} {list(named[n].shape)}: {named[n].numel():,}" for n in part.params]
+    colour = GREEN if part.stack == "decoder" and part.kind == "recurrent" else KIND_COLOURS[part.kind]
+    title, size = part_title(part, model), part_size(part, model)
+    directions = part.directions if part.kind == "recurrent" else 1
+    count = part.parameters // directions  # both directions of a layer have the same shapes
+    hover = "<br>".join([f"<b>{title}</b>", *lines, f"total {part.parameters:,} parameters"])
+    if directions == 1:
+        return [Box(part.name, f"<b>{title}</b><br>{size} · {count:,} params", colour, hover)]
+    label = title.split(" · ")[0]
+    return [Box(f"{part.name} {name}", f"<b>{label} · {text}</b><br>{size} · {count:,} params", colour, hover)
+            for name, text in DIRECTIONS]
 
 
 def input_box(name: str, title: str, spec, tokens: int | None = None) -> Box:
@@ -92,9 +119,9 @@ def input_box(name: str, title: str, spec, tokens: int | None = None) -> Box:
     return Box(name, f"<b>{title}</b><br>{what}", GREY, f"<b>{title}</b><br>{what}<br>no parameters")
 
 
-def stack_rows(model, prefix: str, layer_colour: str = SKY_BLUE) -> list[list[Box]]:
-    """Rows of boxes, bottom to top, for the parts whose names start with prefix."""
-    return [part_boxes(p, model, layer_colour) for p in parts(model) if p.name.startswith(prefix)]
+def on_source_side(part: Part) -> bool:
+    """An encoder-decoder's left column: the source's embedding and positions, and the encoder."""
+    return part.stack == "encoder" or part.name.startswith("source") or part.name == "positions"
 
 
 ROW_PX, BOX_H, GAP = 62, 0.64, 0.03  # px per row; box height and gap between two boxes, in rows / x units
@@ -137,36 +164,67 @@ def arrow(fig: go.Figure, below: tuple, above: tuple, margin: float = 0.02) -> N
                        text="", showarrow=True, arrowhead=2, arrowwidth=1.3, arrowcolor=GREY)
 
 
+def across(fig: go.Figure, x0: float, x1: float, y0: float, y1: float) -> None:
+    """A black arrow from the encoder's side (x0, y0) to the decoder's (x1, y1)."""
+    fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                       showarrow=True, arrowhead=2, arrowwidth=1.5, arrowcolor=BLACK)
+
+
+def join_stacks(fig: go.Figure, model, source: list[Part], target: list[Part], left: list, right: list) -> None:
+    """What the decoder takes from the encoder: a recurrent encoder's final state starts the
+    decoder layer by layer (without attention); attention reads every encoder state; a
+    transformer's decoder blocks read the last encoder block's output (cross-attention)."""
+    top = left[-1][-1]
+    y_top = (top[2] + top[3]) / 2
+    readers = [i for i, p in enumerate(target) if p.kind in ("attention", "transformer block")]
+    if readers:
+        for i in readers:
+            rect = right[i + 1][0]  # row 0 is the decoder's input box
+            across(fig, top[1], rect[0], y_top, (rect[2] + rect[3]) / 2)
+        what = "memory: every encoder output" if model.cfg.arch == "transformer" else "every encoder state h_s"
+        y_text = y_top
+    else:
+        layers = [i for i, p in enumerate(source) if p.kind == "recurrent"]
+        starts = [i for i, p in enumerate(target) if p.kind == "recurrent"]
+        for s, t in zip(layers, starts, strict=False):  # encoder layer k's final state starts decoder layer k
+            a, b = left[s + 1][-1], right[t + 1][0]
+            across(fig, a[1], b[0], (a[2] + a[3]) / 2, (b[2] + b[3]) / 2)
+        what, y_text = "context (final state)", top[3]
+    x_text = (top[1] + min(r[0][0] for r in right[1:])) / 2
+    fig.add_annotation(x=x_text, y=y_text, yanchor="bottom", showarrow=False, text=what.replace(": ", ":<br>"),
+                       font=dict(size=11), bgcolor="rgba(255,255,255,0.8)")
+
+
 def network_diagram(model) -> go.Figure:
-    """The network as built, bottom (input) to top (head): one box per part of
-    model.param_groups(), two side by side for a bidirectional layer, each with its size and
-    parameter count; hovering a box lists its parameter tensors and their shapes. An
-    encoder-decoder (spec.mapping "encdec") is drawn as two stacks, encoder left and decoder
-    right, joined by "context (final state)" arrows, layer by layer. Height: 62 px per row."""
+    """The network as built, bottom (input) to top (head), from model.describe(): one box per
+    part, two side by side for a bidirectional recurrent layer, each with its size and parameter
+    count; hovering a box lists its parameter tensors and their shapes. An encoder-decoder is
+    drawn as two stacks, encoder left and decoder right, with what the decoder takes from the
+    encoder. Height: 62 px per row."""
     spec, cfg = model.spec, model.cfg
     fig, hovers = go.Figure(), []
     total = sum(p.numel() for p in model.parameters())
+    parts = drawn_parts(model)
+    tokens = spec.input_size if spec.input_kind == "tokens" else None
     if spec.mapping == "encdec":
-        encoder = [[input_box("source", "source", spec, spec.input_size)], *stack_rows(model, "source"),
-                   *stack_rows(model, "encoder")]
-        decoder = [[input_box("target", "previous output token", spec, spec.output_size)],
-                   *stack_rows(model, "target"), *stack_rows(model, "decoder", GREEN), *stack_rows(model, "head")]
-        left = draw_rows(fig, encoder, 0.26, 0.44, hovers)
-        right = draw_rows(fig, decoder, 0.74, 0.44, hovers)
-        tail, tip = left[-1][-1][1], right[len(left) - 1][0][0]
-        for r in range(2, len(encoder)):  # encoder layer k's final state starts decoder layer k
-            fig.add_annotation(x=tip, y=r + 0.5, ax=tail, ay=r + 0.5, xref="x", yref="y", axref="x", ayref="y",
-                               text="", showarrow=True, arrowhead=2, arrowwidth=1.5, arrowcolor=BLACK)
-        fig.add_annotation(x=(tail + tip) / 2, y=len(encoder) - 0.5 + BOX_H / 2, yanchor="bottom",
-                           showarrow=False, text="context<br>(final state)", font=dict(size=11))
+        source = [p for p in parts if on_source_side(p)]
+        target = [p for p in parts if not on_source_side(p)]
+        positions = [p for p in source if p.kind == "positional encoding"]
+        if positions:  # one table of positions, added to the target's embeddings too
+            target.insert(1, dataclasses.replace(positions[0], name="positions (target)"))
+        left = draw_rows(fig, [[input_box("source", "source", spec, spec.input_size)],
+                               *[part_boxes(p, model) for p in source]], 0.26, 0.44, hovers)
+        right = draw_rows(fig, [[input_box("target", "previous output token", spec, spec.output_size)],
+                                *[part_boxes(p, model) for p in target]], 0.74, 0.44, hovers)
+        join_stacks(fig, model, source, target, left, right)
         edges = (min(r[0] for row in left for r in row) - 0.02, max(r[1] for row in right for r in row) + 0.02)
+        rows = max(len(left), len(right))
         for x, caption in zip(edges, ("encoder", "decoder"), strict=True):
-            fig.add_annotation(x=x, y=len(decoder) / 2, text=f"<b>{caption}</b>", textangle=-90, showarrow=False,
+            fig.add_annotation(x=x, y=rows / 2, text=f"<b>{caption}</b>", textangle=-90, showarrow=False,
                                font=dict(size=12, color=GREY))
-        rows, kind = len(decoder), " encoder-decoder"
+        kind = " encoder-decoder"
     else:
-        tokens = spec.input_size if spec.input_kind == "tokens" else None
-        stack = [[input_box("input", "input", spec, tokens)], *stack_rows(model, "")]
+        stack = [[input_box("input", "input", spec, tokens)], *[part_boxes(p, model) for p in parts]]
         draw_rows(fig, stack, 0.5, 0.8, hovers)
         rows, kind = len(stack), ""
     x, y, text = zip(*hovers, strict=True)
@@ -175,8 +233,10 @@ def network_diagram(model) -> go.Figure:
     fig.update_xaxes(visible=False, range=[0, 1], fixedrange=True)
     fig.update_yaxes(visible=False, range=[0, rows], fixedrange=True)
     direction = ", bidirectional" + (" encoder" if kind else "") if cfg.bidirectional else ""
-    layers = f"{cfg.num_layers} layer{'s' if cfg.num_layers > 1 else ''} × {cfg.hidden_size} units"
-    title = f"{arch_name(cfg)}{kind}, {layers}{direction} — {total:,} parameters"
+    width = f"d_model {cfg.hidden_size}" if cfg.arch == "transformer" else f"{cfg.hidden_size} units"
+    layers = f"{cfg.num_layers} layer{'s' if cfg.num_layers > 1 else ''} × {width}"
+    attention = f", {cfg.attention.replace('_', ' ')} attention" if cfg.attention and cfg.arch != "transformer" else ""
+    title = f"{arch_name(cfg)}{kind}, {layers}{direction}{attention} — {total:,} parameters"
     fig = finish(fig, title, height=ROW_PX * rows + 60)
     fig.update_layout(margin=dict(l=10, r=10, t=45, b=5), hovermode="closest",
                       hoverlabel=dict(bgcolor="white", bordercolor=GREY, font=dict(color=BLACK)),

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 import engine
+import engine.build
 from app.charts import network as charts_network
 from app.charts import training as charts_training
 
@@ -222,6 +223,36 @@ def test_unidirectional_diagram_has_one_box_per_layer_and_names_its_input():
     assert "x_t: 8 values" in annotation_text(fig)
     assert charts_network.network_diagram(build("lstm adding")).layout.height <= 320  # 3 rows stay compact
     assert "→ 1 value" in annotation_text(charts_network.network_diagram(build("lstm adding")))
+
+
+@pytest.mark.parametrize("key", list(engine.build.MODELS), ids=" / ".join)
+def test_every_class_build_model_can_return_is_drawn_from_its_description(key):
+    """Attention models and transformers too: the diagram and the table read model.describe(),
+    never parameter names (which raised StopIteration for every attention model and transformer)."""
+    family, shape = key
+    kind = dict(arch="transformer", num_heads=2) if family == "transformer" else dict(arch="gru")
+    attention = "additive" if "attention" in shape else None
+    cfg = engine.ModelConfig(**kind, hidden_size=8, num_layers=2, attention=attention)
+    model = engine.build_model(cfg, engine.make_task("reverse" if "encoder" in shape else "charlm"), seed=0)
+    assert type(model) is engine.build.MODELS[key]
+    fig, table = charts_network.network_diagram(model), charts_network.layer_table(model)
+    total = sum(p.numel() for p in model.parameters())
+    assert f"— {total:,} parameters" in fig.layout.title.text and table["parameters"].sum() == total
+    names = set(rect_names(fig))
+    assert {p.name for p in model.describe() if p.kind not in ("input", "recurrent")} <= names
+    assert all(any(n.startswith(p.name) for n in names) for p in model.describe() if p.kind == "recurrent")
+    hover = " ".join(trace(fig, "parts").hovertext)
+    assert all(name in hover for name, _ in model.named_parameters())
+    assert_readable(fig)
+
+
+def test_a_bidirectional_seq2vec_head_says_which_states_it_reads():
+    """The head reads [h→_T ; h←_0]: the backward direction's state at t = 0 has read the whole
+    sequence (from the model's own description, so the picture cannot drift from the model)."""
+    model = engine.build_model(engine.ModelConfig(arch="rnn", hidden_size=4, bidirectional=True),
+                               engine.make_task("recall"), seed=0)
+    text = annotation_text(charts_network.network_diagram(model))
+    assert "reads [h→<sub>T</sub> ; h←<sub>0</sub>]" in text
 
 
 def test_encoder_decoder_diagram_shows_both_stacks_and_the_context():
