@@ -263,3 +263,24 @@ def test_bad_encoder_decoder_input_says_what_to_change():
     raises_saying(lambda: engine.beam_search(model, x, width=2), "one source sequence", "[2, 6]")
     lm = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=4), adding)
     raises_saying(lambda: engine.beam_search(lm, x[0]), "encoder-decoder")
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_a_padded_date_is_attended_and_decoded_as_its_characters_alone(case):
+    """The encoder skips the pads and the attention gives them no weight, so teacher-forced,
+    greedy and recorded outputs for a front-padded date are those for its characters alone."""
+    task = engine.make_task("dates")
+    model = engine.build_model(engine.ModelConfig(hidden_size=5, embedding_dim=4, **case), task, seed=0)
+    model = model.double().eval()
+    x, y = task.batch(4)
+    padded = task.spec.padded(x)
+    assert padded.any(1).all()
+    with torch.no_grad():
+        forced, greedy = model(x, y), model(x)  # each [B, T_out, V]
+        for b in range(len(x)):
+            alone = x[b : b + 1, ~padded[b]]  # [1, S_b]
+            torch.testing.assert_close(forced[b], model(alone, y[b : b + 1])[0], atol=1e-12, rtol=0)
+            torch.testing.assert_close(greedy[b], model(alone)[0], atol=1e-12, rtol=0)
+    rec = engine.record(model, x, y, index=1, jacobians=False)
+    torch.testing.assert_close(rec.y_hat, forced[1], atol=1e-12, rtol=0)
+    assert torch.all(rec.attention["alignment"][:, :, padded[1]] == 0)

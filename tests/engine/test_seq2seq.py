@@ -165,3 +165,42 @@ def test_encoder_decoder_trains_saves_and_freezes_like_any_model(tmp_path):
         assert torch.equal(model(x), loaded(x))
     with pytest.raises(ValueError, match="truncated BPTT"):
         engine.Trainer(model, task, engine.TrainConfig(bptt_window=2))
+
+
+def padded_dates(case, seed=0):
+    """A float64 encoder-decoder on dates (sources padded at the front) and a batch of them."""
+    task = engine.make_task("dates")
+    model = engine.build_model(engine.ModelConfig(hidden_size=5, embedding_dim=4, **case), task, seed=seed)
+    x, y = task.batch(6)
+    padded = task.spec.padded(x)
+    assert padded.any(1).all() and not padded.all(1).any()
+    return model.double().eval(), x, y, padded
+
+
+def states(state):
+    return state if isinstance(state, tuple) else (state,)
+
+
+PADDED_CASES = [
+    dict(arch="lstm"),
+    dict(arch="gru", num_layers=2, bidirectional=True),
+    dict(arch="rnn", bidirectional=True, reverse_source=True),  # reversed, the pads come last
+    dict(arch="lstm", peephole=True, bidirectional=True),  # the written-out loop
+]
+
+
+@pytest.mark.parametrize("case", PADDED_CASES, ids=case_id)
+def test_the_decoder_starts_from_the_encoders_state_after_the_last_real_character(case):
+    """A padded date is encoded and decoded as its characters alone, in the fused (packed) pass
+    and in the recording's replay."""
+    model, x, y, padded = padded_dates(case)
+    with torch.no_grad():
+        context = model.start(x).state  # [L, B, H']
+        logits = model(x, y)  # [B, T_out, V]
+        for b in range(len(x)):
+            alone = x[b : b + 1, ~padded[b]]  # [1, S_b]
+            for mine, ref in zip(states(context), states(model.start(alone).state)):
+                torch.testing.assert_close(mine[:, b], ref[:, 0], atol=1e-12, rtol=0)
+            torch.testing.assert_close(logits[b], model(alone, y[b : b + 1])[0], atol=1e-12, rtol=0)
+    rec = engine.record(model, x, y, index=2, jacobians=False)
+    torch.testing.assert_close(rec.y_hat, logits[2], atol=1e-12, rtol=0)
