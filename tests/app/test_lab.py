@@ -180,3 +180,23 @@ def test_each_probe_sample_is_recorded_once_per_model_version(monkeypatch):
     again = lab.recording(0)
     assert calls[-1] == 0 and again is not first  # trained: recorded anew
     assert torch.equal(again.hidden, real(lab.model, *lab.probes.samples, index=0).hidden)
+
+
+def test_a_model_setting_change_keeps_the_task_and_its_parsed_data(monkeypatch):
+    """Rebuilding the model for a new hidden size must not parse an uploaded corpus again (an
+    IMDB-size CSV took 22.8 s each time); a new task parameter or upload does make a new task."""
+    from app.widgets.uploads import task_data
+
+    csv = "review,sentiment\n" + "".join(f"a fine film {i},positive\nnot a good film {i},negative\n" for i in range(40))
+    setup = preset_setup("sentiment")
+    parsed = task_data(setup.upload_param, csv.encode())
+    assert task_data(setup.upload_param, csv.encode()) is parsed  # one parse for every session
+    lab = Lab(setup, parsed)
+    made, real = [], engine.make_task
+    monkeypatch.setattr(engine, "make_task", lambda *a, **k: made.append(a) or real(*a, **k))
+    task = lab.task
+    wider = dataclasses.replace(setup, model=dataclasses.replace(setup.model, hidden_size=setup.model.hidden_size + 8))
+    assert lab.change(wider, parsed) == "rebuilt"
+    assert lab.task is task and made == [] and lab.model.cfg.hidden_size == setup.model.hidden_size + 8
+    longer = dataclasses.replace(wider, task_params={**wider.task_params, "seq_len": 30})
+    assert lab.change(longer, parsed) == "rebuilt" and lab.task is not task and len(made) == 1

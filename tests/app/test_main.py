@@ -14,3 +14,32 @@ def test_home_page_offers_every_lesson_with_what_to_do():
     for lesson in LESSONS:
         assert f"**{lesson.title}**" in text and lesson.what_to_do in text
         assert at.button(key=f"lesson.{lesson.key}").label == "Open this lesson"
+
+
+def texts_in_order(node) -> list[str]:
+    """Every text on the page, top to bottom (headings, markdown, captions, alerts)."""
+    value = getattr(node, "value", None)
+    found = [value] if isinstance(value, str) else []
+    for child in getattr(node, "children", {}).values():
+        found += texts_in_order(child)
+    return found
+
+
+def test_no_page_calls_a_page_that_exists_on_its_way():
+    """Home listed Unroll and Compare cells under "Pages on the way", and Build & Train called
+    Gradients "on its way", after they had shipped: every page is opened, and what follows a
+    promise (the rest of its text, and the next text on the page) names no page there is."""
+    from app import pages
+
+    titles = [title.lower() for entries in pages.SECTIONS.values() for _, title, _, _ in entries]
+    for path in pages.PATHS.values():
+        at = AppTest.from_file(MAIN, default_timeout=60).run()
+        at.switch_page(path).run()
+        assert not at.exception, path
+        texts = [t.lower() for t in texts_in_order(at.main)]
+        for k, text in enumerate(texts):
+            for promise in ("on the way", "on its way", "coming soon"):
+                if promise in text:
+                    before, after = text.split(promise, 1)
+                    near = before[-40:] + after + " ".join(texts[k + 1 : k + 2])
+                    assert not [t for t in titles if t in near], (path, text)

@@ -8,7 +8,7 @@ from app.charts.network import layer_table, network_diagram
 from app.charts.training import gradient_norm_curve, training_curves
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
-from app.widgets import settings_form, state
+from app.widgets import settings_form, state, uploads
 from app.widgets.controls import live, training_controls
 from app.widgets.downloads import locked
 from app.widgets.header import page_header, write_link
@@ -30,10 +30,11 @@ def settings(lab: Lab) -> None:
     if settings_form.needs_fill(lab.setup):
         settings_form.fill(lab.setup)
     with st.container(border=True):
-        upload = upload_box(lab)
+        data = upload_box(lab)
         before = lab.setup
         try:
             wanted = settings_form.read(lab.setup, lab.task.spec)
+            upload = uploads.task_data(lab.setup.upload_param, data)  # a CSV is parsed once for the server
             # an uploaded file belongs to the task it was uploaded for
             outcome = lab.change(wanted, upload if wanted.task == before.task else None)
         except ValueError as err:

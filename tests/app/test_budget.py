@@ -1,0 +1,87 @@
+"""One size budget, checked on the one install step every path into a session goes through: the
+form, a link, a lesson, an uploaded checkpoint and a comparison. A setup over it is refused before
+anything is built (a link over it once took 13.7 s to build and 27.9 s for one step, holding the
+session's lock), with a message saying what to lower, and the session keeps what it had."""
+import dataclasses
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import engine
+from app.session import budget
+from app.session.comparison import Comparison
+from app.session.lab import Lab
+from app.session.link import DEFAULT, preset_setup
+
+from .conftest import MAIN
+
+# The adding problem at T=50: batch 1024 x 50 steps x 512 units x 2 layers = 52M activations.
+HEAVY = dataclasses.replace(
+    DEFAULT,
+    model=dataclasses.replace(DEFAULT.model, hidden_size=512, num_layers=2),
+    train=dataclasses.replace(DEFAULT.train, batch_size=1024),
+)
+REFUSED = "over this app's limit"
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """Every model build_model makes from here on."""
+    made, real = [], engine.build_model
+    monkeypatch.setattr(engine, "build_model", lambda cfg, *a, **k: made.append(cfg) or real(cfg, *a, **k))
+    return made
+
+
+def test_the_heavy_setup_is_over_the_budget_and_the_default_is_not():
+    assert budget.step_cost(HEAVY, HEAVY.make_task())[0] == 1024 * 50 * 512 * 2 > budget.MAX_STEP_COST
+    assert budget.step_cost(DEFAULT, DEFAULT.make_task())[0] < budget.MAX_STEP_COST
+
+
+def test_a_new_lab_over_the_budget_builds_nothing(builds):
+    with pytest.raises(ValueError, match=REFUSED):
+        Lab(HEAVY)
+    assert builds == []
+
+
+def test_a_lesson_or_the_form_over_the_budget_leaves_the_lab_as_it_was(builds):
+    lab = Lab(DEFAULT)
+    model, built = lab.model, len(builds)
+    with pytest.raises(ValueError, match="lower the batch size, the sequence length or the hidden size"):
+        lab.start(HEAVY)
+    with pytest.raises(ValueError, match=REFUSED):
+        lab.change(HEAVY)
+    assert lab.model is model and lab.setup == DEFAULT and len(builds) == built
+
+
+def test_an_uploaded_checkpoint_over_the_budget_is_refused():
+    """A checkpoint is checked against the task as the student has set it: 1000 steps here."""
+    long = dataclasses.replace(DEFAULT, task_params={**DEFAULT.task_params, "seq_len": 1000})
+    lab = Lab(long)
+    wide = engine.ModelConfig(arch="lstm", hidden_size=512, bidirectional=True)
+    checkpoint = engine.to_bytes(engine.build_model(wide, lab.task, seed=0))  # 64 x 1000 x 512 x 2 = 66M
+    model = lab.model
+    with pytest.raises(ValueError, match=REFUSED):
+        lab.load_model(checkpoint)
+    assert lab.model is model and lab.setup == long
+
+
+def test_a_comparison_over_the_budget_is_refused(builds):
+    with pytest.raises(ValueError, match=REFUSED):
+        Comparison(HEAVY)
+    assert builds == []
+
+
+def test_a_link_over_the_budget_opens_the_defaults_and_says_why():
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params.update(HEAVY.to_query())
+    at.run()
+    assert not at.exception
+    assert any(REFUSED in w.value and "started with the defaults" in w.value for w in at.warning)
+    assert at.session_state["lab"].setup == DEFAULT
+
+
+def test_every_lesson_and_task_preset_is_within_the_budget():
+    from app.session.lessons import LESSONS
+
+    for setup in [lesson.setup for lesson in LESSONS] + [preset_setup(t) for t in engine.TASKS]:
+        budget.check_cost(setup, setup.make_task())
