@@ -12,7 +12,7 @@ import dataclasses
 
 import engine
 from app.session.budget import check_cost
-from app.session.link import Setup, preset_setup
+from app.session.link import OFFERED, Setup, preset_setup
 from app.session.playback import Playback
 from app.session.probes import Probes
 
@@ -111,7 +111,7 @@ class Lab(Playback):
         that task's default parameters if it is another one). Raises ValueError, leaving the lab
         as it was, when the file is not a checkpoint or fits none of this app's tasks."""
         model = engine.from_bytes(data)
-        if model.spec.name not in engine.TASKS:
+        if model.spec.name not in OFFERED:
             raise ValueError(
                 f"this model was trained on a task called {model.spec.name!r}, which this app does not have"
             )

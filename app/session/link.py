@@ -26,7 +26,7 @@ class Setup:
     def __post_init__(self) -> None:
         # The engine builds transformers and attention models; no page opens them up yet, so the
         # app refuses them (from a link or an uploaded checkpoint) rather than draw them wrong.
-        if self.model.arch not in ARCHS or self.model.attention is not None:
+        if not opens(self.model):
             what = "a transformer" if self.model.arch not in ARCHS else f"{self.model.attention} attention"
             raise ValueError(
                 f"the app's pages open recurrent networks without attention so far, and this is {what}; "
@@ -51,6 +51,16 @@ class Setup:
         query |= {k: format_value(v) for k, v in self.model.to_dict().items()}
         query |= {k: format_value(v) for k, v in self.train.to_dict().items()}
         return query
+
+
+def opens(cfg: engine.ModelConfig) -> bool:
+    """Whether the app's pages open a model of this config: recurrent, without attention, so far."""
+    return cfg.arch in ARCHS and cfg.attention is None
+
+
+# The tasks the app offers: those whose lesson preset its pages open (copy and dates teach
+# attention, and join when a page shows it).
+OFFERED = tuple(name for name, task in engine.TASKS.items() if opens(task.preset.model))
 
 
 def preset_setup(task_name: str) -> Setup:
@@ -90,8 +100,8 @@ def parse_query(query: dict[str, str]) -> Setup:
     """A link's query parameters as a Setup: missing fields take the task preset's values.
     Raises ValueError saying every problem found (unknown names, bad values)."""
     task_name = query.get("task", DEFAULT.task)
-    if task_name not in engine.TASKS:
-        raise ValueError(f"task={task_name!r} is not a task; use one of {', '.join(engine.TASKS)}")
+    if task_name not in OFFERED:
+        raise ValueError(f"task={task_name!r} is not a task of this app; use one of {', '.join(OFFERED)}")
     base = preset_setup(task_name)
     task_hints = typing.get_type_hints(engine.TASKS[task_name])
     sections = {

@@ -12,7 +12,7 @@ import dataclasses
 import streamlit as st
 
 import engine
-from app.session.link import FILE_PARAMS, Setup, preset_setup
+from app.session.link import FILE_PARAMS, OFFERED, Setup, preset_setup
 from app.widgets import state
 from app.widgets.state import form_key as key
 from engine.config import ACTIVATIONS, ARCHS, INITS
@@ -129,7 +129,7 @@ def read(current: Setup, task_spec: engine.TaskSpec) -> Setup:
     task_tab, model_tab, train_tab = st.tabs(["Task", "Model", "Training"])
     with task_tab:
         name = st.selectbox(
-            "Task", list(engine.TASKS), key=key("task", "name"), persist_state=KEEP,
+            "Task", OFFERED, key=key("task", "name"), persist_state=KEEP,
             format_func=lambda t: f"{t}: {engine.TASKS[t].help}",
         )
         if name != current.task:  # a new task starts from its own preset

@@ -1,8 +1,7 @@
 """Tasks by name: `make_task("adding", seq_len=50, seed=0)`.
 
-TASKS are the tasks the app's Build & Train page offers. ATTENTION_TASKS (copy, dates) teach
-attention, and join the app's list when it has pages that show attention; make_task, task_params
-and checkpoints take both."""
+TASKS holds every task; ATTENTION_TASKS names those that teach attention (copy, dates). Which
+tasks the app offers is the app's choice (app/session/link.py)."""
 from __future__ import annotations
 
 import inspect
@@ -19,6 +18,10 @@ from .review_csv import ParsedReviews, parse_reviews
 from .sentiment import SentimentTask
 from .sine import SineTask
 
+ATTENTION_TASKS: dict[str, type[Task]] = {
+    "copy": CopyTask,
+    "dates": DatesTask,
+}
 TASKS: dict[str, type[Task]] = {
     "adding": AddingTask,
     "recall": RecallTask,
@@ -27,19 +30,15 @@ TASKS: dict[str, type[Task]] = {
     "charlm": CharLMTask,
     "sentiment": SentimentTask,
     "reverse": ReverseTask,
+    **ATTENTION_TASKS,
 }
-ATTENTION_TASKS: dict[str, type[Task]] = {
-    "copy": CopyTask,
-    "dates": DatesTask,
-}
-ALL_TASKS = {**TASKS, **ATTENTION_TASKS}
 
 
 def task_params(name: str) -> dict:
     """The parameters a task takes, with their defaults."""
-    if not isinstance(name, str) or name not in ALL_TASKS:
-        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(ALL_TASKS)}")
-    signature = inspect.signature(ALL_TASKS[name])
+    if not isinstance(name, str) or name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
+    signature = inspect.signature(TASKS[name])
     return {p.name: p.default for p in signature.parameters.values()}
 
 
@@ -50,7 +49,7 @@ def make_task(name: str, **params) -> Task:
             f"task {name!r} has no parameter {', '.join(sorted(unknown))}; "
             f"it takes {', '.join(task_params(name))}"
         )
-    return ALL_TASKS[name](**params)
+    return TASKS[name](**params)
 
 
 __all__ = ["TASKS", "ATTENTION_TASKS", "Preset", "Task", "TaskSpec", "make_task", "task_params", "ParsedReviews",

@@ -11,7 +11,7 @@ import engine
 from app.session import budget
 from app.session.comparison import Comparison
 from app.session.lab import Lab
-from app.session.link import DEFAULT, preset_setup
+from app.session.link import DEFAULT, OFFERED, preset_setup
 
 from .conftest import MAIN
 
@@ -83,5 +83,5 @@ def test_a_link_over_the_budget_opens_the_defaults_and_says_why():
 def test_every_lesson_and_task_preset_is_within_the_budget():
     from app.session.lessons import LESSONS
 
-    for setup in [lesson.setup for lesson in LESSONS] + [preset_setup(t) for t in engine.TASKS]:
+    for setup in [lesson.setup for lesson in LESSONS] + [preset_setup(t) for t in OFFERED]:
         budget.check_cost(setup, setup.make_task())

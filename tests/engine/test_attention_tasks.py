@@ -71,8 +71,11 @@ def test_date_targets_are_what_the_standard_library_reads_in_the_source():
     raises_saying(lambda: task.encode("November 21, 2026, 2027"), "1 to 18 characters", "got 23")
 
 
-def test_the_new_tasks_are_made_by_name_but_not_yet_offered_by_the_app():
-    assert set(engine.ATTENTION_TASKS) == {"copy", "dates"} and not set(engine.ATTENTION_TASKS) & set(engine.TASKS)
+def test_the_attention_tasks_are_tasks_made_by_name_but_not_yet_offered_by_the_app():
+    from app.session.link import OFFERED
+
+    assert set(engine.ATTENTION_TASKS) == {"copy", "dates"} and set(engine.ATTENTION_TASKS) <= set(engine.TASKS)
+    assert not set(engine.ATTENTION_TASKS) & set(OFFERED)  # their presets attend: no page opens them yet
     assert engine.task_params("dates") == {"seed": 0}
     raises_saying(lambda: engine.make_task("dates", seq_len=5), "no parameter seq_len")
 

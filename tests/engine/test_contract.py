@@ -67,7 +67,7 @@ CONFIGS = [  # every registry entry, with the variants that change a class's par
 TASK_ARGS = {"seq_len": 6, "lag": 4}
 TASKS = {
     name: engine.make_task(name, **{k: v for k, v in TASK_ARGS.items() if k in engine.task_params(name)})
-    for name in [*engine.TASKS, *engine.ATTENTION_TASKS]
+    for name in engine.TASKS
 }
 TASKS["sine generate"] = engine.make_task("sine", seq_len=6, mode="generate")  # vec2seq
 FITS = [

@@ -7,7 +7,7 @@ import torch
 import engine
 
 # Every task with its default parameters, and the modes that change how a sample reads.
-INSTANCES = {name: (name, {}) for name in {**engine.TASKS, **engine.ATTENTION_TASKS}}
+INSTANCES = {name: (name, {}) for name in engine.TASKS}
 INSTANCES |= {
     "parity-whole": ("parity", dict(running=False)),
     "sine-generate": ("sine", dict(mode="generate", seq_len=30)),
