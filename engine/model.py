@@ -60,7 +60,7 @@ class SequenceModel(nn.Module):
     def forward(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """y_hat for x. (y is taken, and ignored, so every model trains with model(x, y):
         an encoder-decoder uses it for teacher forcing.)"""
-        out, _ = self.features(self.inputs(x), padded=self.spec.padded(x))
+        out, _ = run_recurrent(self.rnn, self.inputs(x), None, self.spec.padded(x), final=False)  # [B, T, dirs*H]
         return self.readout(out)
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:

@@ -36,36 +36,56 @@ def carry_gather(out: Tensor, index: Tensor, valid: Tensor, h0: Tensor) -> Tenso
     return torch.where(valid[:, :, None], picked, h0[:, None])  # [B, T, H]
 
 
+def compacted(x_in: Tensor, padded: Tensor) -> Tensor:
+    """x_in [B, T, D] with each sample's real steps moved to the front, in order: [B, T, D]."""
+    order = torch.argsort(padded.to(torch.int8), dim=1, stable=True)  # [B, T]: real steps first
+    return x_in.gather(1, order[:, :, None].expand(-1, -1, x_in.shape[2]))  # [B, T, D]
+
+
 def run_packed(rnn: nn.Module, x_in: Tensor, padded: Tensor, state: State | None) -> tuple[Tensor, State]:
     """nn.LSTM / nn.GRU / nn.RNN (batch_first) on x_in [B, T, D] with pads (padded [B, T], True at
     a pad) anywhere: returns the output [B, T, dirs*H], each pad step holding the state carried
     through it, and the final state (each sample's state after its last real step)."""
-    T = x_in.shape[1]
-    real = ~padded  # [B, T]
-    lengths = real.sum(1)  # [B]
-    order = torch.argsort(padded.to(torch.int8), dim=1, stable=True)  # [B, T]: real steps first, in order
-    compact = x_in.gather(1, order[:, :, None].expand(-1, -1, x_in.shape[2]))  # [B, T, D]
+    lengths = padded.logical_not().sum(1)  # [B]
     # pack_padded_sequence refuses a length of 0 (a sample that is all pads, e.g. a truncated
     # chunk before a short review starts): run it on one pad and give it back its initial state.
-    packed = pack_padded_sequence(compact, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+    packed = pack_padded_sequence(compacted(x_in, padded), lengths.clamp(min=1).cpu(), batch_first=True,
+                                  enforce_sorted=False)
     out_packed, final = rnn(packed, state)
-    out, _ = pad_packed_sequence(out_packed, batch_first=True, total_length=T)  # [B, T, dirs*H]
+    out, _ = pad_packed_sequence(out_packed, batch_first=True)  # [B, max length, dirs*H]
     empty = lengths == 0  # [B]
     if bool(empty.any()):
         final = keep_initial(final, state, empty)
+    return spread(rnn, out, padded, state), final
+
+
+def run_compacted(rnn: nn.Module, x_in: Tensor, padded: Tensor, state: State | None) -> Tensor:
+    """The output of run_packed for a unidirectional stack, on the module's plain (fused) call:
+    with each sample's real steps moved to the front, the pads behind them reach no real step's
+    output, however many layers. Only its final state would have read them, so there is none."""
+    steps = max(1, int(padded.logical_not().sum(1).max()))  # the longest sample's real steps
+    out, _ = rnn(compacted(x_in, padded)[:, :steps], state)  # [B, steps, H]
+    return spread(rnn, out, padded, state)
+
+
+def spread(rnn: nn.Module, out: Tensor, padded: Tensor, state: State | None) -> Tensor:
+    """A stack's output on the compacted steps, out [B, T', dirs*H] (sample b's k-th real step at
+    k), put back at the steps they came from, [B, T, dirs*H], each pad step holding the state
+    carried through it."""
     H, dirs = rnn.hidden_size, 2 if rnn.bidirectional else 1
     top = (rnn.num_layers - 1) * dirs  # the top layer's forward direction, in the state's layout
     h_init = state[0] if isinstance(state, tuple) else state  # [L*dirs, B, H] or None
+    real = ~padded  # [B, T]
     seen = real.cumsum(1)  # [B, T]: real steps at or before t
     # Going forward, step t holds the state of the last real step at or before it (rank seen-1).
-    forward = carry_gather(out[..., :H], (seen - 1).clamp(min=0), seen > 0, initial(h_init, top, x_in, H))
+    forward = carry_gather(out[..., :H], (seen - 1).clamp(min=0), seen > 0, initial(h_init, top, out, H))
     if dirs == 1:
-        return forward, final
+        return forward
     # Going backward, step t holds the state of the first real step at or after it (rank seen-real).
     ahead = seen - real.long()  # [B, T]
-    backward = carry_gather(out[..., H:], ahead.clamp(max=T - 1), ahead < lengths[:, None],
-                            initial(h_init, top + 1, x_in, H))
-    return torch.cat([forward, backward], dim=2), final  # [B, T, 2H]
+    backward = carry_gather(out[..., H:], ahead.clamp(max=out.shape[1] - 1), ahead < seen[:, -1:],
+                            initial(h_init, top + 1, out, H))
+    return torch.cat([forward, backward], dim=2)  # [B, T, 2H]
 
 
 def initial(h_init: Tensor | None, k: int, like: Tensor, H: int) -> Tensor:

@@ -60,7 +60,9 @@ def test_both_paths_equal_pytorchs_packed_kernels(case, side):
         ref_out, ref_final = packed_reference(model.rnn, x_in, padded)
         fused_out, fused_final = run_recurrent(model.rnn, x_in, None, padded)
         traces, loop_out = replay_stack(model.cfg, model.rnn, x_in, None, padded=padded)
+        outputs_only, _ = run_recurrent(model.rnn, x_in, None, padded, final=False)  # the forward pass's call
     assert_matches_reference(fused_out, fused_final, ref_out, ref_final, padded)
+    torch.testing.assert_close(outputs_only, fused_out, atol=1e-12, rtol=0)
     assert_matches_reference(loop_out, final_state(model.cfg, traces), ref_out, ref_final, padded)
     # At a pad step both hold the state carried through it, so they agree at every step.
     torch.testing.assert_close(fused_out, loop_out, atol=1e-12, rtol=0)
@@ -105,10 +107,12 @@ def test_a_sample_without_a_real_step_keeps_its_initial_state(case):
     with torch.no_grad():
         fused_out, fused_final = run_recurrent(model.rnn, x_in, state, padded)
         traces, loop_out = replay_stack(model.cfg, model.rnn, x_in, None, state, padded=padded)
+        outputs_only, _ = run_recurrent(model.rnn, x_in, state, padded, final=False)
     for final in (fused_final, final_state(model.cfg, traces)):
         for mine, start in zip(states(final), states(state)):
             torch.testing.assert_close(mine[:, 1], start[:, 1], atol=0, rtol=0)
     torch.testing.assert_close(fused_out, loop_out, atol=1e-12, rtol=0)
+    torch.testing.assert_close(outputs_only, loop_out, atol=1e-12, rtol=0)
 
 
 @pytest.mark.parametrize("case", KERNEL_CASES[:2], ids=case_id)
