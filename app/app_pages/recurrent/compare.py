@@ -139,7 +139,7 @@ def draw(comparison: Comparison) -> None:
     left.caption(
         f"‖∂L/∂h_t‖ of each cell on the same sample, as last measured (every {RECORD_EVERY} steps): "
         "the further a line falls towards t = 0, the less the first steps can learn. Before "
-        "training all four fall by ten orders of magnitude or more over 50 steps."
+        "training all four fall by about ten orders of magnitude or more over 50 steps."
     )
     right.plotly_chart(ratio(comparison), key="compare_ratio")
     right.caption(
