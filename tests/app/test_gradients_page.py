@@ -212,3 +212,30 @@ def test_the_initialisation_caption_numbers_are_measured():
     lstm = ratios(arch="lstm")
     assert 2e-11 < lstm["default (yours)"] < 4e-11
     assert 4e-5 < lstm["forget bias 1"] < 6e-5 and 0.15 < lstm["forget bias 3"] < 0.25
+
+
+@pytest.mark.training
+def test_the_gradient_ratio_caption_and_the_readmes_lstm_figures_are_measured():
+    """The caption under the ratio over training, and README's sentence on the LSTM of the Gradients
+    screenshot: the adding preset (T = 50, 64 units, seed 0) as a tanh RNN and as an LSTM, trained
+    3000 steps on the page's Lab with its log of every RECORD_EVERY steps. The runs are the Vanishing
+    lesson's (the same setup), trained once per session in test_lessons.adding_runs."""
+    import numpy as np
+
+    from .test_lessons import adding_runs
+
+    runs = adding_runs()
+    rnn, lstm = (runs[arch].lab.probes.log_frame().set_index("step").ratio for arch in ("rnn", "lstm"))
+    assert RECORD_EVERY == 25 and list(lstm.index) == list(range(0, 3001, 25))  # "every 25 training steps"
+    assert 2.5e-11 <= rnn[0] < 3.5e-11 and 2.5e-11 <= lstm[0] < 3.5e-11  # "both ... start near 3e-11"
+    through = lstm[lstm > 1e-2].index.min()
+    assert 650 <= through <= 850 and (lstm.loc[through:] > 1e-2).all()  # "above 1e-2 from about step 750 on"
+    assert (rnn < 1e-6).mean() > 0.5 and rnn.max() < 1e-2  # "below 1e-6 most of the time", "never reaches 1e-2"
+    # README: "at about step 750 it learns to pass the gradient back 50 steps (the ratio jumps from
+    # about 1e-9 to about 1e-1), the moment its loss falls"
+    before, after = lstm.loc[100:through - 25], lstm.loc[through:through + 250]
+    assert 1e-10 < before.median() < 1e-8 and 3e-2 < after.median() < 3e-1
+    batch_loss = np.array([s.loss for s in runs["lstm"].lab.trainer.history])  # [3000], what Build & Train plots
+    baseline = runs["lstm"].lab.task.baseline_loss
+    assert batch_loss[through - 100:through].mean() > 0.9 * baseline  # on the baseline until the jump ...
+    assert batch_loss[through + 50:through + 150].mean() < 0.5 * baseline  # ... and falling right after it

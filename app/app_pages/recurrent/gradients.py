@@ -66,7 +66,8 @@ def draw(lab: Lab) -> None:
     st.caption(
         f"Measured every {RECORD_EVERY} training steps on sample 0. On the adding problem both an "
         "LSTM and a tanh RNN start near 3e-11; the LSTM learns to let the gradient through (above "
-        "1e-2 after 3000 steps), the tanh RNN stays below 1e-3."
+        "1e-2 from about step 750 on), while in 3000 steps the tanh RNN's stays below 1e-6 most of "
+        "the time and never reaches 1e-2."
     )
     truncation(lab, rec, index)
     clipping(lab)
