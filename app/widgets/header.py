@@ -8,24 +8,63 @@ import streamlit as st
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, parse_query
+from app.session.store import TIME_TO_LIVE, LabStore, new_token
 from app.widgets import state
 
 
+@st.cache_resource
+def lab_store() -> LabStore:
+    """The one register of labs for the whole server (see session/store.py: a lab is handed back
+    only to the browser that owns it)."""
+    return LabStore()
+
+
+def owner_token() -> str:
+    """This browser's owner token: from its cookie, or a new one the page sets as a cookie (a
+    script in the page; the token never goes into the address bar)."""
+    token = st.context.cookies.get(state.OWNER_COOKIE)
+    if token:
+        return token
+    token = st.session_state.setdefault(state.OWNER_COOKIE, new_token())
+    st.html(f"<script>document.cookie = '{state.OWNER_COOKIE}={token}; path=/; max-age={TIME_TO_LIVE}; "
+            "SameSite=Strict';</script>", unsafe_allow_javascript=True)
+    return token
+
+
 def current_lab() -> Lab:
-    """This session's Lab, made on first use from the link (or the defaults, with a message
-    saying what in the link was wrong). A link goes through the Lab's one install step, so the
-    size budget holds for it as for the form."""
+    """This session's Lab. After a reload, the lab this tab had (its id in the address bar, its
+    owner this browser), with its lesson and target; else a new one from the link (or the
+    defaults, with a message saying what in the link was wrong). A link goes through the Lab's
+    one install step, so the size budget holds for it as for the form."""
     if state.lab() is None:
         query = st.query_params.to_dict()
-        try:
-            st.session_state[state.LAB] = Lab(parse_query(query) if query else DEFAULT)
-        except ValueError as err:  # a bad value, settings that cannot train together, over the budget
-            st.session_state[state.LINK_PROBLEM] = (
-                f"This link's settings could not be used ({err}). Unrolled started with the "
-                "defaults instead: the adding problem with an LSTM."
-            )
-            st.session_state[state.LAB] = Lab(DEFAULT)
+        owner = owner_token()
+        lab_id = query.pop(state.LAB_PARAM, None)
+        kept = lab_store().find(lab_id, owner)
+        if kept is not None:
+            st.session_state[state.LAB], st.session_state[state.LAB_ID] = kept.lab, lab_id
+            st.session_state.update(kept.extras)
+        else:
+            start_from_link(query, owner)
     return state.lab()
+
+
+def start_from_link(query: dict[str, str], owner: str) -> None:
+    """A new lab from the link's settings, and the lesson it names."""
+    lesson = BY_KEY.get(query.pop(state.LESSON_PARAM, None))
+    try:
+        lab = Lab(parse_query(query) if query else DEFAULT)
+    except ValueError as err:  # a bad value, settings that cannot train together, over the budget
+        st.session_state[state.LINK_PROBLEM] = (
+            f"This link's settings could not be used ({err}). Unrolled started with the "
+            "defaults instead: the adding problem with an LSTM."
+        )
+        lab, lesson = Lab(DEFAULT), None
+    st.session_state[state.LAB] = lab
+    st.session_state[state.LAB_ID] = lab_store().add(lab, owner)
+    if lesson is not None and lesson.setup.task == lab.setup.task:
+        st.session_state[state.LESSON] = lesson.key
+        st.session_state.setdefault(state.TARGET_STEPS, lesson.steps)
 
 
 def page_header(title: str, summary: bool = True, lesson: bool = True) -> Lab:
@@ -57,10 +96,18 @@ def show_link_problem() -> None:
 
 
 def write_link(setup: Setup) -> None:
-    """Mirror the settings in the address bar, so the link reproduces them."""
+    """Mirror the settings in the address bar, so the link reproduces them, with the open lesson
+    (a lesson's link opens it) and this tab's lab id (a reload brings the lab back); and tell the
+    store what a reload should bring back with the lab."""
     query = setup.to_query()
+    lesson = state.get(state.LESSON)
+    if lesson is not None:
+        query[state.LESSON_PARAM] = lesson
+    query[state.LAB_PARAM] = st.session_state[state.LAB_ID]
     if st.query_params.to_dict() != query:
         st.query_params.from_dict(query)
+    lab_store().seen(query[state.LAB_PARAM], {k: st.session_state[k] for k in state.KEPT_WITH_THE_LAB
+                                               if k in st.session_state})
 
 
 def sidebar_summary(lab: Lab) -> None:

@@ -11,6 +11,7 @@ from app.session.comparison import Comparison
 from app.session.lab import Lab
 
 LAB = "lab"  # this session's Lab
+LAB_ID = "lab_id"  # its id in the server's LabStore, kept in the address bar across reloads
 LINK_PROBLEM = "link_problem"  # why the link's settings were not used, shown once
 LESSON = "lesson"  # the key of the lesson opened from Home, while its text applies
 TARGET_STEPS = "target_steps"  # "Train up to step"
@@ -49,6 +50,15 @@ def upload_key(task: str) -> str:
 def window_key(seq_len: int) -> str:
     """The truncation window looked at, per sequence length (its slider's range)."""
     return f"look_window.{seq_len}"
+
+
+# Query parameters of the address bar that are not settings of the Setup.
+LAB_PARAM = "lab"  # this tab's lab id: a reload brings that lab back, to its owner only
+LESSON_PARAM = "lesson"  # the open lesson: a lesson's link opens it, banner included
+OWNER_COOKIE = "unrolled_owner"  # the browser's owner token, never in a link
+
+# What a reload brings back with the lab, beside it.
+KEPT_WITH_THE_LAB = (LESSON, TARGET_STEPS)
 
 
 def get(key: str, default=None):

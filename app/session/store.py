@@ -1,0 +1,90 @@
+"""The server's register of students' labs, so that a reload (F5, a dropped connection) brings
+back the student's model, history and lesson instead of step 0.
+
+A reload starts a new Streamlit session, whose session state is empty. The page keeps its lab's id
+in the address bar (it survives a reload), and the browser keeps a random owner token in a cookie
+(it never travels in a link). A lab is handed back only for its id AND its owner's token: a link a
+teacher pastes carries the teacher's lab id, but a student's browser holds another token, so the
+student gets a lab of their own from the link's settings, never the teacher's. Labs not seen for
+TIME_TO_LIVE seconds are dropped, and so are the least recently seen ones past MAX_LABS or past
+MAX_BYTES of weights. No Streamlit here.
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+
+from app.session.lab import Lab
+
+TIME_TO_LIVE = 3 * 3600  # s: a lecture, and the break after it
+MAX_LABS = 240  # a class of 60, each with a few tabs and reloads
+MAX_BYTES = 2 * 2**30  # of weights (with Adam's two moments, x3) over every lab kept
+
+
+def new_token() -> str:
+    """An unguessable id or owner token (128 bits)."""
+    return secrets.token_urlsafe(16)
+
+
+def weight_bytes(lab: Lab) -> int:
+    """What a lab holds that grows with its size: its weights and the optimizer's moments."""
+    return 3 * sum(p.numel() * p.element_size() for p in lab.model.parameters())
+
+
+@dataclass
+class Kept:
+    lab: Lab
+    owner: str
+    seen: float  # the store's clock at the last run that used it
+    extras: dict = field(default_factory=dict)  # what the page needs back with it (the lesson, the target)
+
+
+class LabStore:
+    def __init__(self, time_to_live: float = TIME_TO_LIVE, max_labs: int = MAX_LABS, max_bytes: int = MAX_BYTES,
+                 clock=time.monotonic):
+        self.time_to_live, self.max_labs, self.max_bytes = time_to_live, max_labs, max_bytes
+        self.clock = clock  # seconds; a test hands in its own
+        self.kept: dict[str, Kept] = {}
+        self.lock = threading.Lock()  # many sessions' threads use one store
+
+    def add(self, lab: Lab, owner: str) -> str:
+        """Keep `lab` for `owner`; returns its new id."""
+        lab_id = new_token()
+        with self.lock:
+            self.kept[lab_id] = Kept(lab, owner, self.clock())
+            self.evict()
+        return lab_id
+
+    def find(self, lab_id: str | None, owner: str | None) -> Kept | None:
+        """The lab kept under `lab_id` if `owner` owns it and it has not expired, else None."""
+        if not lab_id or not owner:
+            return None
+        with self.lock:
+            self.evict()
+            kept = self.kept.get(lab_id)
+            if kept is None or not secrets.compare_digest(kept.owner, owner):
+                return None
+            kept.seen = self.clock()
+            return kept
+
+    def seen(self, lab_id: str, extras: dict) -> None:
+        """The page used its lab now; remember `extras` with it."""
+        with self.lock:
+            kept = self.kept.get(lab_id)
+            if kept is not None:
+                kept.seen = self.clock()
+                kept.extras = dict(extras)
+
+    def evict(self) -> None:
+        """Drop the expired labs, then the least recently seen past the count or the bytes (the
+        caller holds the lock)."""
+        now = self.clock()
+        for lab_id in [i for i, k in self.kept.items() if now - k.seen > self.time_to_live]:
+            del self.kept[lab_id]
+        by_age = sorted(self.kept, key=lambda i: self.kept[i].seen)
+        total = sum(weight_bytes(k.lab) for k in self.kept.values())
+        while by_age and (len(self.kept) > self.max_labs or total > self.max_bytes):
+            oldest = by_age.pop(0)
+            total -= weight_bytes(self.kept.pop(oldest).lab)

@@ -1,0 +1,46 @@
+"""The register of labs that brings a tab's lab back after a reload: only to its owner, only
+while it is fresh, and never more than the memory budget allows."""
+from app.session.lab import Lab
+from app.session.link import DEFAULT
+from app.session.store import LabStore, new_token, weight_bytes
+
+
+def test_a_lab_comes_back_to_its_owner_only():
+    store, lab, owner = LabStore(), Lab(DEFAULT), new_token()
+    lab_id = store.add(lab, owner)
+    assert store.find(lab_id, owner).lab is lab
+    assert store.find(lab_id, new_token()) is None  # another browser, the same link
+    assert store.find(new_token(), owner) is None and store.find(None, owner) is None
+    assert store.find(lab_id, None) is None  # a browser without its token gets nothing
+
+
+def test_what_the_page_needs_comes_back_with_it():
+    store, owner = LabStore(), new_token()
+    lab_id = store.add(Lab(DEFAULT), owner)
+    store.seen(lab_id, {"lesson": "exploding", "target_steps": 1000})
+    assert store.find(lab_id, owner).extras == {"lesson": "exploding", "target_steps": 1000}
+
+
+def test_labs_not_seen_for_the_time_to_live_are_dropped():
+    now = [0.0]
+    store, owner = LabStore(time_to_live=3600, clock=lambda: now[0]), new_token()
+    lab_id = store.add(Lab(DEFAULT), owner)
+    now[0] = 3000.0
+    assert store.find(lab_id, owner) is not None  # seen again: its hour starts again
+    now[0] = 6500.0
+    assert store.find(lab_id, owner) is not None
+    now[0] = 10_200.0
+    assert store.find(lab_id, owner) is None and not store.kept
+
+
+def test_the_least_recently_seen_go_first_past_the_count_or_the_bytes():
+    owner, labs = new_token(), [Lab(DEFAULT) for _ in range(3)]
+    store = LabStore(max_labs=2)
+    ids = [store.add(lab, owner) for lab in labs[:2]]
+    store.find(ids[0], owner)  # seen again: the first is now the most recent
+    third = store.add(labs[2], owner)
+    assert store.find(ids[1], owner) is None and store.find(ids[0], owner) and store.find(third, owner)
+    one = weight_bytes(labs[0])
+    small = LabStore(max_bytes=2 * one)
+    kept = [small.add(lab, owner) for lab in labs]
+    assert small.find(kept[0], owner) is None and small.find(kept[2], owner) is not None
