@@ -71,32 +71,6 @@ def test_grad_h_equals_autograd_on_unrolled_torch_cells(case):
     torch.testing.assert_close(rec.grad_norm_h, expected.norm(dim=-1), atol=1e-12, rtol=1e-9)
 
 
-def padded_review(case, index=None):
-    """A float64 sentiment model and a batch of reviews padded at the front; index: the shortest."""
-    task = engine.make_task("sentiment", seq_len=16)
-    model = double_model({**case, "embedding_dim": 4}, task, hidden=5)
-    x, y = task.batch(6, torch.Generator().manual_seed(0))
-    padded = task.spec.padded(x)
-    return model, x, y, padded, int(padded.sum(1).argmax()) if index is None else index
-
-
-@pytest.mark.parametrize("case", FUSED, ids=case_id)
-def test_padded_grad_h_equals_autograd_on_the_packed_model(case):
-    """Packing runs each sample on its real steps alone: the recording's dL/dh_t at those steps is
-    autograd's on torch cells unrolled over them, and its prediction and loss the packed kernel's."""
-    model, x, y, padded, index = padded_review(case)
-    real = ~padded[index]  # [T]
-    assert not real.all()
-    rec = engine.record(model, x, y, index=index)
-    expected = reference_grad_h(model, x[index : index + 1, real], y[index : index + 1])  # [L, dirs, len, H]
-    torch.testing.assert_close(rec.grad_h[:, :, real], expected, atol=1e-12, rtol=1e-9)
-    model.eval()
-    y_hat = model(x)  # the packed kernel, on the whole padded batch
-    torch.testing.assert_close(rec.y_hat, y_hat[index].detach(), atol=1e-12, rtol=0)
-    assert rec.loss == pytest.approx(compute_loss("ce", y_hat[index : index + 1], y[index : index + 1]).item(),
-                                     rel=1e-12)
-
-
 @pytest.mark.parametrize("case", LOOP_ONLY, ids=case_id)
 def test_grad_h_equals_finite_differences(case):
     """Nudge h_t by eps in one unit and measure the loss: the derivative the recording reports."""
@@ -397,44 +371,6 @@ def test_truncated_parameter_gradients_equal_the_trainers(case, task_name):
     assert rec.param_grad_norm != pytest.approx(full.param_grad_norm, rel=1e-6)  # the cut changed them
     for n, p in model.named_parameters():  # recording left the Trainer's gradients as they were
         assert torch.equal(p.grad, trained[n])
-
-
-def reference_padded_truncated_grad_h(model, x, y, window):
-    """dL/dh_t by retain_grad on torch cells cut every `window` steps that carry (h, c) through
-    every pad step unchanged, as packing does; a pad step's h is a copy, to hold its own gradient."""
-    cfg = model.cfg
-    layer_in = model.inputs(x)[0].detach()  # [T, D]
-    real = ~model.spec.padded(x)[0]  # [T]
-    kept = []
-    for layer in range(cfg.num_layers):
-        cell = torch_cell(model, layer, 0)
-        h = torch.zeros(1, cfg.hidden_size, dtype=torch.float64)
-        c = torch.zeros_like(h)
-        hs = []
-        for t in range(len(real)):
-            if t % window == 0:  # the cut (h a leaf that may hold a gradient, for a window of pads)
-                h, c = h.detach().requires_grad_(), c.detach()
-            if not real[t]:
-                h = h.clone()
-            elif cfg.arch == "lstm":
-                h, c = cell(layer_in[t : t + 1], (h, c))
-            else:
-                h = cell(layer_in[t : t + 1], h)
-            h.retain_grad()
-            hs.append(h)
-        kept.append(hs)
-        layer_in = torch.cat(hs)  # [T, H]
-    compute_loss(model.spec.loss, model.readout(layer_in[None]), y).backward()
-    return torch.stack([torch.cat([h.grad for h in hs]) for hs in kept])[:, None]  # [L, 1, T, H]
-
-
-@pytest.mark.parametrize("case", [c for c in TRUNCATED if engine.ModelConfig(**c).uses_fused_kernel], ids=case_id)
-def test_truncated_grad_h_of_a_padded_review_carries_through_the_pads(case):
-    model, x, y, padded, index = padded_review(case)
-    assert padded[index, :4].all()  # a whole first window of pads
-    rec = engine.record(model, x, y, index=index, bptt_window=4)
-    expected = reference_padded_truncated_grad_h(model, x[index : index + 1], y[index : index + 1], 4)
-    torch.testing.assert_close(rec.grad_h, expected, atol=1e-12, rtol=1e-9)
 
 
 def test_a_seq2vec_gradient_is_exactly_zero_before_the_last_window():
