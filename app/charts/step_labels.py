@@ -25,7 +25,10 @@ def values_label(values: torch.Tensor) -> str:
 def input_labels(task: engine.Task, rec: engine.Recording, stack: str | None,
                  symbols: list[str] | None) -> list[str]:
     """One label per step of the stack: the encoder (or only stack) reads the sample; a decoder
-    reads <sos> and then the true previous target token (teacher forcing, as recorded)."""
+    reads <sos> and then the true previous target token (teacher forcing, as recorded); a
+    vector-to-sequence model reads its one input vector again at every step."""
+    if task.spec.mapping == "vec2seq":
+        return [values_label(rec.x)] * task.steps_of(rec.x)
     if stack == "decoder":
         target = [task.target_vocab[i] for i in rec.y.tolist()]  # [T_out]
         return [visible(s) for s in [SOS_LABEL, *target[:-1]]]

@@ -173,3 +173,15 @@ def test_the_states_table_holds_every_h_and_c(bilstm):
     row = table[(table.layer == 1) & (table.direction == "backward") & (table.t == 3) & (table.unit == 2)].iloc[0]
     assert (row.h, row.c) == pytest.approx((rec.hidden[1, 1, 3, 2].item(), rec.cell[1, 1, 3, 2].item()))
     assert "c" not in cu.states_table(recorded("gru")[1])
+
+
+def test_a_vector_to_sequence_model_reads_its_one_vector_at_every_step():
+    task = engine.make_task("sine", seq_len=7, mode="generate")
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=H), task, seed=0)
+    x, y = task.batch(2)
+    rec = engine.record(model, x, y, jacobians=False)
+    inputs = step_labels.input_labels(task, rec, None, None)
+    assert inputs == [step_labels.values_label(x[0])] * 7  # [3] in, 7 steps run
+    outputs = step_labels.output_labels(task, rec, None)
+    fig = spec(cu.unrolled_diagram(rec, None, 3, inputs, outputs))
+    assert [s for s in fig["layout"]["shapes"] if s["line"]["color"] == cu.VERMILLION]

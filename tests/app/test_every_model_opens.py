@@ -1,0 +1,70 @@
+"""Every model the app can build opens on the Unroll and Gates pages: every task the app offers,
+each mapping its parameters allow (sine forecasts or generates, parity answers at every step or
+once), as a tanh RNN, an LSTM and a GRU, some bidirectional and some two layers deep (issue 12,
+item 2: Unroll stopped on a vector-to-sequence model)."""
+import dataclasses
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import pages as nav
+from app.session import link
+
+from .conftest import MAIN
+
+SMALL = {  # each task's parameters, small enough that the whole file runs in about a minute
+    "adding": [{"seq_len": 8}],
+    "recall": [{"lag": 6}],
+    "parity": [{"seq_len": 6, "running": True}, {"seq_len": 6, "running": False}],
+    "sine": [{"seq_len": 8, "mode": "forecast"}, {"seq_len": 8, "mode": "generate"}],
+    "charlm": [{"seq_len": 12}],
+    "sentiment": [{"seq_len": 12}],
+    "reverse": [{"seq_len": 4}],
+}
+CELLS = {  # each cell with its own shape: one-way, bidirectional, two layers
+    "rnn": dict(bidirectional=True, num_layers=1),
+    "lstm": dict(bidirectional=False, num_layers=2),
+    "gru": dict(bidirectional=True, num_layers=2),
+}
+
+
+def setups() -> list[link.Setup]:
+    assert set(SMALL) == set(link.OFFERED), "a task the app offers is missing here"
+    found = []
+    for task in link.OFFERED:
+        base = link.preset_setup(task)
+        for params in SMALL[task]:
+            for arch, shape in CELLS.items():
+                model = dataclasses.replace(base.model, arch=arch, hidden_size=6, embedding_dim=4,
+                                            forget_bias=None, peephole=False, **shape)
+                found.append(dataclasses.replace(base, model=model, task_params={**base.task_params, **params}))
+    return found
+
+
+def name(setup: link.Setup) -> str:
+    params = "-".join(str(v) for k, v in setup.task_params.items() if k in ("mode", "running"))
+    shape = ("bi" if setup.model.bidirectional else "") + f"{setup.model.num_layers}x"
+    return f"{setup.task}{'-' + params if params else ''}-{setup.model.arch}-{shape}"
+
+
+def opened(at: AppTest, page: str) -> AppTest:
+    at.switch_page(nav.PATHS[page]).run()
+    problems = [e.value for e in at.exception] + [e.message for e in at.exception]
+    assert not at.exception, f"{page}: {problems}"
+    return at
+
+
+@pytest.mark.parametrize("setup", setups(), ids=name)
+def test_unroll_and_gates_open(setup: link.Setup):
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for key, value in setup.to_query().items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state["lab"].setup == setup  # the link was taken as it is
+    stacks = list(at.session_state["lab"].recording(0).stacks)
+    for stack in stacks:  # an encoder-decoder: either stack
+        at.session_state["stack"] = stack
+        opened(at, "unroll")
+        assert at.get("plotly_chart"), "Unroll drew nothing"
+        opened(at, "gates")
