@@ -116,6 +116,7 @@ def stack_trace(stack, grad_taps: Tensor, jacobians: bool, spectra: Spectra | No
         grad_h=grad_taps[:, :, :, 0].detach(),  # [L, dirs, T, H]
         jacobian_norm=jacobian_norms(stack) if jacobians else None,
         spectra=spectra,
+        pad_mask=stack.padded[0].clone() if stack.padded is not None else None,  # [T], in the stack's reading order
     )
 
 

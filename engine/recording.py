@@ -27,6 +27,7 @@ class StackTrace:
     grad_h: Tensor  # [layers, directions, T, H]  dL/dh_t, the total BPTT gradient
     jacobian_norm: Tensor | None  # [layers, directions, T]  ||dh_T/dh_t||_2, None if not asked for
     spectra: Spectra | None = None  # W_hh's eigen- and singular values, when recorded with spectra=True
+    pad_mask: Tensor | None = None  # [T] bool  True at a pad step (the state carried through); None: never padded
 
     @property
     def grad_norm_h(self) -> Tensor:
@@ -98,6 +99,7 @@ class Recording:
     cell = property(lambda self: self.recurrent_field("cell", None))
     gates = property(lambda self: self.recurrent_field("gates", {}))
     jacobian_norm = property(lambda self: self.recurrent_field("jacobian_norm", None))
+    pad_mask = property(lambda self: self.recurrent_field("pad_mask", None))  # [T] bool, the first stack's
 
     blocks = property(lambda self: self.spectra_field("blocks"))
     eigenvalues = property(lambda self: self.spectra_field("eigenvalues"))

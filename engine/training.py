@@ -165,7 +165,8 @@ class Trainer:
         aligned = model.spec.mapping == "seq2seq"
         state, outputs, total = None, [], 0.0
         for chunk in chunks(T, window):
-            out, state = model.features(model.inputs(x[:, chunk]), state)  # [B, k, dirs*H]
+            padded = model.spec.padded(x[:, chunk])  # [B, k] or None: pads carry the state, as in the replay
+            out, state = model.features(model.inputs(x[:, chunk]), state, padded)  # [B, k, dirs*H]
             term = chunk_loss(model, self.task.loss, out, y, chunk, T)  # None before a seq2vec task's target
             if term is not None:
                 loss, y_hat = term

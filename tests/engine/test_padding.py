@@ -6,6 +6,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_se
 import engine
 from engine.losses import compute_loss
 from engine.recurrent import final_state, replay_stack, run_recurrent
+from engine.replay import Taps
+from engine.truncated import replay_truncated
 
 from .cases import case_id, double_model
 from .test_record import FUSED, TRUNCATED, reference_grad_h, torch_cell
@@ -215,3 +217,34 @@ def test_truncated_grad_h_of_a_padded_review_carries_through_the_pads(case):
     rec = engine.record(model, x, y, index=index, bptt_window=4)
     expected = reference_padded_truncated_grad_h(model, x[index : index + 1], y[index : index + 1], 4)
     torch.testing.assert_close(rec.grad_h, expected, atol=1e-12, rtol=1e-9)
+
+
+@pytest.mark.parametrize("reverse_source", [False, True])
+def test_a_recording_marks_the_pad_steps_of_each_stack_in_its_reading_order(reverse_source):
+    model, x, y, padded, index = padded_review(dict(arch="gru"))
+    rec = engine.record(model, x, y, index=index, jacobians=False)
+    assert torch.equal(rec.pad_mask, padded[index]) and rec.pad_mask.any()
+    adding = engine.make_task("adding")
+    unpadded = engine.build_model(engine.ModelConfig(hidden_size=4), adding, seed=0)
+    assert engine.record(unpadded, *adding.batch(1)).pad_mask is None
+    dates = engine.make_task("dates")
+    encdec = engine.build_model(engine.ModelConfig(hidden_size=4, reverse_source=reverse_source), dates, seed=0)
+    x, y = dates.batch(2, torch.Generator().manual_seed(0))
+    rec = engine.record(encdec, x, y, index=0, jacobians=False)
+    source_pads = dates.spec.padded(x[0])
+    assert torch.equal(rec.stacks["encoder"].pad_mask, source_pads.flip(0) if reverse_source else source_pads)
+    assert rec.stacks["decoder"].pad_mask is None
+
+
+@pytest.mark.parametrize("case", TRUNCATED, ids=case_id)
+def test_truncated_gradients_of_padded_reviews_equal_the_trainers(case):
+    """The Trainer's truncated BPTT carries the state through pads as the replay does."""
+    model, x, y, _, _ = padded_review(case)
+    task = engine.make_task("sentiment", seq_len=16)
+    trained_loss, _ = engine.Trainer(model, task, engine.TrainConfig(bptt_window=4)).forward_backward(x, y)
+    trained = {n: p.grad.clone() for n, p in model.named_parameters()}
+    _, loss = replay_truncated(model, x, y, Taps(), 4, task.loss)
+    assert loss.item() == pytest.approx(trained_loss, rel=1e-12)
+    names, params = zip(*model.named_parameters(), strict=True)
+    for name, g in zip(names, torch.autograd.grad(loss, params), strict=True):
+        torch.testing.assert_close(g, trained[name], atol=1e-12, rtol=1e-9)
