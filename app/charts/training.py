@@ -13,6 +13,7 @@ from app.charts.labels import LOSS_UNITS, STEP_AXIS
 from app.charts.style import BLUE, GREEN, GREY, ORANGE, VERMILLION, axis, finish, top_of
 
 MAX_POINTS = 2000
+WHOLE_TICKS = 20  # steps up to which the step axis gets explicit whole-number ticks
 EMPTY = "No training steps yet —<br>press Step or Play"
 COLUMNS = ["step", "loss", "metric", "grad_norm", "grad_norm_clipped", "diverged"]
 
@@ -68,6 +69,15 @@ def add_diverged(fig: go.Figure, history: pd.DataFrame, top: float, column: str,
         ), **cell)
 
 
+def whole_steps(fig: go.Figure, last_step: float) -> None:
+    """Step ticks at whole numbers: over the first few steps plotly's own ticks fall at 0.5,
+    1.5...; up to WHOLE_TICKS steps the ticks are every 1 or 2 steps (at most 11 of them), past
+    that plotly's own (1-2-5 spacing, every 2 steps or more) are whole already."""
+    if last_step <= WHOLE_TICKS:
+        fig.update_xaxes(tick0=0, dtick=1 if last_step <= 10 else 2)
+    fig.update_xaxes(tickformat="d")
+
+
 def note_empty(fig: go.Figure, history: pd.DataFrame) -> None:
     """Before the first step: the hint, over empty axes from step 0 to 10."""
     if not len(history):
@@ -110,6 +120,7 @@ def training_curves(history: pd.DataFrame, metric_name: str, baseline_loss: floa
         metric_span = [max(min(lowest, 0.0), -1.0) - 0.02, 1.02]
     fig.update_yaxes(title_text=metric_title, range=metric_span, row=1, col=2)
     fig.update_xaxes(title_text=STEP_AXIS)
+    whole_steps(fig, history["step"].max() if len(history) else 10)
     fig.update_layout(showlegend=False)
     note_empty(fig, history)
     drawn = f" ({len(history):,} steps, {len(shown):,} drawn)" if len(shown) < len(history) else ""
@@ -137,6 +148,7 @@ def gradient_norm_curve(history: pd.DataFrame, clip_norm: float | None) -> go.Fi
     add_diverged(fig, history, top_of(norm_axis), "grad_norm", "‖g‖ before")
     fig.update_yaxes(title_text="‖g‖₂ of all parameters (log)", **norm_axis)
     fig.update_xaxes(title_text=STEP_AXIS)
+    whole_steps(fig, history["step"].max() if len(history) else 10)
     fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=1.02, yanchor="bottom"))
     note_empty(fig, history)
     return finish(fig, "Gradient norm per step")

@@ -281,3 +281,19 @@ def test_a_thinned_history_is_drawn_evenly_over_the_steps():
     np.testing.assert_allclose(y, 1.0 / x)
     first_half = np.mean(x <= 10_000)
     assert 0.45 < first_half < 0.55  # evenly by rows, the dense last quarter would take most points
+
+
+@pytest.mark.parametrize("steps", [0, 1, 3, 7, 12, 20])
+def test_the_step_axis_has_whole_number_ticks_early_on(steps):
+    """Before a few steps plotly's automatic ticks fall at 0.5, 1.5...: a step is a whole number."""
+    h = trained(steps=steps, clip_norm=1.0).history_frame()
+    for fig in (charts_training.training_curves(h, "R²"), charts_training.gradient_norm_curve(h, 1.0)):
+        for axis in (fig.layout.xaxis, *([fig.layout.xaxis2] if "xaxis2" in fig.layout else [])):
+            assert axis.dtick >= 1 and float(axis.dtick).is_integer() and float(axis.tick0).is_integer()
+            assert max(steps, 10) / axis.dtick <= 10 and axis.tickformat == "d"  # at most 11 ticks
+
+
+def test_the_step_axis_is_left_to_plotly_once_its_ticks_are_whole_numbers_anyway():
+    h = trained(steps=40).history_frame()
+    fig = charts_training.training_curves(h, "R²")
+    assert fig.layout.xaxis.dtick is None and fig.layout.xaxis.tickformat == "d"
