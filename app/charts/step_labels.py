@@ -22,18 +22,27 @@ def values_label(values: torch.Tensor) -> str:
     return ", ".join(f"{v:.3g}" for v in values.reshape(-1).tolist())
 
 
+def input_symbols(task: engine.Task, rec: engine.Recording, stack: str | None,
+                  symbols: list[str] | None) -> list[str] | None:
+    """What the stack reads at each step as the task's own symbols (not yet escaped for
+    plotly), or None where it reads values: the encoder (or only stack) reads the sample's
+    `symbols`; a decoder reads <sos> and then the true previous target token (teacher forcing,
+    as recorded)."""
+    if stack == "decoder":
+        target = [task.target_vocab[i] for i in rec.y.tolist()]  # [T_out]
+        return [SOS_LABEL, *target[:-1]]
+    return symbols
+
+
 def input_labels(task: engine.Task, rec: engine.Recording, stack: str | None,
                  symbols: list[str] | None) -> list[str]:
-    """One label per step of the stack: the encoder (or only stack) reads the sample; a decoder
-    reads <sos> and then the true previous target token (teacher forcing, as recorded); a
+    """One label per step of the stack as plotly text: its input_symbols, or its values; a
     vector-to-sequence model reads its one input vector again at every step."""
     if task.spec.mapping == "vec2seq":
         return [values_label(rec.x)] * task.steps_of(rec.x)
-    if stack == "decoder":
-        target = [task.target_vocab[i] for i in rec.y.tolist()]  # [T_out]
-        return [visible(s) for s in [SOS_LABEL, *target[:-1]]]
-    if symbols is not None:
-        return [visible(s) for s in symbols]
+    read = input_symbols(task, rec, stack, symbols)
+    if read is not None:
+        return [visible(s) for s in read]
     return [values_label(v) for v in rec.x.reshape(len(rec.x), -1)]
 
 

@@ -7,6 +7,7 @@ negative, are drawn on a diverging scale centred on 0, positive red.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,7 @@ from app.charts.labels import T_AXIS, visible
 from app.charts.sites import ARROWS, label, trace_of, whose
 from app.charts.style import BLACK, BLUE, GREEN, GREY, HEIGHT, ORANGE, VERMILLION, finish
 from engine import Recording, StackTrace
+from engine.describe import Part, Read
 
 WINDOW = 9  # time steps the unrolled diagram draws around t, when there are more than ALL
 ALL = 12  # sequences up to this long are drawn whole
@@ -67,13 +69,42 @@ def box(sketch: Sketch, x: float, y: float, text: str, current: bool, fill: str 
                              font=dict(size=12, color="#222222")))
 
 
+def stack_name(rec: Recording, stack: str | None) -> str:
+    """The recording's name of the stack shown (None: its first)."""
+    return stack if stack is not None else next(iter(rec.stacks))
+
+
+def head_reads(parts: Sequence[Part]) -> tuple[Read, ...]:
+    """The states the model's head reads, from its own description (model.describe())."""
+    return tuple(read for part in parts if part.role == "head" for read in part.reads)
+
+
+def read_step(read: Read, x: int, T: int) -> int:
+    """The step whose state `read` takes for the output at step x: the first, the last, or x."""
+    return x if read.t is None else read.t % T
+
+
+def read_label(read: Read, step: int) -> str:
+    """A read as plotly text with its step, e.g. "h←<sub>0</sub>"."""
+    arrow = "" if read.direction is None else ARROWS[read.direction]
+    return f"{read.symbol}{arrow}<sub>{step}</sub>"
+
+
+def reads_text(reads: Sequence[Read], x: int, T: int) -> str:
+    """What the output at step x reads, e.g. "[h→<sub>50</sub> ; h←<sub>0</sub>]"."""
+    names = [read_label(r, read_step(r, x, T)) for r in reads]
+    return names[0] if len(names) == 1 else "[" + " ; ".join(names) + "]"
+
+
 def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str], outputs: list[str],
-                     width: int = WINDOW) -> go.Figure:
+                     reads: Sequence[Read], width: int = WINDOW) -> go.Figure:
     """The network unrolled over the steps around t: the input x_t at the bottom, one row of
     cells per layer (a bidirectional cell split into h→ and h←), the output at the top. Arrows:
     x_t up into the cell, h_{t−1} → h_t along a row (blue forward, orange backward, leftwards),
-    for an LSTM c_t beside h_t (green), and each layer's h_t up into the next. Step t is framed
-    in vermillion.
+    for an LSTM c_t beside h_t (green), each layer's h_t up into the next, and into each output
+    ŷ an arrow from every state the head reads (`reads`, the head's reads in model.describe()):
+    a bidirectional seq2vec model's ŷ reads h→ at the last step and h← at step 0, which has read
+    the sample from its end back to its start. Step t is framed in vermillion.
 
     inputs, outputs   one label per step as plotly text (step_labels), "" where there is no output
     """
@@ -82,20 +113,23 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
     layers, directions, T, _ = trace.hidden.shape
     if len(inputs) != T or len(outputs) != T:
         raise ValueError(f"inputs and outputs need one label per step: {T}, got {len(inputs)} and {len(outputs)}")
+    reads = [r for r in reads if r.stack == stack_name(rec, stack)]
+    if any(outputs) and not reads:
+        raise ValueError(f"the outputs need the states the head reads; none of {stack_name(rec, stack)!r}")
     steps = window(T, t, width)
     lstm = trace.cell is not None
     sketch = Sketch()
     top = layers + 1  # rows: 0 the input, 1..layers the cells, top the output
     for x in steps:
         current = x == t
-        box(sketch, x, 0, f"x<sub>{x}</sub><br>{inputs[x][:12]}", current, fill="#F2F2F2")
+        box(sketch, x, 0, f"x<sub>{x}</sub><br>{short(inputs[x], 12)}", current, fill="#F2F2F2")
         arrow(sketch, x, BOX_H / 2, x, 1 - BOX_H / 2, GREY)
         for layer in range(layers):
             y = 1 + layer
             names = ([f"h{ARROWS[d]}<sub>{x}</sub>" for d in range(directions)] if directions > 1
                      else [f"h<sub>{x}</sub>"])
             box(sketch, x, y, " | ".join(names) + (f"<br>c<sub>{x}</sub>" if lstm else ""), current)
-            if outputs[x] or layer < layers - 1:
+            if layer < layers - 1:
                 arrow(sketch, x, y + BOX_H / 2, x, y + 1 - BOX_H / 2, GREY)
             for d in range(directions):
                 if x + 1 in steps or (x + 1 < T and x == steps[-1]):
@@ -105,10 +139,12 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
                 if directions > 1:
                     along(sketch, x - 1, y, 1, lstm, cut=True, entering=True)
         if outputs[x]:
-            answer = outputs[x][:16].replace(" (", "<br>(")  # a class's probability on a line of its own
-            box(sketch, x, top, f"ŷ<sub>{x}</sub><br>{answer}", current, fill="#F2F2F2")
+            box(sketch, x, top, f"ŷ<sub>{x}</sub><br>{answer_text(outputs[x])}", current, fill="#F2F2F2")
+    for x in (x for x in range(T) if outputs[x]):
+        for read in reads:
+            into_output(sketch, read, read_step(read, x, T), x, top, directions, steps)
+    answered = [i for i, o in enumerate(outputs) if o]
     if not any(outputs[x] for x in steps):
-        answered = [i for i, o in enumerate(outputs) if o]
         later = any(outputs) and f"no output at these steps: it answers at t = {max(answered)}"
         sketch.notes.append(dict(x=(steps[0] + steps[-1]) / 2, y=top, xref="x", yref="y", showarrow=False,
                                  font=dict(size=12, color=GREY),
@@ -121,12 +157,61 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
                      showgrid=False, zeroline=False)
     key = " · blue →: h forward" + (" · orange ←: h backward" if directions > 1 else "") + (
         " · green: c_t" if lstm else "")
+    if answered and any(r.t is not None for r in reads):  # one answer, read from fixed steps
+        key += f" · ŷ<sub>{answered[-1]}</sub> reads {reads_text(reads, answered[-1], T)}"
+    elif answered and len(reads) > 1:
+        key += f" · ŷ<sub>t</sub> reads {reads_text(reads, t, T).replace(f'<sub>{t}</sub>', '<sub>t</sub>')}"
     shown = f"steps {steps[0]}–{steps[-1]} of 0–{T - 1}" if len(steps) < T else f"all {T} steps"
     whole = f"The {stack}'s network" if stack else "The network"
     fig = finish(fig, f"{whole} unrolled through time ({rec.arch.upper()}, {shown})",
                  height=140 + 110 * (top + 1))
     fig.update_layout(title_subtitle=dict(text=f"step t = {t} framed{key}", font=dict(size=12)))
     return fig.update_layout(margin=dict(t=75, l=90))
+
+
+def short(text: str, limit: int) -> str:
+    """At most `limit` characters of a label, an ellipsis saying where it was cut; an escaped
+    character (&lt;) is never cut in half."""
+    shown = html.unescape(text)
+    cut = shown if len(shown) <= limit else shown[: limit - 1] + "…"
+    return html.escape(cut, quote=False)
+
+
+def answer_text(label: str) -> str:
+    """An output's label fitted to its box: a class on one line, its probability on the next."""
+    name, _, rest = label.partition(" (")
+    return short(name, 10) + (f"<br>({rest}" if rest else "")
+
+
+def into_output(sketch: Sketch, read: Read, source: int, x: int, top: int, directions: int, steps: range
+                ) -> None:
+    """An arrow from the box of the state `read` (at step `source`, of its layer and direction)
+    up into the output ŷ_x. Where one end lies outside the drawn steps, the arrow runs to the
+    window's edge and says where it comes from or goes to."""
+    half = 0.0 if directions == 1 or read.direction is None else (-1, 1)[read.direction] * BOX_W / 4
+    colour = GREY if read.direction is None or directions == 1 else DIRECTION_COLOURS[read.direction]
+    x0, y0 = source + half, 1 + read.layer + BOX_H / 2
+    x1, y1 = x + half / 2, top - BOX_H / 2
+    name = f"reads {read.label}"  # which of the head's reads an arrow draws: the tests find it so
+    if source in steps and x in steps:
+        arrow(sketch, x0, y0, x1, y1, colour)
+        sketch.notes[-1]["name"] = name
+        return
+    edge = steps[0] - 0.6 if min(source, x) < steps[0] else steps[-1] + 0.6
+    middle = (y0 + y1) / 2
+    if x in steps:  # the state read lies outside: the arrow comes in from the edge
+        arrow(sketch, edge, middle, x1, y1, colour)
+        sketch.notes[-1]["name"] = name
+        text, anchor_x = f"from {read_label(read, source)}", edge
+    elif source in steps:  # the output lies outside: the arrow leaves toward it
+        arrow(sketch, x0, y0, edge, middle, colour)
+        sketch.notes[-1]["name"] = name
+        text, anchor_x = f"to ŷ<sub>{x}</sub>", edge
+    else:
+        return
+    sketch.notes.append(dict(x=anchor_x, y=middle, xref="x", yref="y", showarrow=False, yshift=10,
+                             xanchor="left" if edge < steps[0] else "right", text=text,
+                             font=dict(size=11, color=colour)))
 
 
 def along(sketch: Sketch, x: int, y: float, direction: int, lstm: bool, cut: bool, entering: bool = False) -> None:
@@ -179,10 +264,13 @@ def state_at(rec: Recording, stack: str | None, t: int) -> go.Figure:
     return fig.update_layout(bargap=0.1)
 
 
-def concatenation_at(rec: Recording, stack: str | None, layer: int, t: int) -> go.Figure:
+def concatenation_at(rec: Recording, stack: str | None, layer: int, t: int, reads: Sequence[Read] = ()
+                     ) -> go.Figure:
     """What the next layer (or the output) reads at step t from a bidirectional layer: the
     forward state h→_t, which has read x_0..x_t, and beside it the backward state h←_t, which
-    has read x_t..x_{T−1}, as one vector of 2H values."""
+    has read x_{T−1}..x_t, as one vector of 2H values. Where the output reads fixed steps of the
+    last layer (`reads`, the head's reads in model.describe(): a seq2vec head reads h→ at the
+    last step and h← at step 0, each having read the whole sample), those, whatever t."""
     trace = trace_of(rec, stack)
     t = checked_t(trace, t)
     layers, directions, T, H = trace.hidden.shape
@@ -190,19 +278,23 @@ def concatenation_at(rec: Recording, stack: str | None, layer: int, t: int) -> g
         raise ValueError("only a bidirectional layer has two directions to put side by side")
     if not 0 <= layer < layers:
         raise ValueError(f"layer must be 0..{layers - 1}, got {layer}")
+    fixed = {r.direction: read_step(r, t, T) for r in reads
+             if r.stack == stack_name(rec, stack) and r.layer == layer == layers - 1 and r.t is not None}
+    at = [fixed.get(d, t) for d in (0, 1)]  # the step each direction's state is taken at
     reach = float(trace.hidden[layer].abs().max()) or 1.0
     fig = go.Figure()
-    for d, read in ((0, f"read x_0..x_{t}"), (1, f"read x_{t}..x_{T - 1}")):
+    for d, read in ((0, f"read x_0..x_{at[0]}"), (1, f"read x_{T - 1}..x_{at[1]}")):
         fig.add_trace(go.Bar(
-            x=np.arange(H) + d * H, y=trace.hidden[layer, d, t].numpy(), marker_color=DIRECTION_COLOURS[d],
-            name=f"h{ARROWS[d]}_t ({read})", customdata=np.arange(H),
-            hovertemplate=f"h{ARROWS[d]}_t unit %{{customdata}}<br>position %{{x}}<br>%{{y:.4g}}<extra></extra>",
+            x=np.arange(H) + d * H, y=trace.hidden[layer, d, at[d]].numpy(), marker_color=DIRECTION_COLOURS[d],
+            name=f"h{ARROWS[d]}_{at[d]} ({read})", customdata=np.arange(H),
+            hovertemplate=f"h{ARROWS[d]}_{at[d]} unit %{{customdata}}<br>position %{{x}}<br>%{{y:.4g}}<extra></extra>",
         ))
     fig.add_vline(x=H - 0.5, line=dict(color=GREY, dash="dash", width=1))
-    fig.update_xaxes(title_text=f"position in [h→_t ; h←_t] (0..{H - 1} forward, {H}..{2 * H - 1} backward)")
+    fig.update_xaxes(title_text=f"position in [h→ ; h←] (0..{H - 1} forward, {H}..{2 * H - 1} backward)")
     fig.update_yaxes(title_text="value", range=[-1.05 * reach, 1.05 * reach])
     nxt = f"layer {layer + 1}" if layer + 1 < layers else "the output"
-    fig = finish(fig, f"What {nxt} reads at t = {t}: [h→_t ; h←_t] of layer {layer}")
+    when = "" if fixed else f" at t = {t}"
+    fig = finish(fig, f"What {nxt} reads{when}: [h→_{at[0]} ; h←_{at[1]}] of layer {layer}")
     return fig.update_layout(bargap=0.1, legend=dict(orientation="h", x=0, y=-0.3, yanchor="top"),
                              margin=dict(b=90))
 

@@ -17,15 +17,20 @@ T, H = 12, 5
 
 
 def recorded(arch="lstm", task="adding", **model):
-    t = engine.make_task(task, seq_len=T)
+    return built(arch, task, **model)[:2]
+
+
+def built(arch="lstm", task="adding", seq_len=T, **model):
+    """The task, a recording of a fresh model on it, and the states its head reads."""
+    t = engine.make_task(task, seq_len=seq_len)
     m = engine.build_model(engine.ModelConfig(arch=arch, hidden_size=H, **model), t, seed=0)
     x, y = t.batch(4)
-    return t, engine.record(m, x, y, jacobians=False)
+    return t, engine.record(m, x, y, jacobians=False), cu.head_reads(m.describe())
 
 
 @pytest.fixture(scope="module")
 def bilstm():
-    return recorded("lstm", num_layers=2, bidirectional=True)
+    return built("lstm", num_layers=2, bidirectional=True)
 
 
 def spec(fig) -> dict:
@@ -40,7 +45,7 @@ def test_the_window_holds_t_and_is_centred_where_it_can_be(T_, t, expected):
 
 
 def test_state_bars_are_h_t_and_c_t_of_every_layer_and_direction_at_t(bilstm):
-    _, rec = bilstm
+    _, rec, _ = bilstm
     t = 7
     fig = spec(cu.state_at(rec, None, t))
     bars = fig["data"]
@@ -58,7 +63,7 @@ def test_state_bars_are_h_t_and_c_t_of_every_layer_and_direction_at_t(bilstm):
 
 
 def test_gate_bars_are_the_recorded_gates_at_t(bilstm):
-    _, rec = bilstm
+    _, rec, _ = bilstm
     fig = spec(cu.gates_at(rec, None, 1, 1, 3))
     for bar, gate in zip(fig["data"], "ifgo"):
         assert plotted(bar["y"]) == pytest.approx(rec.gates[gate][1, 1, 3].tolist(), rel=1e-6)
@@ -67,7 +72,7 @@ def test_gate_bars_are_the_recorded_gates_at_t(bilstm):
 
 
 def test_the_heatmap_shows_both_directions_and_frames_t(bilstm):
-    _, rec = bilstm
+    _, rec, _ = bilstm
     fig = spec(cu.hidden_heatmap(rec, None, 1, 4))
     maps = [d for d in fig["data"] if d["type"] == "heatmap"]
     assert len(maps) == 2
@@ -79,7 +84,7 @@ def test_the_heatmap_shows_both_directions_and_frames_t(bilstm):
 
 
 def test_the_concatenation_is_forward_then_backward(bilstm):
-    _, rec = bilstm
+    _, rec, _ = bilstm
     fig = spec(cu.concatenation_at(rec, None, 0, 6))
     xs = [x for bar in fig["data"] for x in plotted(bar["x"])]
     ys = [y for bar in fig["data"] for y in plotted(bar["y"])]
@@ -91,14 +96,14 @@ def test_the_concatenation_is_forward_then_backward(bilstm):
 
 
 def test_the_diagram_frames_step_t_and_draws_the_arrows_each_way(bilstm):
-    task, rec = bilstm
+    task, rec, reads = bilstm
     inputs = step_labels.input_labels(task, rec, None, None)
     outputs = step_labels.output_labels(task, rec, None)
-    fig = spec(cu.unrolled_diagram(rec, None, 5, inputs, outputs))
+    fig = spec(cu.unrolled_diagram(rec, None, 5, inputs, outputs, reads))
     framed = [s for s in fig["layout"]["shapes"] if s["line"]["color"] == cu.VERMILLION]
     assert {(s["x0"] + s["x1"]) / 2 for s in framed} == {5}
     assert len(framed) == 1 + 2  # the input and both layers (an adding model answers at t = 11 only)
-    arrows = [a for a in fig["layout"]["annotations"] if a.get("showarrow")]
+    arrows = [a for a in fig["layout"]["annotations"] if a.get("showarrow") and not a.get("name")]  # not ŷ's
     backward = [a for a in arrows if a["arrowcolor"] == cu.DIRECTION_COLOURS[1]]
     forward = [a for a in arrows if a["arrowcolor"] == cu.DIRECTION_COLOURS[0]]
     assert backward and all(a["ax"] > a["x"] for a in backward)  # leftwards: h_{t+1} -> h_t
@@ -106,13 +111,13 @@ def test_the_diagram_frames_step_t_and_draws_the_arrows_each_way(bilstm):
     assert any(a["arrowcolor"] == cu.GREEN for a in arrows)  # c_t, an LSTM's
     ticks = fig["layout"]["xaxis"]["ticktext"]
     assert ticks == [f"t = {x}" for x in range(T)]  # a sequence this short is drawn whole
-    last = spec(cu.unrolled_diagram(rec, None, T - 1, inputs, outputs))
+    last = spec(cu.unrolled_diagram(rec, None, T - 1, inputs, outputs, reads))
     texts = [a["text"] for a in last["layout"]["annotations"] if not a.get("showarrow")]
     assert any(outputs[-1] in text for text in texts)  # the answer, boxed at the last step
     with pytest.raises(ValueError, match="one label per step"):
-        cu.unrolled_diagram(rec, None, 0, inputs[:-1], outputs)
+        cu.unrolled_diagram(rec, None, 0, inputs[:-1], outputs, reads)
     with pytest.raises(ValueError, match="t must be 0..11"):
-        cu.unrolled_diagram(rec, None, T, inputs, outputs)
+        cu.unrolled_diagram(rec, None, T, inputs, outputs, reads)
 
 
 def test_a_unit_over_time_is_its_recorded_h_beside_a_feature():
@@ -167,7 +172,7 @@ def test_a_label_reads_literally_in_a_markdown_sentence():
 
 
 def test_the_states_table_holds_every_h_and_c(bilstm):
-    _, rec = bilstm
+    _, rec, _ = bilstm
     table = cu.states_table(rec)
     assert len(table) == rec.hidden.numel()
     row = table[(table.layer == 1) & (table.direction == "backward") & (table.t == 3) & (table.unit == 2)].iloc[0]
@@ -183,5 +188,96 @@ def test_a_vector_to_sequence_model_reads_its_one_vector_at_every_step():
     inputs = step_labels.input_labels(task, rec, None, None)
     assert inputs == [step_labels.values_label(x[0])] * 7  # [3] in, 7 steps run
     outputs = step_labels.output_labels(task, rec, None)
-    fig = spec(cu.unrolled_diagram(rec, None, 3, inputs, outputs))
+    fig = spec(cu.unrolled_diagram(rec, None, 3, inputs, outputs, cu.head_reads(model.describe())))
     assert [s for s in fig["layout"]["shapes"] if s["line"]["color"] == cu.VERMILLION]
+
+
+def output_arrows(fig: dict) -> dict[str, list[dict]]:
+    """The arrows into the outputs, by the read each draws ("reads h←_0")."""
+    found: dict[str, list[dict]] = {}
+    for note in fig["layout"]["annotations"]:
+        if note.get("showarrow") and note.get("name", "").startswith("reads "):
+            found.setdefault(note["name"].removeprefix("reads "), []).append(note)
+    return found
+
+
+def starts_at_box(note: dict, step: int, layer: int, half: int | None) -> bool:
+    """Whether an arrow starts on the top edge of the box of `layer` at `step` (its forward half
+    (0), its backward half (1), or the whole box (None))."""
+    centre = step + (0 if half is None else (-1, 1)[half] * cu.BOX_W / 4)
+    return note["ax"] == pytest.approx(centre) and note["ay"] == pytest.approx(1 + layer + cu.BOX_H / 2)
+
+
+def diagram(task, rec, reads, t):
+    inputs = step_labels.input_labels(task, rec, None, None)
+    outputs = step_labels.output_labels(task, rec, None)
+    return spec(cu.unrolled_diagram(rec, None, t, inputs, outputs, reads)), outputs
+
+
+def test_a_bidirectional_seq2vec_output_is_drawn_from_the_states_its_head_reads():
+    """Issue 12, item 3: ŷ reads h→ at the last step and h← at step 0 (which has read x_T..x_0),
+    as model.describe() says, not [h→_T ; h←_T]."""
+    task, rec, reads = built("rnn", bidirectional=True, num_layers=2)
+    assert [r.label for r in reads] == ["h→_T", "h←_0"]
+    fig, outputs = diagram(task, rec, reads, T - 1)
+    arrows = output_arrows(fig)
+    assert set(arrows) == {"h→_T", "h←_0"} and all(len(a) == 1 for a in arrows.values())
+    assert starts_at_box(arrows["h→_T"][0], T - 1, 1, 0) and starts_at_box(arrows["h←_0"][0], 0, 1, 1)
+    assert [arrows["h→_T"][0]["x"], arrows["h←_0"][0]["x"]] == pytest.approx([T - 1 - cu.BOX_W / 8,
+                                                                              T - 1 + cu.BOX_W / 8])
+    assert arrows["h←_0"][0]["y"] == pytest.approx(3 - cu.BOX_H / 2)  # into the output row's box
+    subtitle = fig["layout"]["title"]["subtitle"]["text"]
+    assert f"ŷ<sub>{T - 1}</sub> reads [h→<sub>{T - 1}</sub> ; h←<sub>0</sub>]" in subtitle
+
+    joined = spec(cu.concatenation_at(rec, None, 1, 4, reads))  # whatever t: the head's states
+    ys = [y for bar in joined["data"] for y in plotted(bar["y"])]
+    assert ys == pytest.approx(torch.cat([rec.hidden[1, 0, T - 1], rec.hidden[1, 1, 0]]).tolist(), rel=1e-6)
+    assert f"[h→_{T - 1} ; h←_0]" in joined["layout"]["title"]["text"]
+    assert "at t = 4" not in joined["layout"]["title"]["text"]
+    assert [bar["name"] for bar in joined["data"]] == [f"h→_{T - 1} (read x_0..x_{T - 1})",
+                                                      f"h←_0 (read x_{T - 1}..x_0)"]
+    lower = spec(cu.concatenation_at(rec, None, 0, 4, reads))  # layer 1 reads layer 0 at every t
+    assert "What layer 1 reads at t = 4: [h→_4 ; h←_4]" in lower["layout"]["title"]["text"]
+
+
+def test_a_long_bidirectional_seq2vec_sample_says_where_the_backward_state_comes_from():
+    task, rec, reads = built("gru", bidirectional=True, seq_len=40)
+    fig, _ = diagram(task, rec, reads, 39)  # steps 31..39 drawn: step 0 lies outside
+    arrows = output_arrows(fig)
+    assert starts_at_box(arrows["h→_T"][0], 39, 0, 0)
+    assert arrows["h←_0"][0]["ax"] < 31 and arrows["h←_0"][0]["x"] > 38  # in from the left edge
+    texts = [a["text"] for a in fig["layout"]["annotations"] if not a.get("showarrow")]
+    assert "from h←<sub>0</sub>" in texts
+    first, _ = diagram(task, rec, reads, 0)  # steps 0..8 drawn: ŷ_39 lies outside
+    arrows = output_arrows(first)
+    assert set(arrows) == {"h←_0"} and starts_at_box(arrows["h←_0"][0], 0, 0, 1)
+    assert "to ŷ<sub>39</sub>" in [a["text"] for a in first["layout"]["annotations"] if not a.get("showarrow")]
+
+
+def test_a_one_way_seq2vec_output_reads_the_last_state():
+    task, rec, reads = built("lstm")
+    assert [r.label for r in reads] == ["h_T"]
+    fig, _ = diagram(task, rec, reads, T - 1)
+    arrows = output_arrows(fig)
+    assert list(arrows) == ["h_T"] and len(arrows["h_T"]) == 1 and starts_at_box(arrows["h_T"][0], T - 1, 0, None)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_a_seq2seq_output_reads_the_states_of_its_own_step(bidirectional):
+    task, rec, reads = built("gru", "parity", bidirectional=bidirectional, num_layers=2)
+    fig, outputs = diagram(task, rec, reads, 5)
+    arrows = output_arrows(fig)
+    assert all(outputs) and len(arrows) == len(reads) == 1 + bidirectional
+    for read in reads:
+        notes = arrows[read.label]
+        assert len(notes) == T  # one into every output of the twelve steps drawn
+        for step, note in enumerate(sorted(notes, key=lambda n: n["ax"])):
+            assert starts_at_box(note, step, 1, read.direction if bidirectional else None)
+
+
+def test_an_output_label_fits_its_box():
+    """Issue 12, item 7: "<eos> (100" was cut; the class stays whole and its probability goes
+    on a line of its own, and an escaped character is never cut in half."""
+    assert cu.answer_text("&lt;eos&gt; (100%)") == "&lt;eos&gt;<br>(100%)"
+    assert cu.short("&lt;sos&gt; and more", 8) == "&lt;sos&gt; a…"
+    assert cu.answer_text("0.123") == "0.123"

@@ -134,3 +134,26 @@ def test_a_decoder_has_no_direction_to_choose():
     assert [r.key for r in at.radio] == ["stack", "direction"]
     at.radio(key="stack").set_value("decoder").run()
     assert [r.key for r in at.radio] == ["stack"] and not at.exception
+
+
+def test_the_bidirectional_lesson_draws_the_states_its_head_reads():
+    """Issue 12, item 3: on "What bidirectional buys you" the output reads h→_50 and h←_0 (which
+    has read x_50..x_0), as model.describe() says; not [h→_50 ; h←_50]."""
+    from app.session.lessons import BY_KEY
+
+    at = page(BY_KEY["bidirectional"].setup.to_query())
+    assert not at.exception
+    at.slider(key="unroll_t").set_value(50).run()
+    diagram = chart(at, "unrolled through time")
+    reads = {a["name"]: a for a in diagram["layout"]["annotations"] if a.get("name", "").startswith("reads ")}
+    assert set(reads) == {"reads h→_T", "reads h←_0"}
+    assert reads["reads h→_T"]["ax"] > 49 and reads["reads h←_0"]["ax"] < 42  # h←_0 comes in from step 0
+    assert "ŷ<sub>50</sub> reads [h→<sub>50</sub> ; h←<sub>0</sub>]" in diagram["layout"]["title"]["subtitle"]["text"]
+    joined = chart(at, "What the output reads")
+    assert "[h→_50 ; h←_0]" in joined["layout"]["title"]["text"]
+    assert [bar["name"] for bar in joined["data"]] == ["h→_50 (read x_0..x_50)", "h←_0 (read x_50..x_0)"]
+    lab = at.session_state["lab"]
+    rec = lab.recording(0)
+    assert [y for bar in joined["data"] for y in plotted(bar["y"])] == pytest.approx(
+        rec.hidden[0, 0, 50].tolist() + rec.hidden[0, 1, 0].tolist(), rel=1e-6)
+    assert any("h←_0, which has read the sample from its end back to its start" in c.value for c in at.caption)

@@ -66,7 +66,8 @@ def stepper(lab: Lab) -> None:
     symbols = lab.symbols(index, stack) if stack != "decoder" else None
     inputs = step_labels.input_labels(lab.task, rec, stack, symbols)
     outputs = step_labels.output_labels(lab.task, rec, stack)
-    st.plotly_chart(cu.unrolled_diagram(rec, stack, t, inputs, outputs), key="diagram")
+    reads = cu.head_reads(lab.model.describe())  # the states the head reads, as the model says
+    st.plotly_chart(cu.unrolled_diagram(rec, stack, t, inputs, outputs, reads), key="diagram")
     said = f" and answers **{step_labels.literal(outputs[t])}**" if outputs[t] else ""
     st.markdown(f"At step **t = {t}** the network reads **{step_labels.literal(inputs[t])}**{said}.")
     st.caption(
@@ -83,22 +84,33 @@ def stepper(lab: Lab) -> None:
     else:
         st.plotly_chart(cu.state_at(rec, stack, t), key="state")
     st.caption("h_t of every unit at this step, on the scale of the whole sample, so the bars move as you step.")
-    tokens = inputs if symbols is not None or stack == "decoder" else None
+    tokens = step_labels.input_symbols(lab.task, rec, stack, symbols)  # the chart escapes them, once
     st.plotly_chart(cu.hidden_heatmap(rec, stack, layer, t, tokens), key="heatmap")
     st.caption(
         "Units up, time across, red positive and blue negative. A unit that changes colour at one kind of "
         "input and keeps it afterwards is remembering something."
     )
     if trace.hidden.shape[1] > 1:
-        st.plotly_chart(cu.concatenation_at(rec, stack, layer, t), key="concatenation")
-        st.caption(
-            "The forward state has read the sample up to t, the backward state from the end back to t: side "
-            "by side, each step sees the whole sequence. That is what bidirectional buys"
-            + (". Here, though, the model answers at every step, and the backward state has already read "
-               "the steps after t: where the answer lies ahead (the next character, the next value of the "
-               "sine), it has seen it, and a good score means nothing." if lab.task.spec.mapping == "seq2seq"
-               else ".")
-        )
+        st.plotly_chart(cu.concatenation_at(rec, stack, layer, t, reads), key="concatenation")
+        fixed = [r for r in reads if r.t is not None and r.layer == layer == trace.hidden.shape[0] - 1
+                 and r.stack == cu.stack_name(rec, stack)]
+        if fixed:  # a seq2vec head: the last forward state and the backward state at step 0
+            T = trace.hidden.shape[2]
+            st.caption(
+                f"The output reads the forward state after the last step, h→_{T - 1}, which has read x_0..x_{T - 1}, "
+                f"and the backward state at step 0, h←_0, which has read the sample from its end back to its "
+                f"start, x_{T - 1}..x_0: each has read the whole sequence, one from each end. That is what "
+                "bidirectional buys: the first steps reach the answer through one step, not through all of them."
+            )
+        else:
+            st.caption(
+                "The forward state has read the sample up to t, the backward state from the end back to t: side "
+                "by side, each step sees the whole sequence. That is what bidirectional buys"
+                + (". Here, though, the model answers at every step, and the backward state has already read "
+                   "the steps after t: where the answer lies ahead (the next character, the next value of the "
+                   "sine), it has seen it, and a good score means nothing." if lab.task.spec.mapping == "seq2seq"
+                   else ".")
+            )
     hunt_units(lab, rec, stack, trace, layer, direction, t, symbols)
 
 
