@@ -4,7 +4,9 @@ It lives in that student's st.session_state (never in a shared cache), and has n
 it, so every rule of the page (what rebuilds the model, what only retunes training, what an
 upload may replace) is tested without a browser. Every way a model enters the lab (a new lab,
 Reset, a lesson, the form, a checkpoint) goes through `install`, which checks the size budget
-before anything is built and leaves the lab as it was when it refuses.
+before anything is built and leaves the lab as it was when it refuses. What the lab logs over
+training beside the Trainer's history (held-out evaluations, the best step's weights, the marks
+of setting changes) belongs to the model installed and starts again with a new one.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import dataclasses
 
 import engine
 from app.session.budget import check_cost
+from app.session.heldout import HeldOut
 from app.session.link import OFFERED, Setup, preset_setup
 from app.session.playback import Playback
 from app.session.probes import Probes
@@ -49,6 +52,8 @@ class Lab(Playback):
             self.setup, self.upload = setup, upload
             self.task, self.model, self.trainer = task, model, trainer
             self.probes = Probes(trainer, setup.model, self.lock)
+            self.held_out = HeldOut(trainer)
+            self.marks: list[tuple[int, str]] = []  # (step, what changed there): drawn on the curves
 
     def advance(self, until: int | None = None) -> bool:
         """One training step (the caller holds the lock), measured every RECORD_EVERY steps."""
@@ -56,6 +61,7 @@ class Lab(Playback):
             return False
         self.trainer.step(1)
         self.probes.trained()
+        self.held_out.trained()
         return True
 
     def finished(self, until: int) -> bool:
@@ -102,9 +108,21 @@ class Lab(Playback):
         if setup.train != self.setup.train:
             with self.lock:
                 self.trainer.retune(setup.train)
+                self.marks.append((self.trainer.steps_done, changes(self.setup.train, setup.train)))
                 self.setup = setup
             return "retuned"
         return "unchanged"
+
+    def restore_best(self) -> int:
+        """Early stopping: put back the weights of the step with the lowest held-out loss so far,
+        pausing first. The history and the step count carry on (training goes on from those
+        weights), and the curves mark the step it happened at. Returns the best step."""
+        self.playing = False
+        with self.lock:
+            best = self.held_out.restore()
+            self.marks.append((self.trainer.steps_done, f"back to step {best:,}'s weights"))
+            forget_recordings(self.probes)
+            return best
 
     def load_model(self, data: bytes) -> None:
         """Replace the model with an uploaded checkpoint. Its task becomes the current task (with
@@ -140,3 +158,23 @@ class Lab(Playback):
             "steps trained": f"{self.trainer.steps_done:,}",
             "last loss": "-" if last is None else "diverged" if last.diverged else f"{last.loss:.4g}",
         }
+
+
+def changes(old: engine.TrainConfig, new: engine.TrainConfig) -> str:
+    """What a retune changed, as a curve's mark reads it: "lr 0.003 → 0.0003, clip_norm 1 → none"."""
+    def shown(value) -> str:
+        return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    return ", ".join(
+        f"{f.name} {shown(getattr(old, f.name))} → {shown(getattr(new, f.name))}"
+        for f in dataclasses.fields(new) if getattr(old, f.name) != getattr(new, f.name)
+    )
+
+
+def forget_recordings(probes: Probes) -> None:
+    """The probes cache recordings and spectra by the step count, which a restore of weights
+    leaves as it is: drop them, so the pages record the restored weights (the gradient log, a
+    record of the past, stays)."""
+    probes.recordings = (-1, {})
+    probes.spectra = (-1, {}, None)
+    probes.truncated = None

@@ -1,0 +1,161 @@
+"""Held-out data over training: the model's loss and metric on samples it never trains on, every
+EVAL_EVERY steps, and the weights of the best step so far (early stopping, the course's good
+practice). No Streamlit here.
+
+The training curves score each step's own batch, which a model can learn by heart: on a small
+review CSV the training loss reaches 1e-7 while the held-out loss climbs past a coin toss's.
+The held-out set is fixed when the model is installed, so every point of its curve scores the
+same samples: the task's own test split where it has one (sentiment's held-out reviews), else
+the batch Trainer.evaluate draws from the seed's "held_out" stream (apart from the training
+batches and the probe samples). It is cut to about SAMPLE_STEPS samples x time steps, so that one
+evaluation (no_grad, eval mode) costs a few percent of the EVAL_EVERY training steps before it;
+benchmarks/README.md has the cost per task preset.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+import engine
+from engine.rng import stream
+
+EVAL_EVERY = 25  # steps between evaluations (the gradient log's interval), and one at step 0
+SAMPLE_STEPS = 16_384  # samples x time steps evaluated: about 3-7% of 25 training steps' time
+MAX_SAMPLES, MIN_SAMPLES = 512, 32
+MAX_ROWS = 1024  # evaluations kept: the latest all, older ones at a stride that doubles
+
+
+def steps_per_sample(x: torch.Tensor, y: torch.Tensor) -> int:
+    """Time steps one sample runs: the longer of its input and its target sequence (tokens
+    [B, T], values [B, T, F]; a vector [B, F] or a class [B] is one step)."""
+    def length(t: torch.Tensor) -> int:
+        return t.shape[1] if t.dim() == 3 or (t.dim() == 2 and not t.is_floating_point()) else 1
+    return max(length(x), length(y))
+
+
+def held_out_set(task: engine.Task, seed: int) -> tuple[torch.Tensor, torch.Tensor, int, bool]:
+    """(x, y, n_available, from_test_split): the samples every evaluation scores. The task's test
+    split if it has one, else Trainer.evaluate's batch from the seed's "held_out" stream; at most
+    SAMPLE_STEPS / (time steps per sample) samples of either (at least MIN_SAMPLES, at most
+    MAX_SAMPLES). A test split is shuffled by the task, so its first samples are a fair subset."""
+    if hasattr(task, "test_set"):
+        x, y = task.test_set()
+        n = budget(steps_per_sample(x[:1], y[:1]))
+        return x[:n], y[:n], len(y), True
+    x1, y1 = task.batch(1, stream(seed, "held_out"))
+    n = budget(steps_per_sample(x1, y1))
+    x, y = task.batch(n, stream(seed, "held_out"))  # what trainer.evaluate(n) scores
+    return x, y, n, False
+
+
+def budget(steps: int) -> int:
+    return int(min(MAX_SAMPLES, max(MIN_SAMPLES, SAMPLE_STEPS // max(steps, 1))))
+
+
+@torch.no_grad()
+def score(model: torch.nn.Module, task: engine.Task, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+    """(loss, metric) of `model` on (x, y) in eval mode, as Trainer.evaluate scores its held-out
+    data (an encoder-decoder decodes freely); the model's mode is left as it was."""
+    was_training = model.training
+    model.eval()
+    try:
+        y_hat = model(x)
+    finally:
+        model.train(was_training)
+    return task.loss(y_hat, y).item(), task.metric(y_hat, y)
+
+
+@dataclass(frozen=True)
+class Best:
+    """The evaluation with the lowest held-out loss so far, and the weights that scored it."""
+
+    step: int
+    loss: float
+    metric: float
+    weights: dict[str, torch.Tensor]  # a clone of the model's state_dict at that step
+
+
+class HeldOut:
+    """The held-out log of one installed model (a new model gets a new one). The caller holds
+    the lab's lock for every call but frame()'s readers, which get a copy."""
+
+    def __init__(self, trainer: engine.Trainer):
+        self.trainer, self.model, self.task = trainer, trainer.model, trainer.task
+        self.x, self.y, self.available, self.test_split = held_out_set(self.task, trainer.cfg.seed)
+        self.steps: list[int] = []
+        self.values: list[tuple[float, float]] = []  # (loss, metric)
+        self.order: list[int] = []  # each row's evaluation count, for thinning
+        self.count, self.stride = 0, 1
+        self.best: Best | None = None
+        self.at_best = False  # the model's weights are the best's (just measured, or restored)
+        self.measure()
+
+    @property
+    def size(self) -> int:
+        return len(self.y)
+
+    def describe(self) -> str:
+        """What the held-out curve scores, for a caption."""
+        if self.test_split:
+            of = f" of the task's {self.available:,}" if self.available > self.size else ""
+            return f"{self.size:,}{of} held-out samples, set apart before training and never trained on"
+        return (f"a fixed batch of {self.size:,} samples drawn apart from the training batches "
+                "(from the same source: for a text, windows of the same text)")
+
+    def measure(self) -> None:
+        """Score the model as it is now and log it at the current step; keep its weights if its
+        loss is the lowest so far."""
+        loss, metric = score(self.model, self.task, self.x, self.y)
+        step = self.trainer.steps_done
+        if len(self.steps) == MAX_ROWS:
+            self.thin()
+        self.steps.append(step)
+        self.values.append((loss, metric))
+        self.order.append(self.count)
+        self.count += 1
+        if math.isfinite(loss) and (self.best is None or loss < self.best.loss):
+            weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+            self.best = Best(step, loss, metric, weights)
+            self.at_best = True
+
+    def trained(self) -> None:
+        """After each training step: the weights moved off the best; measure every EVAL_EVERY
+        steps unless training diverged."""
+        self.at_best = False
+        if self.trainer.steps_done % EVAL_EVERY == 0 and self.trainer.diverged_at is None:
+            self.measure()
+
+    def restore(self) -> int:
+        """Put the best step's weights back into the model (the optimizer and the step count carry
+        on) and log them at the current step; returns the best step."""
+        if self.best is None:
+            raise ValueError("there is no held-out evaluation yet, so no best step to go back to")
+        self.model.load_state_dict(self.best.weights)
+        self.measure()
+        self.at_best = True
+        return self.best.step
+
+    def thin(self) -> None:
+        """Keep the latest quarter of the rows, and older rows at a stride doubled until at most
+        half the rows hold them (the first evaluation, at step 0, always stays)."""
+        old = len(self.steps) - MAX_ROWS // 4
+        order = np.asarray(self.order[:old])  # [old]
+        stride = self.stride * 2
+        while (order % stride == 0).sum() > MAX_ROWS // 2:
+            stride *= 2
+        rows = [*np.flatnonzero(order % stride == 0), *range(old, len(self.steps))]
+        self.steps = [self.steps[i] for i in rows]
+        self.values = [self.values[i] for i in rows]
+        self.order = [self.order[i] for i in rows]
+        self.stride = stride
+
+    def frame(self) -> pd.DataFrame:
+        """step, loss, metric: one row per evaluation kept (two at a step where weights were
+        restored: before and after)."""
+        values = np.asarray(self.values, dtype=float).reshape(-1, 2)  # [rows, 2]
+        return pd.DataFrame({"step": np.asarray(self.steps, dtype=np.int64), "loss": values[:, 0],
+                             "metric": values[:, 1]})
