@@ -58,3 +58,35 @@ def test_a_vanilla_rnn_is_told_where_the_gates_are():
     at = page({"arch": "rnn", "forget_bias": "none"})
     assert not at.exception
     assert "no gates" in at.info[0].value and not at.get("plotly_chart")
+
+
+def test_token_ticks_are_escaped_once():
+    """Issue 12, item 7: "<pad>" showed as "&lt;pad&gt;" (escaped twice: by the page and the chart)."""
+    at = page({"task": "sentiment", "hidden_size": "8"})
+    assert not at.exception
+    ticks = chart(at, "Gates of layer")["layout"]["xaxis"]["ticktext"]
+    assert "&lt;pad&gt;" in ticks and not any("&amp;" in tick for tick in ticks)
+
+
+def test_a_gru_is_spoken_of_as_a_gru():
+    """Issue 12, item 7: a GRU's caption spoke of forget and input gates, its download of c_t."""
+    at = page({"task": "parity", "arch": "gru"})
+    assert not at.exception
+    words = " ".join(c.value for c in at.caption) + " " + " ".join(b.label for b in at.get("download_button"))
+    assert "forget gate" not in words and "input gate" not in words and "c_t" not in words
+    assert "update gate z_t" in words
+    assert "Gates (.csv)" in [b.label for b in at.get("download_button")]
+    lstm = page({"task": "recall"})
+    assert "Gates and c_t (.csv)" in [b.label for b in lstm.get("download_button")]
+
+
+def test_a_peephole_lstm_shows_its_peephole_terms():
+    """Issue 12, item 7: the equations of a peephole LSTM left its peepholes out."""
+    at = page({"task": "recall", "peephole": "true", "hidden_size": "8", "lag": "5"})
+    assert not at.exception
+    latex = at.get("latex")[0].proto.body  # st.latex is markdown with the body in $$
+    for term in (r"w_{ci} \odot c_{t-1}", r"w_{cf} \odot c_{t-1}", r"w_{co} \odot c_t"):
+        assert term in latex
+    assert latex.index("c_t &=") < latex.index("o_t &=")  # o_t sees the new c_t, so it comes after
+    plain = page({"task": "recall", "hidden_size": "8", "lag": "5"}).get("latex")[0].proto.body
+    assert "w_{c" not in plain

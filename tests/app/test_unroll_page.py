@@ -157,3 +157,11 @@ def test_the_bidirectional_lesson_draws_the_states_its_head_reads():
     assert [y for bar in joined["data"] for y in plotted(bar["y"])] == pytest.approx(
         rec.hidden[0, 0, 50].tolist() + rec.hidden[0, 1, 0].tolist(), rel=1e-6)
     assert any("h←_0, which has read the sample from its end back to its start" in c.value for c in at.caption)
+
+
+def test_a_decoder_heatmap_labels_sos_once_escaped():
+    """Issue 12, item 7: the tick read "&lt;sos&gt;" (escaped twice) under the decoder's heatmap."""
+    at = page({"task": "reverse"})
+    at.radio(key="stack").set_value("decoder").run()
+    ticks = chart(at, "Hidden units over time")["layout"]["xaxis"]["ticktext"]
+    assert ticks[0] == "&lt;sos&gt;" and not any("&amp;" in tick for tick in ticks)

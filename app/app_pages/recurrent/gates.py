@@ -4,7 +4,6 @@ from __future__ import annotations
 import streamlit as st
 
 from app.charts import gates as cgates
-from app.charts.labels import visible
 from app.session.lab import Lab
 from app.widgets import downloads as exports
 from app.widgets import parts, state
@@ -20,6 +19,16 @@ o_t &= \sigma(W_{io} x_t + b_{io} + W_{ho} h_{t-1} + b_{ho}) && \text{output gat
 c_t &= f_t \odot c_{t-1} + i_t \odot g_t && \text{cell state}\\
 h_t &= o_t \odot \tanh(c_t)
 \end{aligned}""",
+    # engine/cells.py lstm_step with peepholes: i and f also see c_{t-1}, o sees the new c_t, so
+    # o_t comes after c_t.
+    "peephole": r"""\begin{aligned}
+i_t &= \sigma(W_{ii} x_t + b_{ii} + W_{hi} h_{t-1} + b_{hi} + w_{ci} \odot c_{t-1}) && \text{input gate}\\
+f_t &= \sigma(W_{if} x_t + b_{if} + W_{hf} h_{t-1} + b_{hf} + w_{cf} \odot c_{t-1}) && \text{forget gate}\\
+g_t &= \tanh(W_{ig} x_t + b_{ig} + W_{hg} h_{t-1} + b_{hg}) && \text{candidate}\\
+c_t &= f_t \odot c_{t-1} + i_t \odot g_t && \text{cell state}\\
+o_t &= \sigma(W_{io} x_t + b_{io} + W_{ho} h_{t-1} + b_{ho} + w_{co} \odot c_t) && \text{output gate}\\
+h_t &= o_t \odot \tanh(c_t)
+\end{aligned}""",
     "gru": r"""\begin{aligned}
 r_t &= \sigma(W_{ir} x_t + b_{ir} + W_{hr} h_{t-1} + b_{hr}) && \text{reset gate}\\
 z_t &= \sigma(W_{iz} x_t + b_{iz} + W_{hz} h_{t-1} + b_{hz}) && \text{update gate}\\
@@ -28,9 +37,27 @@ h_t &= (1 - z_t) \odot n_t + z_t \odot h_{t-1}
 \end{aligned}""",
 }
 PEEPHOLE_NOTE = (
-    "With peepholes, i_t and f_t also add w_ci ⊙ c_{t−1} and w_cf ⊙ c_{t−1}, and o_t adds w_co ⊙ c_t "
-    "(Gers & Schmidhuber 2000)."
+    "Peepholes (Gers & Schmidhuber 2000): i_t and f_t also see c_{t−1} through the weights w_ci and w_cf, "
+    "and o_t sees the new c_t through w_co, one weight per unit (⊙ multiplies unit by unit)."
 )
+HEATMAPS_CAPTION = {
+    "lstm": (
+        "Each panel is one gate: units up, time across; a sigmoid gate from 0 (dark) to 1 (bright), the "
+        "candidate g_t and the cell state c_t blue negative, red positive. A forget gate that stays bright "
+        "keeps the cell state; an input gate that lights up at one step writes it."
+    ),
+    "gru": (
+        "Each panel is one gate: units up, time across; a sigmoid gate from 0 (dark) to 1 (bright), the "
+        "candidate n_t blue negative, red positive. An update gate z_t that stays bright keeps h_{t−1} as it "
+        "is (h_t = (1 − z_t) n_t + z_t h_{t−1}); one that goes dark at a step writes the candidate in. A reset "
+        "gate r_t near 0 lets the candidate ignore the previous state."
+    ),
+}
+
+
+def equations_of(cfg) -> str:
+    """The LaTeX of the cell the model runs: an LSTM with or without peepholes, or a GRU."""
+    return EQUATIONS["peephole" if cfg.arch == "lstm" and cfg.peephole else cfg.arch]
 
 
 def run() -> None:
@@ -44,7 +71,7 @@ def run() -> None:
         )
         return
     equations, choices = st.columns([3, 2], gap="large")
-    equations.latex(EQUATIONS[cfg.arch])
+    equations.latex(equations_of(cfg))
     if cfg.peephole:
         equations.caption(PEEPHOLE_NOTE)
     with choices:
@@ -57,14 +84,10 @@ def run() -> None:
 def draw(lab: Lab) -> None:
     part = parts.chosen(lab)
     index, rec, stack, layer, direction = part.index, part.rec, part.stack, part.layer, part.direction
-    symbols = lab.symbols(index, stack) if stack in (None, "encoder") else None
-    tokens = None if symbols is None else [visible(s) for s in symbols]
+    tokens = lab.symbols(index, stack) if stack in (None, "encoder") else None  # the chart escapes them
     st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
     st.plotly_chart(cgates.gate_heatmaps(rec, stack, layer, direction, tokens), key="gate_heatmaps")
-    st.caption(
-        "Each panel is one gate: units up, time across, 0 (dark) to 1 (bright). A forget gate that "
-        "stays bright keeps the cell state; an input gate that lights up at one step writes it."
-    )
+    st.caption(HEATMAPS_CAPTION[rec.arch])
     left, right = st.columns(2)
     left.plotly_chart(cgates.saturation(rec, stack), key="saturation")
     left.caption(
@@ -98,9 +121,9 @@ def downloads(lab: Lab) -> None:
     name = exports.stem(lab)
     with st.expander(exports.EXPANDER):
         cols = st.columns(3)
+        what = "Gates and c_t (.csv)" if lab.setup.model.arch == "lstm" else "Gates (.csv)"  # a GRU has no c_t
         cols[0].download_button(
-            "Gates and c_t (.csv)", lambda: cgates.gates_table(*recorded()).to_csv(index=False), f"{name}-gates.csv",
-            mime="text/csv",
+            what, lambda: cgates.gates_table(*recorded()).to_csv(index=False), f"{name}-gates.csv", mime="text/csv",
         )
         cols[1].download_button(
             "Saturation per gate (.csv)", lambda: cgates.saturation_table(*recorded()).to_csv(index=False),

@@ -165,7 +165,8 @@ def downloads(lab: Lab) -> None:
     name = exports.stem(lab)
     with st.expander(exports.EXPANDER):
         cols = st.columns(3)
-        cols[0].download_button("Hidden (and cell) states (.csv)",
+        cols[0].download_button("Hidden and cell states (.csv)" if lab.setup.model.arch == "lstm"
+                                else "Hidden states (.csv)",
                                 lambda: cu.states_table(*recorded()).to_csv(index=False), f"{name}-states.csv",
                                 mime="text/csv")
         if lab.setup.model.arch != "rnn":
