@@ -281,3 +281,28 @@ def test_an_output_label_fits_its_box():
     assert cu.answer_text("&lt;eos&gt; (100%)") == "&lt;eos&gt;<br>(100%)"
     assert cu.short("&lt;sos&gt; and more", 8) == "&lt;sos&gt; a…"
     assert cu.answer_text("0.123") == "0.123"
+
+
+def test_pad_steps_come_from_the_recording_or_else_the_pad_symbol():
+    task = engine.make_task("sentiment", seq_len=12)
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=H), task, seed=0)
+    x, y = task.batch(16)
+    padded = [i for i in range(16) if task.pad_symbol in task.symbols_of(x[i])]
+    x = x[padded[0]:]  # a padded review first: the one recorded
+    rec = engine.record(model, x, y[padded[0]:], jacobians=False)
+    symbols = task.symbols_of(x[0])
+    expected = np.array([s == task.pad_symbol for s in symbols])
+    assert np.array_equal(cu.pad_steps(rec.main, symbols, task.pad_symbol), expected)
+    assert cu.pad_steps(recorded()[1].main, None, None) is None  # values, never padded
+    fig = spec(cu.hidden_heatmap(rec, None, 0, 3, symbols, expected))
+    grey = [s for s in fig["layout"]["shapes"] if s.get("name") == "padding"]
+    assert [(s["x0"] + 0.5, s["x1"] - 0.5) for s in grey] == [tuple(float(v) for v in r) for r in cu.runs(expected)]
+    assert any(a["text"] in ("padding", "pad") for a in fig["layout"]["annotations"])
+    page = cu.coloured_tokens(symbols, rec.hidden[0, 0, :, 0].numpy(), 3, spaced=True, pads=expected)
+    greyed = re.findall(r'title="t = (\d+)[^"]*padding[^"]*" style="background: #E6E6E6', page)
+    assert [int(g) for g in greyed] == np.flatnonzero(expected).tolist()
+
+
+def test_runs_of_a_mask():
+    assert cu.runs(np.array([True, True, False, True, False, False, True])) == [(0, 1), (3, 3), (6, 6)]
+    assert cu.runs(np.zeros(3, dtype=bool)) == []

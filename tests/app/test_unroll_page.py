@@ -165,3 +165,27 @@ def test_a_decoder_heatmap_labels_sos_once_escaped():
     at.radio(key="stack").set_value("decoder").run()
     ticks = chart(at, "Hidden units over time")["layout"]["xaxis"]["ticktext"]
     assert ticks[0] == "&lt;sos&gt;" and not any("&amp;" in tick for tick in ticks)
+
+
+def test_padding_is_greyed_labelled_and_left_out_of_the_unit_hunt():
+    """Issue 12, items 7 and 10: a review's pad steps are shown as padding, and "is padding" no
+    longer leads the sentiment unit hunt (on pads the state only passes through)."""
+    at = page({"task": "sentiment", "hidden_size": "8"})
+    assert not at.exception
+    lab = at.session_state["lab"]
+    symbols = lab.symbols(0)
+    pads = [s == lab.task.pad_symbol for s in symbols]
+    assert any(pads) and not all(pads), "probe sample 0 should be a padded review"
+    heat = chart(at, "Hidden units over time")
+    grey = [s for s in heat["layout"]["shapes"] if s.get("name") == "padding"]
+    covered = {step for s in grey for step in range(int(s["x0"] + 0.5), int(s["x1"] + 0.5))}
+    assert covered == {step for step, pad in enumerate(pads) if pad}
+    assert "padding" in heat["layout"]["title"]["subtitle"]["text"]
+    assert "is padding" not in set(at.dataframe[0].value["feature"])
+    text = at.get("html")[0].proto.body
+    titles = re.findall(r'title="t = (\d+): [^"]*?(\(padding[^"]*)?"', text)
+    assert [bool(padding) for _, padding in titles] == pads
+    first = pads.index(True)
+    at.slider(key="unroll_t").set_value(first).run()
+    said = [m.value for m in at.markdown if "At step" in m.value][0]
+    assert "(padding: no data" in said

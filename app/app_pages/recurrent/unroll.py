@@ -1,7 +1,9 @@
 """Unroll: step through one sample in time and watch the hidden state, the gates and the output."""
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
+import torch
 
 from app import pages
 from app.charts import step_labels
@@ -68,8 +70,10 @@ def stepper(lab: Lab) -> None:
     outputs = step_labels.output_labels(lab.task, rec, stack)
     reads = cu.head_reads(lab.model.describe())  # the states the head reads, as the model says
     st.plotly_chart(cu.unrolled_diagram(rec, stack, t, inputs, outputs, reads), key="diagram")
+    pads = cu.pad_steps(trace, symbols, lab.task.pad_symbol)  # [T] bool or None
     said = f" and answers **{step_labels.literal(outputs[t])}**" if outputs[t] else ""
-    st.markdown(f"At step **t = {t}** the network reads **{step_labels.literal(inputs[t])}**{said}.")
+    padding = " (padding: no data, the state passes through unchanged)" if pads is not None and pads[t] else ""
+    st.markdown(f"At step **t = {t}** the network reads **{step_labels.literal(inputs[t])}**{padding}{said}.")
     st.caption(
         "Every box is the same cell with the same weights; only its inputs differ. The arrows along a "
         "row are all the network remembers from the steps before"
@@ -85,7 +89,7 @@ def stepper(lab: Lab) -> None:
         st.plotly_chart(cu.state_at(rec, stack, t), key="state")
     st.caption("h_t of every unit at this step, on the scale of the whole sample, so the bars move as you step.")
     tokens = step_labels.input_symbols(lab.task, rec, stack, symbols)  # the chart escapes them, once
-    st.plotly_chart(cu.hidden_heatmap(rec, stack, layer, t, tokens), key="heatmap")
+    st.plotly_chart(cu.hidden_heatmap(rec, stack, layer, t, tokens, pads), key="heatmap")
     st.caption(
         "Units up, time across, red positive and blue negative. A unit that changes colour at one kind of "
         "input and keeps it afterwards is remembering something."
@@ -111,17 +115,22 @@ def stepper(lab: Lab) -> None:
                    "sine), it has seen it, and a good score means nothing." if lab.task.spec.mapping == "seq2seq"
                    else ".")
             )
-    hunt_units(lab, rec, stack, trace, layer, direction, t, symbols)
+    hunt_units(lab, rec, stack, trace, layer, direction, t, symbols, pads)
 
 
-def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, symbols: list[str] | None) -> None:
-    """The input coloured by one unit, and the units that follow simple features of the input."""
+def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, symbols: list[str] | None,
+               pads: np.ndarray | None) -> None:
+    """The input coloured by one unit, and the units that follow simple features of the input,
+    over the real steps only: on padding the state only passes through, and a feature such as
+    "is padding" would lead the hunt for nothing (issue 12, item 10)."""
     st.subheader("Hunt for interpretable units")
     hidden = trace.hidden[layer, direction]  # [T, H]
     table = None
     if stack != "decoder":
         features = lab.task.unit_features(symbols, rec.x)
-        table = correlated_units(hidden, features)
+        real = np.ones(hidden.shape[0], dtype=bool) if pads is None else ~pads  # [T]
+        if real.any():
+            table = correlated_units(hidden[torch.from_numpy(real)], {k: v[real] for k, v in features.items()})
     H = hidden.shape[1]
     if state.get(state.UNROLL_UNIT, H) >= H:  # none chosen yet, or for a wider model: the best lead
         st.session_state[state.UNROLL_UNIT] = int(table["unit"].iloc[0]) if table is not None and len(table) else 0
@@ -131,16 +140,19 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
         if table is not None and len(table):
             st.dataframe(table.style.format({"r": "{:+.2f}"}), hide_index=True, width="stretch")
             st.caption(
-                "Pearson's r between a unit's h_t and a feature of the input over this sample's steps: the "
-                "units most worth a look. r near ±1 on one sample is a lead, not a proof: try another sample."
+                "Pearson's r between a unit's h_t and a feature of the input over this sample's steps"
+                + (f" ({int(real.sum())} of them: its {int(pads.sum())} padding steps left out)" if pads is not None
+                   else "")
+                + ": the units most worth a look. r near ±1 on one sample is a lead, not a proof: try another sample."
             )
     unit = st.session_state[state.UNROLL_UNIT]
     with text:
         if symbols is not None:
             values = hidden[:, unit].numpy()  # [T]
             st.markdown(f"The sample coloured by unit **{unit}**'s h_t: red positive, blue negative, white 0; "
-                        f"step t = {t} framed; hover a token for its value.")
-            st.html(cu.coloured_tokens(symbols, values, t, spaced=lab.task.symbol_separator != ""))
+                        f"step t = {t} framed; hover a token for its value"
+                        + ("; padding in grey." if pads is not None else "."))
+            st.html(cu.coloured_tokens(symbols, values, t, spaced=lab.task.symbol_separator != "", pads=pads))
         else:
             feature = None
             if table is not None and len(table):
