@@ -155,15 +155,46 @@ def singular_values(rec: Recording, stack: str | None = None) -> go.Figure:
     return finish(fig, f"Singular values of {whose(stack)}W_hh — largest σ = {largest:.3g}")
 
 
-def gradient_ratio_over_training(points: pd.DataFrame) -> go.Figure:
-    """‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ against the training step, one line with markers per run.
+# The gradient log's column of each direction's ratio (app.session.probes.first_step_ratios).
+RATIOS = {"ratio": "forward", "ratio_backward": "backward"}
+RATIO_AXIS = "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ (log)"
+READING_ORDER_AXIS = "‖∂L/∂h‖ of the first step read / of the last (log)"
+BACKWARD = "← (first step read: t = T−1)"  # the backward direction reads the sequence from its end
 
-    points   columns step, run (or arch), ratio
+
+def directed(run: str, direction: str) -> str:
+    """A line's name where both directions are drawn: "LSTM →", "LSTM ← (first step read: t = T−1)"."""
+    return f"{run} →" if direction == "forward" else f"{run} {BACKWARD}"
+
+
+def both_directions(frame: pd.DataFrame) -> bool:
+    return "direction" in frame and (frame["direction"] == "backward").any()
+
+
+def gradient_ratio_over_training(points: pd.DataFrame) -> go.Figure:
+    """How much gradient reaches the first step each direction reads, relative to its last, against
+    the training step: one line with markers per run, and for a bidirectional network a dashed
+    one per run for its backward direction, whose first step is t = T−1 (it reads the sequence
+    from the end): ‖∂L/∂h_T^←‖ / ‖∂L/∂h_1^←‖, in reading order.
+
+    points   columns step, run (or arch), ratio, and ratio_backward for a bidirectional network
     """
     run = "run" if "run" in points else "arch"
-    fig = lines_by(empty_or(points, ["step", run, "ratio"]), run, "step", "ratio", "ratio", "step", markers=True)
+    columns = [c for c in RATIOS if c in points and points[c].notna().any()]
+    long = empty_or(points, ["step", run, "ratio"]).melt(
+        id_vars=["step", run], value_vars=columns or ["ratio"], var_name="direction", value_name="value"
+    ).rename(columns={"value": "ratio"})
+    long["direction"] = long["direction"].map(RATIOS)
+    if both_directions(long):
+        order = {name: k for k, name in enumerate(dict.fromkeys(long[run]))}  # each run's two lines together
+        long = long.sort_values([run, "direction"], key=lambda c: c.map(order) if c.name == run else c,
+                                kind="stable", ascending=[True, False])
+        fig = lines_by(long, run, "step", "ratio", "ratio", "step", markers=True, dash_by="direction",
+                       name_of=lambda key: directed(*key))
+    else:
+        fig = lines_by(long, run, "step", "ratio", "ratio", "step", markers=True)
     fig.update_xaxes(title_text=STEP_AXIS)
-    fig.update_yaxes(title_text="‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ (log)")
+    fig.update_yaxes(title_text=READING_ORDER_AXIS if both_directions(long) else RATIO_AXIS)
     return finish(fig, "How much gradient reaches the first step, over training")
 
 
@@ -183,11 +214,17 @@ def parameter_gradient_norms(history: pd.DataFrame) -> go.Figure:
 
 def compare_runs(curves: pd.DataFrame) -> go.Figure:
     """‖∂L/∂h_t‖ of several runs' recordings (e.g. tanh RNN, ReLU RNN, LSTM, GRU) overlaid on a
-    log axis, one line per run.
+    log axis, one line per run; for a bidirectional network the backward direction of each run
+    dashed in the same colour, named for the first step it reads (t = T−1).
 
-    curves   columns run, t, value
+    curves   columns run, t, value, and direction ("forward", "backward") when there are both
     """
-    fig = lines_by(empty_or(curves, ["run", "t", "value"]), "run", "t", "value", "‖∂L/∂h_t‖", "t")
+    curves = empty_or(curves, ["run", "t", "value"])
+    if both_directions(curves):
+        fig = lines_by(curves, "run", "t", "value", "‖∂L/∂h_t‖", "t", dash_by="direction",
+                       name_of=lambda key: directed(*key))
+    else:
+        fig = lines_by(curves, "run", "t", "value", "‖∂L/∂h_t‖", "t")
     fig.update_xaxes(title_text=T_AXIS)
     fig.update_yaxes(title_text=GRAD_AXIS)
     runs = curves["run"].nunique() if len(curves) else 0

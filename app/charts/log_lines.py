@@ -2,6 +2,8 @@
 and one line per run or layer. No streamlit here."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -65,15 +67,22 @@ def band(fig: go.Figure, low: float, high: float, text: str, top: bool) -> None:
 
 
 
-def lines_by(frame: pd.DataFrame, by: str, x: str, y: str, what: str, x_label: str, markers: bool | None = None
-             ) -> go.Figure:
+def lines_by(frame: pd.DataFrame, by: str, x: str, y: str, what: str, x_label: str, markers: bool | None = None,
+             dash_by: str | None = None, name_of: Callable | None = None) -> go.Figure:
     """One log_line per value of `by`, in order of appearance, sorted by x; zeros marked. Colours
-    follow the palette, then the dash changes."""
+    follow the palette, then the dash changes. With `dash_by`, one line per value of both: a colour
+    per value of `by`, solid for the first value of `dash_by` to appear and dashed for the next.
+    name_of(the group's key) names each line (str of the key by default)."""
     fig, floor = go.Figure(), floor_of(frame[y])
-    for k, (name, rows) in enumerate(frame.groupby(by, sort=False)):
+    colours = {value: k for k, value in enumerate(dict.fromkeys(frame[by]))}
+    dashes = {value: k for k, value in enumerate(dict.fromkeys(frame[dash_by]))} if dash_by else {}
+    for key, rows in frame.groupby([by, dash_by] if dash_by else by, sort=False):
         rows = rows.sort_values(x)
-        colour, dash = PALETTE[k % len(PALETTE)], DASHES[k // len(PALETTE) % len(DASHES)]
-        fig.add_trace(log_line(rows[x], rows[y], str(name), colour, floor, what, x_label, dash=dash, markers=markers))
+        k = colours[key[0] if dash_by else key]
+        dash = DASHES[dashes[key[1]] % len(DASHES)] if dash_by else DASHES[k // len(PALETTE) % len(DASHES)]
+        name = name_of(key) if name_of else str(key)
+        fig.add_trace(log_line(rows[x], rows[y], name, PALETTE[k % len(PALETTE)], floor, what, x_label, dash=dash,
+                               markers=markers))
     mark_zeros(fig, floor, x_label)
     fig.update_yaxes(**log_axis(fig))
     note_empty(fig, frame)

@@ -14,7 +14,7 @@ import engine
 from app.session.budget import check_cost
 from app.session.link import Setup
 from app.session.playback import Playback
-from app.session.probes import RECORD_EVERY, probe_samples
+from app.session.probes import RECORD_EVERY, first_step_ratios, probe_samples
 
 # The cell of each run; the rest of the network is the student's (KEPT).
 CELLS = {
@@ -25,7 +25,8 @@ CELLS = {
 }
 KEPT = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "init", "spectral_radius", "attention",
         "reverse_source")
-EVAL_BATCH = 256  # held-out samples the loss is measured on, the same ones for every run
+EVAL_BATCH = 256
+DIRECTIONS = ("forward", "backward")  # held-out samples the loss is measured on, the same ones for every run
 
 
 def cell_configs(model: engine.ModelConfig, names: tuple[str, ...]) -> dict[str, engine.ModelConfig]:
@@ -44,8 +45,9 @@ def cell_configs(model: engine.ModelConfig, names: tuple[str, ...]) -> dict[str,
 
 
 class Run:
-    """One cell's model and trainer, measured every RECORD_EVERY steps: the ratio
-    ||dL/dh_1|| / ||dL/dh_T|| on probe sample 0, and the loss and metric on held-out data."""
+    """One cell's model and trainer, measured every RECORD_EVERY steps: ||dL/dh_t|| of the first
+    layer's every direction on probe sample 0 and the share of it that reaches the first step each
+    direction reads (first_step_ratios), and the loss and metric on held-out data."""
 
     def __init__(self, name: str, cfg: engine.ModelConfig, task: engine.Task, train: engine.TrainConfig,
                  probe: tuple[torch.Tensor, torch.Tensor]):
@@ -64,12 +66,17 @@ class Run:
     def stopped(self) -> bool:
         return self.trainer.diverged_at is not None
 
+    @property
+    def curve(self) -> torch.Tensor:
+        """||dL/dh_t|| of the first layer's forward direction at the last measurement: [T]."""
+        return self.curves[0]
+
     def measure(self) -> None:
         rec = engine.record(self.model, *self.probe, index=0, jacobians=False)
-        self.curve = rec.grad_norm_h[0, 0]  # [T]: ||dL/dh_t|| of the first layer, forward direction
-        ratio = (self.curve[0] / self.curve[-1]).item() if self.curve[-1] > 0 else float("nan")
+        self.curves = rec.grad_norm_h[0]  # [directions, T]: ||dL/dh_t|| of the first layer
         loss, metric = self.trainer.evaluate(EVAL_BATCH)
-        self.log.append({"run": self.name, "step": self.steps_done, "ratio": ratio, "loss": loss, "metric": metric})
+        self.log.append({"run": self.name, "step": self.steps_done, **first_step_ratios(rec.grad_norm_h),
+                         "loss": loss, "metric": metric})
 
     def advance(self, final: bool) -> None:
         """One training step; measured every RECORD_EVERY steps and at the `final` step of the
@@ -146,11 +153,12 @@ class Comparison(Playback):
             self.build()
 
     def curves_frame(self) -> pd.DataFrame:
-        """||dL/dh_t|| of every run at its last measurement: run, step, t, value."""
+        """||dL/dh_t|| of every run at its last measurement, of each direction of the first layer:
+        run, step, direction ("forward", "backward"), t, value."""
         return pd.concat([
-            pd.DataFrame({"run": run.name, "step": run.log[-1]["step"], "t": range(len(run.curve)),
-                          "value": run.curve.tolist()})
-            for run in self.runs
+            pd.DataFrame({"run": run.name, "step": run.log[-1]["step"], "direction": DIRECTIONS[d],
+                          "t": range(curve.shape[-1]), "value": curve.tolist()})
+            for run in self.runs for d, curve in enumerate(run.curves)
         ], ignore_index=True)
 
     def log_frame(self) -> pd.DataFrame:

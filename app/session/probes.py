@@ -19,6 +19,21 @@ RECORD_EVERY = 25  # steps between the gradient measurements kept over training
 FORGET_BIASES = (1.0, 3.0)  # the common choice (Jozefowicz et al. 2015), and the recall lesson's
 
 
+def first_step_ratios(grad_norm_h: torch.Tensor) -> dict[str, float]:
+    """How much of the gradient reaches the first step each direction of the first layer reads,
+    relative to the last step it reads, from a recording's grad_norm_h [layers, directions, T]:
+    "ratio", the forward direction's ‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ (t = 0 over t = T−1), and for a
+    bidirectional network "ratio_backward": the backward direction reads x_T first, so its first
+    step is t = T−1 and its last t = 0, ‖∂L/∂h_T^←‖ / ‖∂L/∂h_1^←‖ in reading order. NaN where the
+    last step's gradient is 0 or either is not finite (a recording that overflowed)."""
+    g = grad_norm_h[0].double()  # [directions, T]
+    reads = [("ratio", g[0, 0], g[0, -1])] + ([("ratio_backward", g[1, -1], g[1, 0])] if len(g) > 1 else [])
+    return {
+        name: (first / last).item() if torch.isfinite(first) and torch.isfinite(last) and last > 0 else float("nan")
+        for name, first, last in reads
+    }
+
+
 def probe_samples(task: engine.Task, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The samples a model is opened up on: drawn from the seed's stream for probes, apart from the
     training and held-out batches, and the same for every model of one task and seed (a
@@ -100,12 +115,11 @@ class Probes:
             return self.initial[key]
 
     def measure(self) -> None:
-        """Log how much gradient reaches the first step, and every parameter's gradient norm,
-        on probe sample 0 (called every RECORD_EVERY steps; the caller holds the lock)."""
+        """Log how much gradient reaches the first step of each direction (first_step_ratios), and
+        every parameter's gradient norm, on probe sample 0 (called every RECORD_EVERY steps; the
+        caller holds the lock)."""
         rec = engine.record(self.model, *self.samples, index=0, jacobians=False)
-        g = rec.grad_norm_h[0, 0]  # [T]: the first layer, forward direction
-        ratio = (g[0] / g[-1]).item() if g[-1] > 0 else float("nan")
-        self.log.append({"step": self.trainer.steps_done, "ratio": ratio, **rec.param_grad_norm})
+        self.log.append({"step": self.trainer.steps_done, **first_step_ratios(rec.grad_norm_h), **rec.param_grad_norm})
 
     def trained(self) -> None:
         """After each training step: measure every RECORD_EVERY steps, unless it diverged."""

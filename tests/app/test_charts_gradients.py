@@ -397,3 +397,47 @@ def test_initialisation_gradients_plot_each_scheme_and_thicken_yours():
         assert list(line.x) == list(range(T)) and list(line.customdata) == pytest.approx(rows["value"].tolist())
     assert trace(fig, "default (yours)").line.width > trace(fig, "orthogonal").line.width
     assert len({trace(fig, n).line.color for n in schemes}) == 3
+
+
+# ---------------------------------------------------------------- both directions (issue 12, item 4)
+
+def reading_order(rec) -> dict[str, float]:
+    """Each direction's first step read over its last, computed here: forward t = 0 over t = T-1;
+    backward reads from the end, so t = T-1 over t = 0."""
+    g = rec.grad_norm_h[0].double()  # [directions, T]
+    return {"ratio": float(g[0, 0] / g[0, -1]), "ratio_backward": float(g[1, -1] / g[1, 0])}
+
+
+def test_the_ratio_of_a_bidirectional_network_draws_both_directions_in_reading_order():
+    rows = []
+    for step in (0, 5):
+        _, rec = recorded("rnn", steps=step, bidirectional=True)
+        rows.append(dict(step=step, run="RNN", **reading_order(rec)))
+    points = pd.DataFrame(rows)
+    fig = cg.gradient_ratio_over_training(points)
+    forward, backward = trace(fig, "RNN →"), trace(fig, "RNN ← (first step read: t = T−1)")
+    assert ys(forward) == pytest.approx(list(points.ratio), rel=1e-12)
+    assert ys(backward) == pytest.approx(list(points.ratio_backward), rel=1e-12)
+    assert list(backward.x) == [0, 5] and backward.line.dash == "dash" and forward.line.dash == "solid"
+    assert backward.line.color == forward.line.color  # one colour per run
+    assert fig.layout.yaxis.title.text == "‖∂L/∂h‖ of the first step read / of the last (log)"
+    # a unidirectional log keeps one line per run, named for the run
+    assert [t.name for t in cg.gradient_ratio_over_training(points.drop(columns="ratio_backward")).data] == ["RNN"]
+
+
+def test_compare_runs_draws_each_runs_backward_direction_dashed():
+    curves = []
+    for run, arch in (("tanh RNN", "rnn"), ("GRU", "gru")):
+        _, rec = recorded(arch, bidirectional=True)
+        for d, direction in enumerate(("forward", "backward")):
+            curves += [dict(run=run, direction=direction, t=t, value=float(v))
+                       for t, v in enumerate(rec.grad_norm_h[0, d])]
+    curves = pd.DataFrame(curves)
+    fig = cg.compare_runs(curves)
+    assert [t.name for t in fig.data] == ["tanh RNN →", "tanh RNN ← (first step read: t = T−1)", "GRU →",
+                                          "GRU ← (first step read: t = T−1)"]
+    for (run, direction), rows in curves.groupby(["run", "direction"]):
+        line = trace(fig, cg.directed(run, direction))
+        assert np.asarray(line.customdata) == pytest.approx(rows["value"].tolist(), rel=1e-12)
+        assert line.line.dash == ("dash" if direction == "backward" else "solid")
+    assert fig.layout.title.text == "Vanishing gradients: two cells, same task and budget"

@@ -96,3 +96,29 @@ def test_an_untrained_comparison_follows_the_students_setup():
     at.run()
     assert at.session_state["comparison"] is not first
     assert at.session_state["comparison"].setup.task_params == {"seq_len": 20} and not at.warning
+
+
+def test_a_bidirectional_comparison_plots_both_directions_and_says_what_the_backward_first_step_is():
+    """Issue 12, item 4: each cell's backward direction drawn (dashed) beside its forward one."""
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params["bidirectional"] = "true"
+    at.query_params["hidden_size"] = "8"
+    at = play_to_the_end(at.run().switch_page(COMPARE).run())
+    assert not at.exception
+    comparison = at.session_state["comparison"]
+    log, curves = comparison.log_frame(), comparison.curves_frame()
+    ratio = {t["name"]: t for t in chart(at, "How much gradient reaches the first step")["data"]}
+    through_time = {t["name"]: t for t in chart(at, "Vanishing gradients: four cells")["data"]}
+    for run in comparison.runs:
+        rows = log[log.run == run.name]
+        backward = f"{run.name} ← (first step read: t = T−1)"
+        assert plotted(ratio[f"{run.name} →"]["y"]) == pytest.approx(list(rows.ratio), rel=1e-6)
+        assert plotted(ratio[backward]["y"]) == pytest.approx(list(rows.ratio_backward), rel=1e-6)
+        assert plotted(through_time[backward]["y"]) == pytest.approx(run.curves[1].tolist(), rel=1e-6)
+        assert plotted(through_time[f"{run.name} →"]["y"]) == pytest.approx(run.curves[0].tolist(), rel=1e-6)
+        assert list(curves[(curves.run == run.name) & (curves.direction == "backward")].value) == pytest.approx(
+            run.curves[1].tolist(), rel=1e-6)
+    table = at.table[0].value
+    assert list(table["← ‖∂L/∂h_T‖ / ‖∂L/∂h_1‖"]) == pytest.approx(list(log[log.step == BUDGET].ratio_backward),
+                                                                  rel=1e-6)
+    assert any("the first step it reads is the last position, t = T−1" in c.value for c in at.caption)

@@ -190,3 +190,19 @@ def test_the_compare_captions_figures_are_measured():
     # controls caption: "Every cell has made its move by step 1000"
     assert max(left.values()) <= 1000
     assert comparison.stopped() == []
+
+
+def test_a_bidirectional_comparison_logs_and_draws_both_directions_in_reading_order():
+    """Issue 12, item 4: the backward direction's first step is t = T-1 (it reads from the end)."""
+    setup = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, hidden_size=8, bidirectional=True))
+    comparison = played(Comparison(setup, cells=("tanh RNN", "GRU")), RECORD_EVERY)
+    log, curves = comparison.log_frame(), comparison.curves_frame()
+    for run in comparison.runs:
+        g = engine.record(run.model, *comparison.probe, index=0, jacobians=False).grad_norm_h[0]  # [2, T]
+        last = log[(log.run == run.name) & (log.step == RECORD_EVERY)].iloc[0]
+        assert last.ratio == pytest.approx((g[0, 0] / g[0, -1]).item(), rel=1e-6)
+        assert last.ratio_backward == pytest.approx((g[1, -1] / g[1, 0]).item(), rel=1e-6)
+        for d, direction in enumerate(("forward", "backward")):
+            rows = curves[(curves.run == run.name) & (curves.direction == direction)]
+            assert list(rows.value) == pytest.approx(g[d].tolist(), rel=1e-6)
+    assert log.ratio_backward.notna().all()

@@ -239,3 +239,26 @@ def test_the_gradient_ratio_caption_and_the_readmes_lstm_figures_are_measured():
     baseline = runs["lstm"].lab.task.baseline_loss
     assert batch_loss[through - 100:through].mean() > 0.9 * baseline  # on the baseline until the jump ...
     assert batch_loss[through + 50:through + 150].mean() < 0.5 * baseline  # ... and falling right after it
+
+
+def test_a_bidirectional_model_logs_and_plots_both_directions_in_reading_order():
+    """Issue 12, item 4: the ratio of the backward direction is its first step read (t = T-1) over its
+    last (t = 0); the figure plots exactly the log, and the caption says what the first step is."""
+    at = page({"bidirectional": "true", "hidden_size": "8"})
+    lab = at.session_state["lab"]
+    for _ in range(RECORD_EVERY):
+        lab.step()
+    at.run()
+    assert not at.exception
+    log = lab.probes.log_frame()
+    g = engine.record(lab.model, *lab.probes.samples, index=0, jacobians=False).grad_norm_h[0]  # [2, T]
+    assert log.ratio.iloc[-1] == pytest.approx((g[0, 0] / g[0, -1]).item(), rel=1e-6)
+    assert log.ratio_backward.iloc[-1] == pytest.approx((g[1, -1] / g[1, 0]).item(), rel=1e-6)
+    spec = chart(at, "How much gradient reaches the first step")
+    arch = lab.setup.model.arch.upper()
+    forward, backward = trace(spec, f"{arch} →"), trace(spec, f"{arch} ← (first step read: t = T−1)")
+    assert plotted(forward["x"]) == plotted(backward["x"]) == list(log.step)
+    assert plotted(forward["y"]) == pytest.approx(list(log.ratio), rel=1e-6)
+    assert plotted(backward["y"]) == pytest.approx(list(log.ratio_backward), rel=1e-6)
+    assert not [t for t in chart(at, "Gradient norm per parameter")["data"] if "ratio" in t.get("name", "")]
+    assert any("the first step it reads is the last position, t = T−1" in c.value for c in at.caption)

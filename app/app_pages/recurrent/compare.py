@@ -18,6 +18,12 @@ from app.widgets.header import page_header
 
 STEPS = state.COMPARE_STEPS
 RATIO = "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖"
+RATIO_BACKWARD = "← ‖∂L/∂h_T‖ / ‖∂L/∂h_1‖"  # the backward direction's, in the order it reads the steps
+BIDIRECTIONAL = (
+    " These networks are bidirectional: dashed, each cell's backward direction, which reads the "
+    "sequence from the end, so the first step it reads is the last position, t = T−1 (its ratio is "
+    "‖∂L/∂h_T^←‖ / ‖∂L/∂h_1^←‖, in the order it reads them)."
+)
 # Training time per redraw. Redrawing three live figures and a table costs a browser on the same
 # 2-core machine half a second or more per tick (measured), so at the 0.3 s of the other pages the
 # four cells would train a third of the time; at 1 s, about two thirds. Pause still lands at the
@@ -140,15 +146,17 @@ def draw(comparison: Comparison) -> None:
         f"‖∂L/∂h_t‖ of each cell on the same sample, as last measured (every {RECORD_EVERY} steps): "
         "the further a line falls towards t = 0, the less the first steps can learn. Before "
         "training all four fall by about ten orders of magnitude or more over 50 steps."
+        + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
     )
     right.plotly_chart(ratio(comparison), key="compare_ratio")
+    both = BIDIRECTIONAL if comparison.setup.model.bidirectional else ""
     right.caption(
         "The share of the gradient that reaches the first step. Measured on the adding problem "
         "(T = 50, seed 0) over the page's first 1500 steps: the tanh RNN, LSTM and GRU start between "
         "3e-11 and 1e-10 (the ReLU RNN at 1e-21); the GRU passes 0.1 by step 400 and the LSTM near "
         "step 750, and both stay above it; the ReLU RNN's, below 1e-12 until step 900, rises to "
         "around 1e-7 from step 1000 on, with one spike to 0.1; the tanh RNN's stays below 1e-6 "
-        "throughout."
+        "throughout." + both
     )
     left, right = st.columns(2)
     left.plotly_chart(loss(comparison), key="compare_loss")
@@ -159,7 +167,9 @@ def draw(comparison: Comparison) -> None:
         "step 750 and the ReLU RNN near step 1000, each as its gradient starts reaching the first step."
     )
     metric = comparison.task.metric_name
-    shown = latest(comparison).style.format({RATIO: "{:.1e}", "held-out loss": "{:.4g}", metric: "{:.3f}"})
+    formats = {RATIO: "{:.1e}", RATIO_BACKWARD: "{:.1e}", "held-out loss": "{:.4g}", metric: "{:.3f}"}
+    table = latest(comparison)
+    shown = table.style.format({k: v for k, v in formats.items() if k in table})
     right.table(shown, hide_index=True)
     right.caption("The last measurement of each cell.")
     if not comparison.playing and comparison.finished(until) and not comparison.stopped():
@@ -169,7 +179,8 @@ def draw(comparison: Comparison) -> None:
 def latest(comparison: Comparison):
     """One row per cell: its last measurement."""
     log = comparison.log_frame().groupby("run", sort=False).last().reset_index()
-    return log.rename(columns={"ratio": RATIO, "loss": "held-out loss", "metric": comparison.task.metric_name})
+    return log.rename(columns={"ratio": RATIO, "ratio_backward": RATIO_BACKWARD, "loss": "held-out loss",
+                               "metric": comparison.task.metric_name})
 
 
 def downloads(comparison: Comparison) -> None:

@@ -15,6 +15,12 @@ from app.widgets.controls import live, training_controls
 from app.widgets.header import page_header
 from engine.truncated import check_truncation
 
+BIDIRECTIONAL_RATIO = (
+    " This network is bidirectional: its backward direction (dashed) reads the sequence from the end, "
+    "so the first step it reads is the last position, t = T−1, and its line is ‖∂L/∂h_T^←‖ / ‖∂L/∂h_1^←‖, "
+    "in the order it reads them; a direction learns what it can pass back to its own first step."
+)
+
 
 def run() -> None:
     lab = page_header("Gradients through time", summary=False)
@@ -59,19 +65,25 @@ def draw(lab: Lab) -> None:
         st.info(f"No eigenvalues of W_hh for this model: {spectra_problem}.", icon=":material/info:")
     log = lab.probes.log_frame()
     left, right = st.columns(2)
-    ratio = log[["step", "ratio"]].assign(run=f"{lab.setup.model.arch.upper()}")
-    left.plotly_chart(cg.gradient_ratio_over_training(ratio), key="ratio")
-    params = log.drop(columns="ratio").melt(id_vars="step", var_name="parameter", value_name="value")
+    left.plotly_chart(cg.gradient_ratio_over_training(ratio_points(lab, log)), key="ratio")
+    params = log.drop(columns=list(cg.RATIOS), errors="ignore").melt(id_vars="step", var_name="parameter",
+                                                                     value_name="value")
     right.plotly_chart(cg.parameter_gradient_norms(params), key="param_norms")
     st.caption(
         f"Measured every {RECORD_EVERY} training steps on sample 0. On the adding problem both an "
         "LSTM and a tanh RNN start near 3e-11; the LSTM learns to let the gradient through (above "
         "1e-2 from about step 750 on), while in 3000 steps the tanh RNN's stays below 1e-6 most of "
         "the time and never reaches 1e-2."
+        + (BIDIRECTIONAL_RATIO if lab.setup.model.bidirectional else "")
     )
     truncation(lab, rec, index)
     clipping(lab)
     initialisation(lab, index, stack)
+
+
+def ratio_points(lab: Lab, log: pd.DataFrame) -> pd.DataFrame:
+    """The gradient log's ratios (both directions' for a bidirectional network), named for the cell."""
+    return log.filter(["step", *cg.RATIOS]).assign(run=lab.setup.model.arch.upper())
 
 
 def truncation_problem(lab: Lab) -> str | None:
