@@ -62,7 +62,7 @@ def test_step_runs_exactly_one_training_step_and_the_curves_plot_it():
     trainer = lab(at).trainer
     assert trainer.steps_done == 2
     spec = chart(at, "Training: loss")
-    loss = next(t for t in spec["data"] if t.get("name") == "loss")
+    loss = next(t for t in spec["data"] if t.get("name") == "training loss")
     assert plotted(loss["x"]) == [1, 2]
     assert plotted(loss["y"]) == pytest.approx([s.loss for s in trainer.history])
 
@@ -79,9 +79,52 @@ def test_play_trains_until_paused_and_pause_lands_between_whole_steps():
     assert not lab(at).playing
     at.run()
     assert lab(at).trainer.steps_done == paused
-    loss = next(t for t in chart(at, "Training: loss")["data"] if t.get("name") == "loss")
+    loss = next(t for t in chart(at, "Training: loss")["data"] if t.get("name") == "training loss")
     assert plotted(loss["x"]) == list(range(1, paused + 1))  # the curves show every step trained
     assert plotted(loss["y"]) == pytest.approx([s.loss for s in lab(at).trainer.history])
+
+
+def trace_named(spec: dict, name: str) -> dict:
+    return next(t for t in spec["data"] if t.get("name", "").startswith(name))
+
+
+def test_the_curves_show_the_held_out_log_and_the_button_goes_back_to_the_best_step():
+    at = build_page(app())
+    held_out = next(t for t in chart(at, "Training: loss")["data"] if t.get("name") == "held-out loss")
+    assert plotted(held_out["x"]) == [0]  # evaluated before the first step
+    for _ in range(60):
+        lab(at).advance()
+    at.run()
+    log, best = lab(at).held_out.frame(), lab(at).held_out.best
+    spec = chart(at, "Training: loss")
+    held_out = trace_named(spec, "held-out loss")
+    assert plotted(held_out["x"]) == [0, 25, 50] and plotted(held_out["y"]) == log["loss"].tolist()
+    assert held_out["line"]["dash"] == "dash"
+    assert plotted(trace_named(spec, "best step")["x"]) == [best.step]
+    button = at.button(key="restore_best")
+    assert button.label == f"Go back to the best step ({best.step})" and not button.disabled
+    assert any(lab(at).held_out.describe() in c.value for c in at.caption)
+
+    button.click().run()
+    assert not at.exception and lab(at).trainer.steps_done == 60
+    for name, value in lab(at).model.state_dict().items():
+        assert torch.equal(value, best.weights[name])
+    assert at.button(key="restore_best").disabled
+    spec = chart(at, "Training: loss")
+    assert f"back to step {best.step}'s weights" in [a.get("text") for a in spec["layout"]["annotations"]]
+    assert plotted(trace_named(spec, "held-out loss")["x"])[-1] == 60
+
+
+def test_a_learning_rate_changed_mid_run_is_marked_on_the_curves():
+    at = build_page(app())
+    for _ in range(3):
+        at.button(key="step").click().run()
+    at.number_input(key="form.train.lr").set_value(0.0003).run()
+    spec = chart(at, "Training: loss")
+    [mark] = [a for a in spec["layout"]["annotations"] if "→" in a.get("text", "")]
+    assert mark["text"] == f"lr {DEFAULT.train.lr:g} → 0.0003" and mark["x"] == 3
+    dotted = [s for s in spec["layout"]["shapes"] if s["line"].get("dash") == "dot"]
+    assert {(s["x0"], s["xref"]) for s in dotted} == {(3, "x"), (3, "x2")}
 
 
 def test_reset_restores_the_fresh_model_of_the_seed():

@@ -53,10 +53,10 @@ def test_training_curves_plot_the_history_and_the_baseline():
     trainer = trained(clip_norm=1.0)
     h = trainer.history_frame()
     fig = charts_training.training_curves(h, "R²", baseline_loss=1 / 6)
-    x, y = xy(fig, "loss")
+    x, y = xy(fig, "training loss")
     np.testing.assert_array_equal(x, h["step"])
     np.testing.assert_array_equal(y, h["loss"])
-    x, y = xy(fig, "R²")
+    x, y = xy(fig, "training R²")
     np.testing.assert_array_equal(x, h["step"])
     np.testing.assert_array_equal(y, h["metric"])
     _, base = xy(fig, "baseline")
@@ -66,15 +66,15 @@ def test_training_curves_plot_the_history_and_the_baseline():
     assert "loss" in fig.layout.yaxis.title.text and "MSE" in fig.layout.yaxis.title.text
     assert "R²" in fig.layout.yaxis2.title.text
     assert "step" in fig.layout.xaxis.title.text and "step" in fig.layout.xaxis2.title.text
-    assert "%{y" in trace(fig, "loss").hovertemplate
+    assert "%{y" in trace(fig, "training loss").hovertemplate
     assert_readable(fig)
-    assert fig.layout.height == 300
+    assert fig.layout.height == 360  # the legend under the panels
 
 
 def test_accuracy_axis_runs_from_0_to_1():
     h = trained("gru", task="parity", steps=10).history_frame()
     fig = charts_training.training_curves(h, "accuracy")
-    np.testing.assert_array_equal(xy(fig, "accuracy")[1], h["metric"])
+    np.testing.assert_array_equal(xy(fig, "training accuracy")[1], h["metric"])
     low, high = fig.layout.yaxis2.range
     assert low == 0 and 1 <= high <= 1.05
     assert "cross-entropy" in fig.layout.yaxis.title.text
@@ -93,7 +93,7 @@ def test_long_histories_are_downsampled_keeping_the_last_step(rows, expect_all):
     h["step"] = np.arange(1, rows + 1)
     by_step = h.set_index("step")
     for fig, columns in (
-        (charts_training.training_curves(h, "R²"), {"loss": "loss", "R²": "metric"}),
+        (charts_training.training_curves(h, "R²"), {"training loss": "loss", "training R²": "metric"}),
         (charts_training.gradient_norm_curve(h, 1.0),
          {"before clipping": "grad_norm", "after clipping": "grad_norm_clipped"}),
     ):
@@ -134,7 +134,7 @@ def test_diverged_step_is_marked_at_the_top_of_the_axis():
     assert y[0] == pytest.approx(top)
     assert trace(loss_fig, "diverged").xaxis == "x"  # the loss panel
     assert "diverged" in trace(loss_fig, "diverged").hovertemplate
-    np.testing.assert_array_equal(xy(loss_fig, "loss")[1], h["loss"])  # still every step
+    np.testing.assert_array_equal(xy(loss_fig, "training loss")[1], h["loss"])  # still every step
 
     grad_fig = charts_training.gradient_norm_curve(h, None)
     x, y = xy(grad_fig, "diverged")
@@ -276,7 +276,7 @@ def test_a_thinned_history_is_drawn_evenly_over_the_steps():
         history.add(StepStats(step, 1.0 / step, 0.5, 1.0, 1.0, diverged=False))
     frame = history.frame()
     assert len(frame) < 5000 and frame["step"].iloc[-1] == 20_000  # thinned, the last kept
-    x, y = xy(charts_training.training_curves(frame, "R²"), "loss")
+    x, y = xy(charts_training.training_curves(frame, "R²"), "training loss")
     assert x[0] == 1 and x[-1] == 20_000
     np.testing.assert_allclose(y, 1.0 / x)
     first_half = np.mean(x <= 10_000)
@@ -297,3 +297,85 @@ def test_the_step_axis_is_left_to_plotly_once_its_ticks_are_whole_numbers_anyway
     h = trained(steps=40).history_frame()
     fig = charts_training.training_curves(h, "R²")
     assert fig.layout.xaxis.dtick is None and fig.layout.xaxis.tickformat == "d"
+
+
+def trained_lab(steps=60):
+    """A small adding lab trained `steps` steps, its rate lowered at step 30, its best step restored."""
+    import dataclasses
+
+    from app.session.lab import Lab
+    from app.session.link import DEFAULT
+
+    setup = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, hidden_size=8))
+    lab = Lab(setup)
+    for _ in range(30):
+        lab.advance()
+    lab.change(dataclasses.replace(setup, train=dataclasses.replace(setup.train, lr=0.0003)))
+    for _ in range(steps - 30):
+        lab.advance()
+    lab.restore_best()
+    return lab
+
+
+def curves_of(lab):
+    best = lab.held_out.best
+    return charts_training.training_curves(
+        lab.trainer.history_frame(), "R²", 1 / 6, lab.held_out.frame(), (best.step, best.loss, best.metric), lab.marks
+    )
+
+
+def test_held_out_curves_plot_exactly_the_log_dashed_in_the_training_colours():
+    lab = trained_lab()
+    log = lab.held_out.frame()
+    assert len(log) == 4  # steps 0, 25, 50, and 60 after the restore
+    fig = curves_of(lab)
+    pairs = (("loss", "held-out loss", "training loss"), ("metric", "held-out R²", "training R²"))
+    for column, name, training in pairs:
+        x, y = xy(fig, name)
+        np.testing.assert_array_equal(x, log["step"])
+        np.testing.assert_array_equal(y, log[column])
+        assert trace(fig, name).line.dash == "dash" and trace(fig, training).line.dash in (None, "solid")
+        assert trace(fig, name).line.color == trace(fig, training).line.color
+        assert trace(fig, name).xaxis == trace(fig, training).xaxis  # the same panel
+    low, high = fig.layout.yaxis.range  # log axis: log10 units
+    assert low <= np.log10(log["loss"].min()) and np.log10(log["loss"].max()) <= high
+
+
+def test_the_best_step_is_ringed_on_both_held_out_curves():
+    lab = trained_lab()
+    best = lab.held_out.best
+    fig = curves_of(lab)
+    name = f"best step ({best.step}): lowest held-out loss"
+    assert xy(fig, name) == ([best.step], [best.loss]) and trace(fig, name).xaxis == "x"
+    assert xy(fig, "held-out R² at the best step") == ([best.step], [best.metric])
+    assert trace(fig, name).showlegend
+
+
+def test_every_setting_change_and_restore_is_a_dotted_line_labelled_with_what_changed():
+    lab = trained_lab()
+    assert [text for _, text in lab.marks] == ["lr 0.003 → 0.0003", f"back to step {lab.held_out.best.step}'s weights"]
+    fig = curves_of(lab)
+    lines = [(s.x0, s.xref) for s in fig.layout.shapes if s.type == "line" and s.line.dash == "dot"]
+    assert sorted(lines) == sorted([(30, "x"), (30, "x2"), (60, "x"), (60, "x2")])  # across both panels
+    labels = {a.text: a for a in fig.layout.annotations}
+    for step, text in lab.marks:
+        assert labels[text].x == step and labels[text].textangle == -90
+
+
+def test_the_legend_sits_under_the_panels_and_names_each_line_style_once():
+    fig = curves_of(trained_lab())
+    assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top"  # outside the plot area
+    shown = [t.name for t in fig.data if t.showlegend]
+    assert shown[:2] == ["training loss", "held-out loss"] and shown[2].startswith("best step")
+    assert len(shown) == 3
+
+
+def test_before_any_step_the_step_0_evaluation_shows_whole():
+    from app.session.lab import Lab
+    from app.session.link import DEFAULT
+
+    lab = Lab(DEFAULT)
+    fig = curves_of(lab)
+    assert xy(fig, "held-out loss")[0].tolist() == [0]
+    assert fig.layout.xaxis.range[0] < 0 < fig.layout.xaxis.range[1]
+    assert "No training steps yet" in annotation_text(fig)

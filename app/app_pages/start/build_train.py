@@ -6,6 +6,7 @@ import streamlit as st
 import engine
 from app.charts.network import layer_table, network_diagram
 from app.charts.training import gradient_norm_curve, training_curves
+from app.session.heldout import EVAL_EVERY
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.widgets import settings_form, state, uploads
@@ -85,11 +86,18 @@ def draw_training(lab: Lab) -> None:
     if trainer.diverged_at is not None:
         diverged_panel(trainer)
     history = trainer.history_frame()
-    st.plotly_chart(training_curves(history, lab.task.metric_name, lab.task.baseline_loss), key="curves")
+    held_out, best = lab.held_out.frame(), lab.held_out.best
+    best_point = None if best is None else (best.step, best.loss, best.metric)
+    figure = training_curves(history, lab.task.metric_name, lab.task.baseline_loss, held_out, best_point, lab.marks)
+    st.plotly_chart(figure, key="curves")
     st.caption(
-        "Loss (log scale) and the task's metric on each step's batch. A flat loss at the "
-        "baseline means the network predicts no better than a constant."
+        "Solid: loss (log scale) and the task's metric on each step's own training batch. Dashed: "
+        f"the same network on {lab.held_out.describe()}, every {EVAL_EVERY} steps. A flat loss "
+        "at the baseline means the network predicts no better than a constant. A training loss "
+        "that falls while the held-out loss rises means the network is memorising its training "
+        "data (overfitting). Dotted lines mark where a training setting changed."
     )
+    best_step(lab)
     st.plotly_chart(gradient_norm_curve(history, lab.setup.train.clip_norm), key="grad_norm")
     st.caption(
         "The size of the whole gradient each step, before and after clipping. Spikes are "
@@ -97,6 +105,25 @@ def draw_training(lab: Lab) -> None:
     )
     if not lab.playing and trainer.steps_done >= target and trainer.diverged_at is None:
         st.success(f"Reached step {target:,}. Raise 'Train up to step' to go on.")
+
+
+def best_step(lab: Lab) -> None:
+    """Early stopping: the ring marks the lowest held-out loss so far; the button puts that
+    step's weights back."""
+    best = lab.held_out.best
+    if best is None:
+        return
+    left, right = st.columns([2, 3], vertical_alignment="center")
+    left.button(
+        f"Go back to the best step ({best.step:,})", key="restore_best", icon=":material/history:",
+        on_click=lab.restore_best, disabled=lab.held_out.at_best, width="stretch",
+        help="put back the weights that had the lowest held-out loss; the step count and the curves carry on",
+    )
+    now = "the network has these weights now" if lab.held_out.at_best else "training has moved on since"
+    right.caption(
+        f"Early stopping: the ring marks step {best.step:,}, the lowest held-out loss so far "
+        f"({best.loss:.4g}); {now}."
+    )
 
 
 def diverged_panel(trainer: engine.Trainer) -> None:
