@@ -24,6 +24,26 @@ JACOBIAN_KEY = "dashed: ‖∂h_T/∂h_t‖₂"
 NUMBERS = ("", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
+def not_finite_steps(values) -> int:
+    """How many time steps hold a value that is not finite (inf or NaN) in any layer, direction or
+    unit: values [layers, directions, T] or [layers, directions, T, H]."""
+    bad = ~np.isfinite(np.asarray(values, dtype=float))
+    return int(np.moveaxis(bad, 2, 0).reshape(bad.shape[2], -1).any(axis=1).sum())
+
+
+def overflow(trace: StackTrace) -> list[str]:
+    """What of a recording overflowed, in words: "‖∂L/∂h_t‖ at 50 of 50 steps", for h_t, ‖∂L/∂h_t‖
+    and ‖∂h_T/∂h_t‖₂ (each only where some value is inf or NaN); empty when all are finite."""
+    T = trace.grad_norm_h.shape[-1]
+    found = []
+    checked = (("h_t", trace.hidden), ("‖∂L/∂h_t‖", trace.grad_norm_h), ("‖∂h_T/∂h_t‖₂", trace.jacobian_norm))
+    for what, values in checked:
+        steps = 0 if values is None else not_finite_steps(values.double().numpy())
+        if steps:
+            found.append(f"{what} at {steps} of {T} steps")
+    return found
+
+
 def part_name(trace: StackTrace, layer: int, direction: int, block: int) -> str:
     """"f block, layer 1 ←", leaving out what there is only one of ("W_hh" when nothing is left)."""
     layers, directions = trace.eigenvalues.shape[:2]

@@ -2,6 +2,7 @@
 import dataclasses
 
 import pytest
+import torch
 from streamlit.testing.v1 import AppTest
 
 import engine
@@ -122,3 +123,41 @@ def test_a_bidirectional_comparison_plots_both_directions_and_says_what_the_back
     assert list(table["← ‖∂L/∂h_T‖ / ‖∂L/∂h_1‖"]) == pytest.approx(list(log[log.step == BUDGET].ratio_backward),
                                                                   rel=1e-6)
     assert any("the first step it reads is the last position, t = T−1" in c.value for c in at.caption)
+
+
+def test_cells_that_diverge_open_and_the_page_says_which():
+    """Issue 12, item 5c: a ReLU RNN from the identity at lr 1, plain SGD, no clipping: every cell of
+    this setup diverges; one measured at its last finite weights overflows, and the page says so."""
+    from app.session.lessons import EXPLODING
+
+    at = page()
+    lab = at.session_state["lab"]
+    lab.start(dataclasses.replace(EXPLODING, train=dataclasses.replace(EXPLODING.train, lr=1.0)))
+    at.run()  # a fresh comparison of that setup
+    at.number_input(key="compare_steps").set_value(1).run()  # each cell measured at its step 1
+    at.button(key="compare_play").click().run()
+    for _ in range(20):
+        if not at.session_state["comparison"].playing:
+            break
+        at.run()
+    assert not at.exception
+    comparison = at.session_state["comparison"]
+    relu = comparison.runs[list(CELLS).index("ReLU RNN")]
+    assert relu.steps_done == 1 and relu.log[-1]["step"] == 1
+    assert not torch.isfinite(relu.curves).any()
+    [warning] = [w.value for w in at.warning if "overflow" in w.value]
+    assert warning.startswith("The ReLU RNN's gradient on the probe sample overflowed at its last measurement (step 1)")
+    at.number_input(key="compare_steps").set_value(30).run()
+    at.button(key="compare_play").click().run()
+    for _ in range(50):
+        if not at.session_state["comparison"].playing:
+            break
+        at.run()
+    assert not at.exception
+    assert comparison.stopped() == comparison.runs  # all four diverged at this learning rate
+    errors = [e.value for e in at.error]
+    for run in comparison.runs:
+        [said] = [e for e in errors if e.startswith(f"**The {run.name} diverged at step {run.trainer.diverged_at}**")]
+        assert "so did every other cell" in said and "train on" not in said
+    chart(at, "Vanishing gradients")
+    chart(at, "How much gradient reaches the first step")

@@ -134,12 +134,23 @@ def draw(comparison: Comparison) -> None:
     done, to_go = comparison.steps_done, comparison.seconds_to_go(until)
     eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
     st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each cell{eta}")
-    for run in comparison.stopped():
+    stopped = comparison.stopped()
+    for run in stopped:
+        others = "the other cells train on" if len(stopped) < len(comparison.runs) else "so did every other cell"
         st.error(
-            f"**The {run.name} {run.trainer.status}**: its loss or gradient became infinite, so that "
-            "step was not applied and it stopped there; the other cells train on.",
+            f"**The {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so that "
+            f"step was not applied and it stopped there; {others}. Its lines end at its last measurement.",
             icon=":material/local_fire_department:",
         )
+    for run in comparison.runs:
+        steps = cg.not_finite_steps(run.curves[None].double().numpy())  # [1, directions, T]
+        if steps:
+            st.warning(
+                f"The {run.name}'s gradient on the probe sample overflowed at its last measurement (step "
+                f"{run.log[-1]['step']:,}): ‖∂L/∂h_t‖ is infinite or NaN at {steps} of {run.curves.shape[-1]} "
+                "steps, which its lines leave out.",
+                icon=":material/warning:",
+            )
     left, right = st.columns(2)
     left.plotly_chart(through_time(comparison), key="compare_curves")
     left.caption(
