@@ -25,10 +25,11 @@ def weights(model) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
-@pytest.mark.parametrize("setup", [SMALL, preset_setup("sentiment"), preset_setup("reverse")],
-                         ids=["adding", "sentiment (its test split)", "reverse (decoding freely)"])
-def test_the_log_holds_what_trainer_evaluate_gives_at_step_0_and_every_25_steps(setup):
-    lab = Lab(setup)
+@pytest.mark.parametrize("setup, upload", [(SMALL, None), (preset_setup("sentiment"), tiny_reviews(1000)),
+                                           (preset_setup("reverse"), None)],
+                         ids=["adding", "sentiment (its whole test split)", "reverse (decoding freely)"])
+def test_the_log_holds_what_trainer_evaluate_gives_at_step_0_and_every_25_steps(setup, upload):
+    lab = Lab(setup, upload)
     expected = {0: lab.trainer.evaluate(lab.held_out.size)}
     for _ in range(2 * heldout.EVAL_EVERY):
         lab.advance()
@@ -39,6 +40,8 @@ def test_the_log_holds_what_trainer_evaluate_gives_at_step_0_and_every_25_steps(
     assert [tuple(row) for row in log[["loss", "metric"]].to_numpy()] == [expected[s] for s in log["step"]]
     assert lab.model.training  # evaluating left the model in training mode
     assert lab.trainer.steps_done == 50  # evaluating took no training step
+    if upload is not None:
+        assert lab.held_out.size == len(lab.task.test_set()[1]) > 150  # every held-out review
 
 
 def test_a_large_test_split_is_cut_to_the_evaluation_budget(monkeypatch):
