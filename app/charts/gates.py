@@ -142,11 +142,12 @@ def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high
                 texttemplate="%{x:.0%}", textposition="inside", insidetextanchor="middle",
                 hovertemplate=f"%{{y}}<br>{part}: %{{x:.1%}}<extra></extra>",
             ))
-    rule = f"near 0: < {low:g} · near 1: > {high:g} · tanh g, n: of |value|"
+    candidates = ", ".join(name for name in trace.gates if name in TANH)  # g for an LSTM, n for a GRU
+    rule = f"near 0: < {low:g} · near 1: > {high:g} · tanh {candidates}: of |value|"
     fig.update_xaxes(title_text=f"share of (t, unit) values<br><span style='font-size:11px'>{rule}</span>",
                      range=[0, 1], tickformat=".0%",
                      title_font=dict(size=12))
-    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=bars)
+    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=bars, automargin=True)
     fig.update_layout(barmode="stack", uniformtext=dict(minsize=9, mode="hide"),
                       legend=dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
                                   traceorder="normal"))  # beside the bars: above, it ran into the title

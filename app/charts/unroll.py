@@ -129,7 +129,8 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
             y = 1 + layer
             names = ([f"h{ARROWS[d]}<sub>{x}</sub>" for d in range(directions)] if directions > 1
                      else [f"h<sub>{x}</sub>"])
-            box(sketch, x, y, " | ".join(names) + (f"<br>c<sub>{x}</sub>" if lstm else ""), current)
+            # one name a line: side by side, "h→ | h←" overflowed its box at 1024 px wide
+            box(sketch, x, y, "<br>".join(names) + (f"<br>c<sub>{x}</sub>" if lstm else ""), current)
             if layer < layers - 1:
                 arrow(sketch, x, y + BOX_H / 2, x, y + 1 - BOX_H / 2, GREY)
             for d in range(directions):
@@ -212,7 +213,7 @@ def into_output(sketch: Sketch, read: Read, source: int, x: int, top: int, direc
         return
     sketch.notes.append(dict(x=anchor_x, y=middle, xref="x", yref="y", showarrow=False, yshift=10,
                              xanchor="left" if edge < steps[0] else "right", text=text,
-                             font=dict(size=11, color=colour)))
+                             font=dict(size=13, color=colour)))
 
 
 def along(sketch: Sketch, x: int, y: float, direction: int, lstm: bool, cut: bool, entering: bool = False) -> None:
@@ -383,7 +384,8 @@ def hidden_heatmap(rec: Recording, stack: str | None, layer: int, t: int, tokens
                       row=1, col=d + 1)
         fig.update_xaxes(title_text=T_AXIS, row=1, col=d + 1)
         if shown is not None and T <= MAX_TICKS:
-            fig.update_xaxes(tickmode="array", tickvals=list(range(T)), ticktext=shown, tickangle=0,
+            ticks = shown if pads is None else ["" if pad else tok for tok, pad in zip(shown, pads)]  # greyed: said
+            fig.update_xaxes(tickmode="array", tickvals=list(range(T)), ticktext=ticks, tickangle=0,
                              tickfont=dict(size=11 if T <= 30 else 8), row=1, col=d + 1)
     fig.update_yaxes(title_text="unit", col=1)
     fig = finish(fig, f"Hidden units over time, {whose(stack)}layer {layer}: step t = {t} framed",

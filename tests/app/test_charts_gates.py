@@ -175,3 +175,9 @@ def test_the_gates_table_holds_every_gate_and_the_cell_state(lstm):
     row = table[(table.gate == "f") & (table.layer == 0) & (table.direction == "forward") & (table.t == 2)
                 & (table.unit == 1)].iloc[0]
     assert row.value == pytest.approx(lstm.gates["f"][0, 0, 2, 1].item())
+
+
+def test_the_saturation_rule_names_the_candidates_the_cell_has():
+    gru = cgt.saturation(recorded("gru")[1]).layout.xaxis.title.text
+    lstm = cgt.saturation(recorded("lstm")[1]).layout.xaxis.title.text
+    assert "tanh n: of |value|" in gru and "tanh g: of |value|" in lstm

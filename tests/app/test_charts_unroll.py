@@ -298,6 +298,8 @@ def test_pad_steps_come_from_the_recording_or_else_the_pad_symbol():
     grey = [s for s in fig["layout"]["shapes"] if s.get("name") == "padding"]
     assert [(s["x0"] + 0.5, s["x1"] - 0.5) for s in grey] == [tuple(float(v) for v in r) for r in cu.runs(expected)]
     assert any(a["text"] in ("padding", "pad") for a in fig["layout"]["annotations"])
+    ticks = fig["layout"]["xaxis"]["ticktext"]  # a greyed step says padding once, not under every tick
+    assert [tick == "" for tick in ticks] == expected.tolist()
     page = cu.coloured_tokens(symbols, rec.hidden[0, 0, :, 0].numpy(), 3, spaced=True, pads=expected)
     greyed = re.findall(r'title="t = (\d+)[^"]*padding[^"]*" style="background: #E6E6E6', page)
     assert [int(g) for g in greyed] == np.flatnonzero(expected).tolist()

@@ -13,7 +13,7 @@ def shown_step(page) -> int:
 def test_time_slider_and_play(app_page):
     app_page.goto("build")
     page = app_page.page
-    page.get_by_role("button", name="Step").click()  # a model that has trained, as in class
+    page.get_by_role("button", name="Step", exact=True).click()  # a model that has trained, as in class
     wait_for_app(page)
     page.locator('[data-testid="stSidebarNav"] a', has_text="Unroll").click()  # the same session
     page.wait_for_url("**/unroll*")
@@ -45,3 +45,28 @@ def test_time_slider_and_play(app_page):
     paused = shown_step(page)
     page.wait_for_timeout(1500)
     assert shown_step(page) == paused  # paused means paused
+
+
+SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
+LINKS = {  # what a student opens: padded reviews, a GRU's gates, a two-way peephole LSTM's
+    "unroll-sentiment": "unroll?task=sentiment&hidden_size=16",
+    "unroll-bilstm": "unroll?task=reverse&bidirectional=true&hidden_size=16",
+    "gates-gru": "gates?task=parity&arch=gru",
+    "gates-peephole": "gates?task=recall&lag=10&peephole=true&bidirectional=true&hidden_size=16",
+}
+
+
+def test_unroll_and_gates_at_a_projector_and_at_1400_wide(app_page):
+    """Screenshots to look at (tests/artifacts/screenshots/<name>-<size>.png), each page without
+    an exception at either size."""
+    page = app_page.page
+    for name, link in LINKS.items():
+        for size, viewport in SIZES.items():
+            page.set_viewport_size(viewport)
+            app_page.goto(link)
+            text = page.locator('[data-testid="stMain"]').inner_text()
+            if name == "unroll-sentiment":
+                assert "padding in grey" in text and "padding steps left out" in text
+            if name == "gates-gru":
+                assert "update gate z_t" in text and "forget gate" not in text
+            app_page.screenshot(f"{name}-{size}")

@@ -70,12 +70,10 @@ def run() -> None:
             icon=":material/info:",
         )
         return
-    equations, choices = st.columns([3, 2], gap="large")
-    equations.latex(equations_of(cfg))
+    st.latex(equations_of(cfg))  # the whole width: beside the picker, at 1024 px it was cut on the right
     if cfg.peephole:
-        equations.caption(PEEPHOLE_NOTE)
-    with choices:
-        parts.pick(lab, horizontal=False)
+        st.caption(PEEPHOLE_NOTE)
+    parts.pick(lab)
     training_controls(lab)
     live(lab, draw)
     downloads(lab)
@@ -88,7 +86,7 @@ def draw(lab: Lab) -> None:
     st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
     st.plotly_chart(cgates.gate_heatmaps(rec, stack, layer, direction, tokens), key="gate_heatmaps")
     st.caption(HEATMAPS_CAPTION[rec.arch])
-    left, right = st.columns(2)
+    left, right = st.columns(2) if rec.arch == "lstm" else (st.container(), None)  # a GRU has no carousel
     left.plotly_chart(cgates.saturation(rec, stack), key="saturation")
     left.caption(
         "A gate near 0 or 1 acts as a switch; its gradient is small there, so a saturated gate "

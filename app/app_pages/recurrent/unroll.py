@@ -134,7 +134,7 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
     H = hidden.shape[1]
     if state.get(state.UNROLL_UNIT, H) >= H:  # none chosen yet, or for a wider model: the best lead
         st.session_state[state.UNROLL_UNIT] = int(table["unit"].iloc[0]) if table is not None and len(table) else 0
-    text, units = st.columns([3, 2], gap="large")
+    text, units = st.columns([1, 1], gap="large")  # at 3:2 the table's r column was cut at 1024 px
     with units:
         st.number_input("Unit", min_value=0, max_value=H - 1, step=1, key=state.UNROLL_UNIT, persist_state="session")
         if table is not None and len(table):
