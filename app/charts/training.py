@@ -20,6 +20,8 @@ EMPTY = "No training steps yet —<br>press Step or Play"
 COLUMNS = ["step", "loss", "metric", "grad_norm", "grad_norm_clipped", "diverged"]
 HELD_OUT_EMPTY = pd.DataFrame({"step": [], "loss": [], "metric": []}, dtype=float)
 CURVES_HEIGHT = HEIGHT + 60  # the legend under the panels
+UNDER = dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top")  # a legend that covers no data,
+# nor the title: under the x axis title
 
 
 def steps_of(history: pd.DataFrame) -> pd.DataFrame:
@@ -142,18 +144,17 @@ def training_curves(history: pd.DataFrame, metric_name: str, baseline_loss: floa
         metric_title = "R² (1 = perfect, 0 = mean)" if lowest >= -1 else "R² (axis cut at −1)"
         metric_span = [max(min(lowest, 0.0), -1.0) - 0.02, 1.02]
     fig.update_yaxes(title_text=metric_title, range=metric_span, row=1, col=2)
-    fig.update_xaxes(title_text=STEP_AXIS)
+    fig.update_xaxes(title_text="training step")  # two panels: STEP_AXIS would run into its neighbour
     last = max([*history["step"], *held_out["step"], *(step for step, _ in marks)], default=0)
     whole_steps(fig, last if len(history) else max(last, 10))
     for trace in fig.data:  # the legend names what each line style means, once
         trace.showlegend = trace.name in {"training loss", "held-out loss"} or trace.name.startswith("best step")
-    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
+    fig.update_layout(legend=UNDER)
     note_empty(fig, history)
     if not len(history) and len(held_out):
         fig.update_xaxes(range=[-0.5, 10])  # the step-0 evaluation whole, not cut by the axis
     drawn = f" ({len(history):,} steps, {len(shown):,} drawn)" if len(shown) < len(history) else ""
-    what = f"loss and {metric_name}" + (", training batch and held-out" if len(held_out) else " per step")
-    return finish(fig, f"Training: {what}{drawn}", height=CURVES_HEIGHT)
+    return finish(fig, f"Training: loss and {metric_name}{drawn}", height=CURVES_HEIGHT)
 
 
 def add_best(fig: go.Figure, step: int, loss: float, metric: float, metric_name: str) -> None:
@@ -202,6 +203,6 @@ def gradient_norm_curve(history: pd.DataFrame, clip_norm: float | None) -> go.Fi
     fig.update_yaxes(title_text="‖g‖₂ of all parameters (log)", **norm_axis)
     fig.update_xaxes(title_text=STEP_AXIS)
     whole_steps(fig, history["step"].max() if len(history) else 10)
-    fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=1.02, yanchor="bottom"))
+    fig.update_layout(legend=UNDER)
     note_empty(fig, history)
-    return finish(fig, "Gradient norm per step")
+    return finish(fig, "Gradient norm per step", height=CURVES_HEIGHT)

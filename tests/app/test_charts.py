@@ -363,8 +363,11 @@ def test_every_setting_change_and_restore_is_a_dotted_line_labelled_with_what_ch
 
 
 def test_the_legend_sits_under_the_panels_and_names_each_line_style_once():
-    fig = curves_of(trained_lab())
+    lab = trained_lab()
+    fig = curves_of(lab)
     assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top"  # outside the plot area
+    grad = charts_training.gradient_norm_curve(lab.trainer.history_frame(), 1.0)
+    assert grad.layout.legend.y < 0 and grad.layout.legend.yanchor == "top"  # not over the title either
     shown = [t.name for t in fig.data if t.showlegend]
     assert shown[:2] == ["training loss", "held-out loss"] and shown[2].startswith("best step")
     assert len(shown) == 3

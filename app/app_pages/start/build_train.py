@@ -113,14 +113,13 @@ def best_step(lab: Lab) -> None:
     best = lab.held_out.best
     if best is None:
         return
-    left, right = st.columns([2, 3], vertical_alignment="center")
-    left.button(
+    st.button(  # a row of its own: in a narrow column its label would be cut
         f"Go back to the best step ({best.step:,})", key="restore_best", icon=":material/history:",
-        on_click=lab.restore_best, disabled=lab.held_out.at_best, width="stretch",
+        on_click=lab.restore_best, disabled=lab.held_out.at_best,
         help="put back the weights that had the lowest held-out loss; the step count and the curves carry on",
     )
     now = "the network has these weights now" if lab.held_out.at_best else "training has moved on since"
-    right.caption(
+    st.caption(
         f"Early stopping: the ring marks step {best.step:,}, the lowest held-out loss so far "
         f"({best.loss:.4g}); {now}."
     )
