@@ -44,6 +44,37 @@ class LayerTrace:
     c_last: Tensor | None  # [B, H]
 
 
+# The equations each step function below computes, as the pages show them (LaTeX), kept beside
+# the code so the slide and the code cannot drift apart. PyTorch's names: W_i* act on x_t, W_h* on
+# h_{t-1}, each with its own bias; the GRU's reset gate multiplies (W_hn h_{t-1} + b_hn), as nn.GRU
+# does (d2l and Cho et al. 2014 put r_t inside, before W_hn).
+EQUATIONS = {
+    "lstm": r"""\begin{aligned}
+i_t &= \sigma(W_{ii} x_t + b_{ii} + W_{hi} h_{t-1} + b_{hi}) && \text{input gate}\\
+f_t &= \sigma(W_{if} x_t + b_{if} + W_{hf} h_{t-1} + b_{hf}) && \text{forget gate}\\
+g_t &= \tanh(W_{ig} x_t + b_{ig} + W_{hg} h_{t-1} + b_{hg}) && \text{candidate}\\
+o_t &= \sigma(W_{io} x_t + b_{io} + W_{ho} h_{t-1} + b_{ho}) && \text{output gate}\\
+c_t &= f_t \odot c_{t-1} + i_t \odot g_t && \text{cell state}\\
+h_t &= o_t \odot \tanh(c_t)
+\end{aligned}""",
+    # lstm_step with peepholes: i and f also see c_{t-1}, o sees the new c_t, so o_t comes after c_t.
+    "peephole": r"""\begin{aligned}
+i_t &= \sigma(W_{ii} x_t + b_{ii} + W_{hi} h_{t-1} + b_{hi} + w_{ci} \odot c_{t-1}) && \text{input gate}\\
+f_t &= \sigma(W_{if} x_t + b_{if} + W_{hf} h_{t-1} + b_{hf} + w_{cf} \odot c_{t-1}) && \text{forget gate}\\
+g_t &= \tanh(W_{ig} x_t + b_{ig} + W_{hg} h_{t-1} + b_{hg}) && \text{candidate}\\
+c_t &= f_t \odot c_{t-1} + i_t \odot g_t && \text{cell state}\\
+o_t &= \sigma(W_{io} x_t + b_{io} + W_{ho} h_{t-1} + b_{ho} + w_{co} \odot c_t) && \text{output gate}\\
+h_t &= o_t \odot \tanh(c_t)
+\end{aligned}""",
+    "gru": r"""\begin{aligned}
+r_t &= \sigma(W_{ir} x_t + b_{ir} + W_{hr} h_{t-1} + b_{hr}) && \text{reset gate}\\
+z_t &= \sigma(W_{iz} x_t + b_{iz} + W_{hz} h_{t-1} + b_{hz}) && \text{update gate}\\
+n_t &= \tanh(W_{in} x_t + b_{in} + r_t \odot (W_{hn} h_{t-1} + b_{hn})) && \text{candidate}\\
+h_t &= (1 - z_t) \odot n_t + z_t \odot h_{t-1}
+\end{aligned}""",
+}
+
+
 def rnn_step(a_x: Tensor, h: Tensor, w: LayerWeights, act) -> Tensor:
     """h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh)."""
     return act(a_x + h @ w.w_hh.T + w.b_hh)  # [B, H]

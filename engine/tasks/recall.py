@@ -24,7 +24,7 @@ class RecallTask(Task):
     symbols: int = 4
     distractors: int = 4
 
-    help: ClassVar[str] = "name the symbol seen `lag` steps ago"
+    help: ClassVar[str] = "name the symbol seen lag steps ago"
 
     # Calibrated on this CPU over seeds 0-2 (about 100 runs): with Adam a tanh RNN learns this task
     # up to lag 50 if given 3000-5000 steps, so the budget matters as much as the lag; 2000 steps
