@@ -67,16 +67,23 @@ class Run:
         return self.trainer.diverged_at is not None
 
     @property
+    def curves(self) -> torch.Tensor:
+        """||dL/dh_t|| of the first layer's every direction at the last measurement: [directions, T]."""
+        return self.measured[1]
+
+    @property
     def curve(self) -> torch.Tensor:
         """||dL/dh_t|| of the first layer's forward direction at the last measurement: [T]."""
-        return self.curves[0]
+        return self.measured[1][0]
 
     def measure(self) -> None:
+        """Append a row to the log and publish (step, curves) as one tuple: both are read without
+        the lock by downloads made on click (rows are never changed once appended)."""
         rec = engine.record(self.model, *self.probe, index=0, jacobians=False)
-        self.curves = rec.grad_norm_h[0]  # [directions, T]: ||dL/dh_t|| of the first layer
         loss, metric = self.trainer.evaluate(EVAL_BATCH)
         self.log.append({"run": self.name, "step": self.steps_done, **first_step_ratios(rec.grad_norm_h),
                          "loss": loss, "metric": metric})
+        self.measured = (self.steps_done, rec.grad_norm_h[0])  # [directions, T]
 
     def advance(self, final: bool) -> None:
         """One training step; measured every RECORD_EVERY steps and at the `final` step of the
@@ -106,6 +113,7 @@ class Comparison(Playback):
         self.probe = probe_samples(self.task, self.setup.train.seed)
         self.runs = [Run(name, cfg, self.task, self.setup.train, self.probe) for name, cfg in self.cells.items()]
         self.seconds = 0.0  # spent training them, measurements included
+        self.drawn_history: pd.DataFrame | None = None  # history_frame() as the page drew it last
 
     def compares(self, setup: Setup, upload: str | bytes | None = None) -> bool:
         """Whether `setup` would give these same runs: which cell the student picked aside, the
@@ -154,16 +162,19 @@ class Comparison(Playback):
 
     def curves_frame(self) -> pd.DataFrame:
         """||dL/dh_t|| of every run at its last measurement, of each direction of the first layer:
-        run, step, direction ("forward", "backward"), t, value."""
-        return pd.concat([
-            pd.DataFrame({"run": run.name, "step": run.log[-1]["step"], "direction": DIRECTIONS[d],
-                          "t": range(curve.shape[-1]), "value": curve.tolist()})
-            for run in self.runs for d, curve in enumerate(run.curves)
-        ], ignore_index=True)
+        run, step, direction ("forward", "backward"), t, value. Read without the lock (see Run.measure)."""
+        frames = []
+        for run in self.runs:
+            step, curves = run.measured  # one read: a step and its curves
+            frames += [pd.DataFrame({"run": run.name, "step": step, "direction": DIRECTIONS[d],
+                                     "t": range(curve.shape[-1]), "value": curve.tolist()})
+                       for d, curve in enumerate(curves)]
+        return pd.concat(frames, ignore_index=True)
 
     def log_frame(self) -> pd.DataFrame:
-        """Every measurement of every run: run, step, ratio, loss, metric."""
-        return pd.DataFrame([row for run in self.runs for row in run.log])
+        """Every measurement of every run: run, step, ratio (ratio_backward), loss, metric. Read
+        without the lock: each run's rows are only ever appended, each whole."""
+        return pd.DataFrame([row for run in self.runs for row in list(run.log)])
 
     def history_frame(self) -> pd.DataFrame:
         """Every training step of every run: run, then the Trainer's columns."""

@@ -59,18 +59,35 @@ class Probes:
         Jacobian norms are left out where they would be too large to compute (record's own limit)."""
         with self.lock:
             steps = self.trainer.steps_done
-            if self.recordings[0] != steps:
-                self.recordings = (steps, {})
-            recordings = self.recordings[1]
-            if index not in recordings:
+            recorded_at, recordings = self.recordings
+            if recorded_at != steps or index not in recordings:
                 try:
                     rec = engine.record(self.model, *self.samples, index=index)
                 except ValueError:  # too large for Jacobians: everything else still
                     rec = engine.record(self.model, *self.samples, index=index, jacobians=False)
                 for name, spectra in self.weight_spectra()[0].items():
                     rec.stacks[name].spectra = spectra
-                recordings[index] = rec
-            return recordings[index]
+                kept = recordings if recorded_at == steps else {}
+                self.recordings = (steps, {**kept, index: rec})  # replaced whole: drawn_recording reads it unlocked
+            return self.recordings[1][index]
+
+    # What the page drew last, read WITHOUT the lock, for downloads made on click: a training loop
+    # takes the lock step after step, and a download waiting for it can outlast Streamlit's
+    # deferred-file timeout (180 s). Each is None when it has not been made for this model.
+
+    def drawn_recording(self, index: int) -> engine.Recording | None:
+        """The last recording made of probe sample `index` (at the last step it was asked for)."""
+        return self.recordings[1].get(index)
+
+    def drawn_truncated(self, index: int, window: int) -> tuple[engine.Recording, engine.Recording] | None:
+        """The last full and truncated recordings of sample `index` with this window, of one step."""
+        truncated, (recorded_at, recordings) = self.truncated, self.recordings
+        if truncated is None or truncated[0] != (recorded_at, index, window) or index not in recordings:
+            return None
+        return recordings[index], truncated[1]
+
+    def drawn_initial(self, index: int, stack: str | None = None) -> pd.DataFrame | None:
+        return self.initial.get((index, stack, self.trainer.cfg.seed))
 
     def weight_spectra(self) -> tuple[dict[str, engine.Spectra], str | None]:
         """W_hh's eigen- and singular values by stack, computed once per version of the weights
@@ -127,8 +144,10 @@ class Probes:
             self.measure()
 
     def log_frame(self) -> pd.DataFrame:
-        with self.lock:
-            return pd.DataFrame(self.log)
+        """The gradient log, a row every RECORD_EVERY steps. Read without the lock: rows are only
+        ever appended, each whole, so a copy of the list is a consistent log (a download made while
+        training holds the lock need not wait for it)."""
+        return pd.DataFrame(list(self.log))
 
 
 def scheme_name(cfg: engine.ModelConfig) -> str:

@@ -1,8 +1,13 @@
-"""What every page's download buttons share. A download is made when clicked, in another thread
-than the page's run, so it reads the model under the Lab's lock, as it is then."""
+"""What every page's download buttons share. A download is made when clicked, by Streamlit, in
+another thread than the page's run, and the browser gives up on it after 180 s (the frontend's
+deferred-file timeout: "deferredFile timed out"). So a download never waits for a lock that a
+playing training loop takes step after step: it reads what is published without the lock (the
+gradient logs), or makes its numbers under the lock when the lock is free at that moment, and
+otherwise takes what the page drew last."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import engine
 from app.session.lab import Lab
@@ -10,23 +15,40 @@ from app.widgets import state
 
 EXPANDER = "Download the numbers and the figure"
 PNG_NOTE = "Every chart also saves as PNG from the camera icon in its top-right corner."
+T = TypeVar("T")
+
+
+def now_or_drawn(trainee, make: Callable[[], T], drawn: Callable[[], T | None]) -> T:
+    """make() under the lab's (or a comparison's) lock if no one holds it now; else drawn(), what
+    the page drew last (read without the lock), when there is one. Waits for the lock only when
+    nothing was drawn yet, which a page that shows the button has done."""
+    if trainee.lock.acquire(blocking=False):
+        try:
+            return make()
+        finally:
+            trainee.lock.release()
+    last = drawn()
+    if last is not None:
+        return last
+    with trainee.lock:
+        return make()
 
 
 def chosen_recording(lab: Lab) -> Callable[[], tuple[engine.Recording, str | None]]:
     """A function giving the recording of the sample and stack chosen on the page now, and
-    that stack (None for the first), made when called."""
+    that stack (None for the first), made when called (or as drawn last, see now_or_drawn)."""
     index, stack = state.probe_index(), state.get(state.STACK)
 
     def recorded() -> tuple[engine.Recording, str | None]:
-        with lab.lock:
-            rec = lab.recording(index)
+        rec = now_or_drawn(lab, lambda: lab.recording(index), lambda: lab.probes.drawn_recording(index))
         return rec, stack if stack in rec.stacks else None
 
     return recorded
 
 
 def locked(lab, make: Callable, *args):
-    """make(*args) under the lab's (or a comparison's) lock: a download made on click."""
+    """make(*args) under the lab's (or a comparison's) lock, waiting for it: for what must be read
+    as it is now (a checkpoint's weights). Prefer now_or_drawn for anything a page draws."""
     with lab.lock:
         return make(*args)
 

@@ -132,6 +132,7 @@ def loss(comparison: Comparison):
 def draw(comparison: Comparison) -> None:
     until = state.get(STEPS)
     done, to_go = comparison.steps_done, comparison.seconds_to_go(until)
+    comparison.drawn_history = comparison.history_frame()  # as of this redraw (under the lock), for its download
     eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
     st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each cell{eta}")
     stopped = comparison.stopped()
@@ -195,24 +196,25 @@ def latest(comparison: Comparison):
 
 
 def downloads(comparison: Comparison) -> None:
-    """Made when clicked (in another thread, hence the lock), from the runs as they are then."""
+    """Made when clicked, in another thread, from the runs as they are then: the logs and curves
+    are read without the lock, the history under it when it is free, else as drawn last (see
+    exports.now_or_drawn), so no download waits for a training step."""
 
     name = f"unrolled-{comparison.setup.task}-compare"
     with st.expander("Download the numbers and the figures"):
         top = st.columns(3)
         top[0].download_button(
-            "Gradients per step (.csv)",
-            lambda: exports.locked(comparison, comparison.curves_frame).to_csv(index=False),
+            "Gradients per step (.csv)", lambda: comparison.curves_frame().to_csv(index=False),
             f"{name}-gradients.csv", mime="text/csv",
         )
         top[1].download_button(
-            "Ratio and loss over training (.csv)",
-            lambda: exports.locked(comparison, comparison.log_frame).to_csv(index=False),
+            "Ratio and loss over training (.csv)", lambda: comparison.log_frame().to_csv(index=False),
             f"{name}-log.csv", mime="text/csv",
         )
         top[2].download_button(
             "Every training step (.csv)",
-            lambda: exports.locked(comparison, comparison.history_frame).to_csv(index=False),
+            lambda: exports.now_or_drawn(comparison, comparison.history_frame, lambda: comparison.drawn_history
+                                         ).to_csv(index=False),
             f"{name}-history.csv", mime="text/csv",
         )
         bottom = st.columns(3)
@@ -223,7 +225,7 @@ def downloads(comparison: Comparison) -> None:
         ], strict=True):
             column.download_button(
                 f"{label}, interactive (.html)",
-                lambda figure=figure: exports.locked(comparison, figure, comparison).to_html(include_plotlyjs=True),
+                lambda figure=figure: figure(comparison).to_html(include_plotlyjs=True),
                 f"{name}-{file}.html", mime="text/html",
             )
         st.caption(exports.PNG_NOTE)

@@ -164,6 +164,7 @@ def clipping(lab: Lab) -> None:
     """The Trainer's gradient norm before and after clipping, and how often clipping acted."""
     with st.expander("Clipping: the gradient before and after", icon=":material/compress:"):
         train, history = lab.setup.train, lab.trainer.history_frame()
+        st.session_state.setdefault(state.GRADIENTS_DRAWN, {})["history"] = history  # for the download
         st.plotly_chart(gradient_norm_curve(history, train.clip_norm), key="clipping")
         if train.clip_norm is None and train.clip_value is None:
             st.info(
@@ -216,6 +217,11 @@ def gradient_table(rec, stack: str | None):
     return frame
 
 
+def eigenvalue_table(rec, stack: str | None) -> pd.DataFrame:
+    """W_hh's eigenvalues per layer, direction, block and index."""
+    return rec.to_frame("eigenvalues", stack)
+
+
 def truncation_table(full, cut, window: int) -> pd.DataFrame:
     """‖∂L/∂h_t‖ under full and truncated BPTT per layer, direction and t."""
     frame = full.to_frame("grad_norm_h").rename(columns={"value": "full_bptt"})
@@ -224,7 +230,8 @@ def truncation_table(full, cut, window: int) -> pd.DataFrame:
 
 
 def downloads(lab: Lab) -> None:
-    """Made when clicked, from the model as it is then (see exports.py)."""
+    """Made when clicked, from the model as it is then, or as drawn last while a training step
+    holds the lock (see exports.now_or_drawn)."""
     index = state.probe_index()
     recorded = exports.chosen_recording(lab)
     name = exports.stem(lab)
@@ -235,11 +242,10 @@ def downloads(lab: Lab) -> None:
             f"{name}-gradients.csv", mime="text/csv",
         )
         cols[1].download_button(
-            "Eigenvalues of W_hh (.csv)",
-            lambda: recorded()[0].to_frame("eigenvalues", recorded()[1]).to_csv(index=False),
+            "Eigenvalues of W_hh (.csv)", lambda: eigenvalue_table(*recorded()).to_csv(index=False),
             f"{name}-eigenvalues.csv", mime="text/csv", disabled=lab.probes.weight_spectra()[1] is not None,
         )
-        cols[2].download_button(
+        cols[2].download_button(  # the log is read without the lock
             "Gradients over training (.csv)", lambda: lab.probes.log_frame().to_csv(index=False),
             f"{name}-gradient-log.csv", mime="text/csv",
         )
@@ -250,12 +256,23 @@ def downloads(lab: Lab) -> None:
             ),
             f"{name}-gradients.html", mime="text/html",
         )
-        drawn = st.session_state.setdefault(state.GRADIENTS_DRAWN, {})  # read on click: the window drawn last
+        drawn = st.session_state.setdefault(state.GRADIENTS_DRAWN, {})  # read on click: what was drawn last
 
         def truncated():
-            with lab.lock:
-                window = drawn["window"]
-                return truncation_table(lab.recording(index), lab.probes.truncated_recording(index, window), window)
+            window = drawn["window"]
+            pair = exports.now_or_drawn(
+                lab, lambda: (lab.recording(index), lab.probes.truncated_recording(index, window)),
+                lambda: lab.probes.drawn_truncated(index, window),
+            )
+            return truncation_table(*pair, window)
+
+        def clipping_frame():
+            return cg.clipping_frame(exports.now_or_drawn(lab, lab.trainer.history_frame, lambda: drawn.get("history")))
+
+        def initial():
+            stack = recorded()[1]
+            return exports.now_or_drawn(lab, lambda: lab.probes.initial_gradients(index, stack),
+                                        lambda: lab.probes.drawn_initial(index, stack))
 
         more = st.columns(4)
         more[0].download_button(
@@ -263,13 +280,11 @@ def downloads(lab: Lab) -> None:
             mime="text/csv", disabled=truncation_problem(lab) is not None,
         )
         more[1].download_button(
-            "Clipping per step (.csv)",
-            lambda: exports.locked(lab, lambda: cg.clipping_frame(lab.trainer.history_frame())).to_csv(index=False),
-            f"{name}-clipping.csv", mime="text/csv",
+            "Clipping per step (.csv)", lambda: clipping_frame().to_csv(index=False), f"{name}-clipping.csv",
+            mime="text/csv",
         )
         more[2].download_button(
-            "Gradients at initialisation (.csv)",
-            lambda: exports.locked(lab, lambda: lab.probes.initial_gradients(index, recorded()[1])).to_csv(index=False),
+            "Gradients at initialisation (.csv)", lambda: initial().to_csv(index=False),
             f"{name}-initialisation.csv", mime="text/csv",
         )
         st.caption(exports.PNG_NOTE)
