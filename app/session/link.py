@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 import engine
 from engine.config import ARCHS
 
-FILE_PARAMS = ("text", "csv_text")  # task parameters filled by an upload, never put in a link
+FILE_PARAMS = ("text", "csv_text")
+# Settings of the engine's configs that no page of the app shows yet (attention models and
+# transformers, scheduled sampling for decoders): in a link only when they differ from the preset.
+NOT_IN_THE_FORM = ("attention", "reverse_source", "num_heads", "dim_feedforward", "position_encoding",
+                   "scheduled_sampling")  # task parameters filled by an upload, never put in a link
 SHARED = ("seed",)  # one seed for the task's data and the training run
 
 
@@ -46,10 +50,15 @@ class Setup:
         return next((p for p in FILE_PARAMS if p in engine.task_params(self.task)), None)
 
     def to_query(self) -> dict[str, str]:
+        """Every setting by name, but those no page lets a student set (attention, transformer
+        heads, scheduled sampling...) while they hold the task preset's value: the link still
+        reproduces the setup (parse_query fills them in), and says nothing the form does not show."""
+        preset = preset_setup(self.task)
         query = {"task": self.task}
         query |= {k: format_value(v) for k, v in self.task_params.items()}
-        query |= {k: format_value(v) for k, v in self.model.to_dict().items()}
-        query |= {k: format_value(v) for k, v in self.train.to_dict().items()}
+        for values, defaults in ((self.model.to_dict(), preset.model.to_dict()),
+                                 (self.train.to_dict(), preset.train.to_dict())):
+            query |= {k: format_value(v) for k, v in values.items() if k not in NOT_IN_THE_FORM or v != defaults[k]}
         return query
 
 

@@ -19,6 +19,15 @@ def test_a_link_round_trips_every_preset_and_lesson(setup):
     assert parse_query(query) == setup
 
 
+def test_a_link_names_no_setting_the_form_does_not_show():
+    """The address bar carried attention, heads, positional-encoding and scheduled-sampling
+    settings that no page shows; a link still reproduces every setup (the test above)."""
+    from app.session.link import NOT_IN_THE_FORM
+
+    for setup in [preset_setup(t) for t in OFFERED] + [lesson.setup for lesson in LESSONS]:
+        assert not set(setup.to_query()) & set(NOT_IN_THE_FORM)
+
+
 @pytest.mark.parametrize("query, fragments", [
     ({"task": "chess"}, ["task='chess' is not a task", "adding"]),
     ({"lr": "0"}, ["lr must be in (0.0, 100.0]"]),
