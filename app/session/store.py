@@ -20,7 +20,7 @@ from app.session.lab import Lab
 
 TIME_TO_LIVE = 3 * 3600  # s: a lecture, and the break after it
 MAX_LABS = 240  # a class of 60, each with a few tabs and reloads
-MAX_BYTES = 2 * 2**30  # of weights (with Adam's two moments, x3) over every lab kept
+MAX_BYTES = 2 * 2**30  # of weights (with Adam's two moments and the best step's copy, x4) over every lab kept
 
 
 def new_token() -> str:
@@ -29,8 +29,9 @@ def new_token() -> str:
 
 
 def weight_bytes(lab: Lab) -> int:
-    """What a lab holds that grows with its size: its weights and the optimizer's moments."""
-    return 3 * sum(p.numel() * p.element_size() for p in lab.model.parameters())
+    """What a lab holds that grows with its size: its weights, the optimizer's two moments and the
+    copy of the weights at the best held-out step."""
+    return 4 * sum(p.numel() * p.element_size() for p in lab.model.parameters())
 
 
 @dataclass
