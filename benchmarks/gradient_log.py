@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 
-from history_tick import plausible_stats
+from history_tick import plausible_stats, traced
 from timing import interleaved, run_alone, table
 
 import engine
@@ -72,7 +72,8 @@ def spectra_row(H: int, repeats: int, budget: float) -> list:
 
 def probes_at(steps: int) -> Probes:
     """Probes on the app's default setup whose trainer has `steps` steps in its history and whose
-    gradient log has a row for every RECORD_EVERY of them (copies of its first row)."""
+    gradient log has a row for every RECORD_EVERY of them (copies of its first row; the bytes those
+    rows hold, by tracemalloc, in probes.log_bytes)."""
     task = DEFAULT.make_task()
     model = engine.build_model(DEFAULT.model, task, seed=DEFAULT.train.seed)
     trainer = engine.Trainer(model, task, DEFAULT.train)
@@ -80,7 +81,8 @@ def probes_at(steps: int) -> Probes:
         trainer.history.add(s)
     probes = Probes(trainer, DEFAULT.model, threading.RLock())
     first = probes.log[0]
-    probes.log += [first | {"step": k} for k in range(RECORD_EVERY, steps + 1, RECORD_EVERY)]
+    _, probes.log_bytes = traced(lambda: probes.log.extend(
+        first | {"step": k} for k in range(RECORD_EVERY, steps + 1, RECORD_EVERY)))
     return probes
 
 
@@ -93,7 +95,8 @@ def steps_row(steps: int, repeats: int, budget: float) -> list:
     }, repeats, budget).items()}
     m = DEFAULT.model
     return [f"{m.arch} H={m.hidden_size} L={m.num_layers} (the default setup)", times["fresh"], times["trained"],
-            times["trained"] / times["fresh"], f"{rows:,}", times["fresh log"], times["trained log"]]
+            times["trained"] / times["fresh"], f"{rows:,}", trained.log_bytes / 1e6, times["fresh log"],
+            times["trained log"]]
 
 
 def run(quick: bool) -> str:
@@ -108,7 +111,7 @@ def run(quick: bool) -> str:
     steps = table(
         f"The same recording (Probes.measure) at 0 and {n:,} steps trained",
         ["model", "measure ms at 0 steps", f"measure ms at {n:,} steps", "ratio",
-         f"gradient log rows at {n:,}", "log_frame() ms at 0", f"log_frame() ms at {n:,}"],
+         f"gradient log rows at {n:,}", "their MB", "log_frame() ms at 0", f"log_frame() ms at {n:,}"],
         [steps_row(n, repeats, budget)])
     return spectra + "\n" + steps
 
