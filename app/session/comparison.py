@@ -15,6 +15,7 @@ from app.session.budget import check_cost
 from app.session.link import Setup
 from app.session.playback import Playback
 from app.session.probes import RECORD_EVERY, first_step_ratios, probe_samples
+from app.session.rows import BoundedRows
 
 # The cell of each run; the rest of the network is the student's (KEPT).
 CELLS = {
@@ -55,7 +56,7 @@ class Run:
         self.model = engine.build_model(cfg, task, seed=train.seed)  # as the Lab builds it
         self.trainer = engine.Trainer(self.model, task, train)
         self.probe = probe
-        self.log: list[dict] = []
+        self.log = BoundedRows()  # a row every RECORD_EVERY steps, thinned when long
         self.measure()
 
     @property
@@ -174,7 +175,7 @@ class Comparison(Playback):
     def log_frame(self) -> pd.DataFrame:
         """Every measurement of every run: run, step, ratio (ratio_backward), loss, metric. Read
         without the lock: each run's rows are only ever appended, each whole."""
-        return pd.DataFrame([row for run in self.runs for row in list(run.log)])
+        return pd.DataFrame([row for run in self.runs for row in run.log.rows()])
 
     def history_frame(self) -> pd.DataFrame:
         """Every training step of every run: run, then the Trainer's columns."""

@@ -22,17 +22,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import torch
 
 import engine
+from app.session.rows import BoundedRows
 from engine.rng import stream
 
 EVAL_EVERY = 25  # steps between evaluations (the gradient log's interval), and one at step 0
 SAMPLE_STEPS = 10_240  # samples x time steps evaluated: 3-9% of the 25 training steps before (presets)
 MAX_SAMPLES, MIN_SAMPLES = 512, 32
-MAX_ROWS = 1024  # evaluations kept: the latest all, older ones at a stride that doubles
 
 
 def steps_per_sample(x: torch.Tensor, y: torch.Tensor) -> int:
@@ -92,10 +91,7 @@ class HeldOut:
     def __init__(self, trainer: engine.Trainer):
         self.trainer, self.model, self.task = trainer, trainer.model, trainer.task
         self.x, self.y, self.available, self.test_split = held_out_set(self.task, trainer.cfg.seed)
-        self.steps: list[int] = []
-        self.values: list[tuple[float, float]] = []  # (loss, metric)
-        self.order: list[int] = []  # each row's evaluation count, for thinning
-        self.count, self.stride = 0, 1
+        self.log = BoundedRows()  # step, loss, metric: an evaluation every EVAL_EVERY steps, thinned when long
         self.best: Best | None = None
         self.at_best = False  # the model's weights are the best's (just measured, or restored)
         self.measure()
@@ -117,12 +113,7 @@ class HeldOut:
         loss is the lowest so far."""
         loss, metric = score(self.model, self.task, self.x, self.y)
         step = self.trainer.steps_done
-        if len(self.steps) == MAX_ROWS:
-            self.thin()
-        self.steps.append(step)
-        self.values.append((loss, metric))
-        self.order.append(self.count)
-        self.count += 1
+        self.log.append({"step": step, "loss": loss, "metric": metric})
         if math.isfinite(loss) and (self.best is None or loss < self.best.loss):
             weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
             self.best = Best(step, loss, metric, weights)
@@ -145,23 +136,7 @@ class HeldOut:
         self.at_best = True
         return self.best.step
 
-    def thin(self) -> None:
-        """Keep the latest quarter of the rows, and older rows at a stride doubled until at most
-        half the rows hold them (the first evaluation, at step 0, always stays)."""
-        old = len(self.steps) - MAX_ROWS // 4
-        order = np.asarray(self.order[:old])  # [old]
-        stride = self.stride * 2
-        while (order % stride == 0).sum() > MAX_ROWS // 2:
-            stride *= 2
-        rows = [*np.flatnonzero(order % stride == 0), *range(old, len(self.steps))]
-        self.steps = [self.steps[i] for i in rows]
-        self.values = [self.values[i] for i in rows]
-        self.order = [self.order[i] for i in rows]
-        self.stride = stride
-
     def frame(self) -> pd.DataFrame:
         """step, loss, metric: one row per evaluation kept (two at a step where weights were
         restored: before and after)."""
-        values = np.asarray(self.values, dtype=float).reshape(-1, 2)  # [rows, 2]
-        return pd.DataFrame({"step": np.asarray(self.steps, dtype=np.int64), "loss": values[:, 0],
-                             "metric": values[:, 1]})
+        return pd.DataFrame(self.log.rows(), columns=["step", "loss", "metric"])

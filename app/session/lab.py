@@ -121,7 +121,7 @@ class Lab(Playback):
         with self.lock:
             best = self.held_out.restore()
             self.marks.append((self.trainer.steps_done, f"back to step {best:,}'s weights"))
-            forget_recordings(self.probes)
+            self.probes.forget()
             return best
 
     def load_model(self, data: bytes) -> None:
@@ -169,12 +169,3 @@ def changes(old: engine.TrainConfig, new: engine.TrainConfig) -> str:
         f"{f.name} {shown(getattr(old, f.name))} → {shown(getattr(new, f.name))}"
         for f in dataclasses.fields(new) if getattr(old, f.name) != getattr(new, f.name)
     )
-
-
-def forget_recordings(probes: Probes) -> None:
-    """The probes cache recordings and spectra by the step count, which a restore of weights
-    leaves as it is: drop them, so the pages record the restored weights (the gradient log, a
-    record of the past, stays)."""
-    probes.recordings = (-1, {})
-    probes.spectra = (-1, {}, None)
-    probes.truncated = None

@@ -3,13 +3,17 @@
 Streamlit may start a session's next run (a click on Pause, Step or Reset) while a playing
 fragment's training loop is still going in another thread. Every change to a model therefore
 happens under the playback's lock, one whole step at a time, and the loop stops at the next step
-boundary once `playing` is cleared.
+boundary once `playing` is cleared. Python's locks are not fair: a loop that takes the lock again
+right after each step could keep a download waiting for minutes, so anyone else takes it through
+`hold()`, and the loop lets a waiting holder in between two steps.
 """
 from __future__ import annotations
 
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class Playback(ABC):
@@ -17,6 +21,24 @@ class Playback(ABC):
         self.playing = False
         self.lock = threading.RLock()  # held for every change to a model, task or trainer
         self.seconds = 0.0  # spent in train_for: a Comparison's time to go is estimated from it
+        self.turn = threading.Condition()  # guards `waiting`, and wakes the loop when no one waits
+        self.waiting = 0  # threads waiting in hold() for the lock
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """The lock, taken between two training steps even while the loop plays."""
+        with self.turn:
+            self.waiting += 1
+        try:
+            self.lock.acquire()
+        finally:
+            with self.turn:
+                self.waiting -= 1
+                self.turn.notify_all()
+        try:
+            yield
+        finally:
+            self.lock.release()
 
     @abstractmethod
     def advance(self, until: int) -> bool:
@@ -34,6 +56,8 @@ class Playback(ABC):
         done = 0
         start = time.perf_counter()
         while time.perf_counter() - start < seconds:
+            with self.turn:  # someone waits in hold(): let them in before the next step
+                self.turn.wait_for(lambda: self.waiting == 0, timeout=seconds)
             with self.lock:
                 if not self.playing or not self.advance(until):
                     break

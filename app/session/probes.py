@@ -12,6 +12,7 @@ import pandas as pd
 import torch
 
 import engine
+from app.session.rows import BoundedRows
 from engine.rng import stream
 
 PROBE_SAMPLES = 8  # samples a student can open the model up on
@@ -46,7 +47,7 @@ class Probes:
         self.trainer, self.model, self.task = trainer, trainer.model, trainer.task
         self.cfg, self.seed, self.lock = model_cfg, trainer.cfg.seed, lock
         self.samples = probe_samples(self.task, self.seed)
-        self.log: list[dict] = []  # the gradient log, a row every RECORD_EVERY steps
+        self.log = BoundedRows()  # the gradient log, a row every RECORD_EVERY steps, thinned when long
         self.recordings: tuple[int, dict[int, engine.Recording]] = (-1, {})  # (steps, sample -> recording)
         self.truncated: tuple[tuple, engine.Recording] | None = None
         self.initial: dict[tuple, pd.DataFrame] = {}  # gradients at initialisation, by sample and stack
@@ -74,6 +75,15 @@ class Probes:
     # What the page drew last, read WITHOUT the lock, for downloads made on click: a training loop
     # takes the lock step after step, and a download waiting for it can outlast Streamlit's
     # deferred-file timeout (180 s). Each is None when it has not been made for this model.
+
+    def forget(self) -> None:
+        """The weights changed without a training step (the best step restored): the recordings,
+        spectra and truncated recording cached by step count are of other weights now. The gradient
+        log, a record of the past, stays."""
+        with self.lock:
+            self.recordings = (-1, {})
+            self.spectra = (-1, {}, None)
+            self.truncated = None
 
     def drawn_recording(self, index: int) -> engine.Recording | None:
         """The last recording made of probe sample `index` (at the last step it was asked for)."""
@@ -144,10 +154,10 @@ class Probes:
             self.measure()
 
     def log_frame(self) -> pd.DataFrame:
-        """The gradient log, a row every RECORD_EVERY steps. Read without the lock: rows are only
-        ever appended, each whole, so a copy of the list is a consistent log (a download made while
-        training holds the lock need not wait for it)."""
-        return pd.DataFrame(list(self.log))
+        """The gradient log, a row every RECORD_EVERY steps (older ones thinned past MAX_ROWS). Read
+        without the lock: rows are appended whole, so a copy is a consistent log (a download made
+        while training holds the lock need not wait for it)."""
+        return pd.DataFrame(self.log.rows())
 
 
 def scheme_name(cfg: engine.ModelConfig) -> str:

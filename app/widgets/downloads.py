@@ -46,10 +46,11 @@ def chosen_recording(lab: Lab) -> Callable[[], tuple[engine.Recording, str | Non
     return recorded
 
 
-def locked(lab, make: Callable, *args):
-    """make(*args) under the lab's (or a comparison's) lock, waiting for it: for what must be read
-    as it is now (a checkpoint's weights). Prefer now_or_drawn for anything a page draws."""
-    with lab.lock:
+def held(lab, make: Callable, *args):
+    """make(*args) under the lab's (or a comparison's) lock, taken between two training steps even
+    while it plays (Playback.hold): for what must be read as it is now (a checkpoint's weights).
+    Prefer now_or_drawn for anything a page draws."""
+    with lab.hold():
         return make(*args)
 
 

@@ -143,7 +143,7 @@ def test_cells_that_diverge_open_and_the_page_says_which():
     assert not at.exception
     comparison = at.session_state["comparison"]
     relu = comparison.runs[list(CELLS).index("ReLU RNN")]
-    assert relu.steps_done == 1 and relu.log[-1]["step"] == 1
+    assert relu.steps_done == 1 and relu.log.last["step"] == 1
     assert not torch.isfinite(relu.curves).any()
     [warning] = [w.value for w in at.warning if "overflow" in w.value]
     assert warning.startswith("The ReLU RNN's gradient on the probe sample overflowed at its last measurement (step 1)")

@@ -144,12 +144,13 @@ def test_a_diverged_model_is_not_evaluated_again():
     assert list(lab.held_out.frame()["step"]) == [0]
 
 
-def test_the_log_stays_bounded_and_keeps_step_0_and_the_latest(monkeypatch):
-    monkeypatch.setattr(heldout, "MAX_ROWS", 16)
+def test_the_log_stays_bounded_and_keeps_step_0_and_the_latest():
     lab = Lab(dataclasses.replace(SMALL, task_params={"seq_len": 5}))
+    lab.held_out.log.max_rows = 16
     for step in range(1, 101):
         lab.trainer.history.total = step  # stands for a training step: the log's bound is what is tested
         lab.held_out.measure()
     steps = list(lab.held_out.frame()["step"])
     assert len(steps) <= 16 and steps[0] == 0 and steps[-4:] == [97, 98, 99, 100]
-    assert steps == sorted(steps) and len(set(np.diff(steps[:-4]))) == 1  # older rows evenly spaced
+    gaps = np.diff(steps)
+    assert (gaps > 0).all() and (np.diff(gaps) <= 0).all()  # in order, denser towards the present

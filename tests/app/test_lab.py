@@ -209,3 +209,34 @@ def test_a_model_setting_change_keeps_the_task_and_its_parsed_data(monkeypatch):
     assert lab.task is task and made == [] and lab.model.cfg.hidden_size == setup.model.hidden_size + 8
     longer = dataclasses.replace(wider, task_params={**wider.task_params, "seq_len": 30})
     assert lab.change(longer, parsed) == "rebuilt" and lab.task is not task and len(made) == 1
+
+
+def test_a_download_gets_the_lock_between_two_steps_of_a_playing_loop():
+    """Python's locks are not fair: a loop that takes the lab's lock again right after each step
+    kept a download of the model waiting; hold() gets it at the next step boundary."""
+    import threading
+
+    lab = Lab(DEFAULT)
+    real_advance, fifth = lab.advance, threading.Event()
+
+    def advance(until=None):
+        took = real_advance(until)
+        if lab.trainer.steps_done == 5:
+            fifth.set()
+        return took
+
+    lab.advance = advance
+    lab.playing = True
+    loop = threading.Thread(target=lab.train_for, args=(60.0, 10**6))
+    loop.start()
+    waited = []  # steps the loop took between asking for the lock and getting it
+    try:
+        assert fifth.wait(timeout=30)
+        for _ in range(30):  # with the plain lock, some of these waited for 200 steps and more
+            asked = lab.trainer.steps_done
+            with lab.hold():
+                waited.append(lab.trainer.steps_done - asked)
+    finally:
+        lab.playing = False
+        loop.join(timeout=30)
+    assert not loop.is_alive() and max(waited) <= 1, waited

@@ -3,7 +3,8 @@
 The pages come from the app itself: the navigation message Streamlit sends the browser (the list
 that st.navigation draws as the sidebar or top menu, and the only list while the app has a single
 page, when no menu is drawn). A page added to st.navigation is picked up without editing this test.
-Each page's full-page screenshot lands in tests/artifacts/screenshots/<url path, or 'home'>.png.
+Each page's full-page screenshots land in tests/artifacts/screenshots/<url path, or 'home'>-<size>.png,
+at a projector's 1024x768 and at 1400 wide: look at them.
 """
 import re
 from urllib.parse import urlsplit
@@ -13,6 +14,7 @@ from .conftest import wait_for_app
 # Links of the page menu where st.navigation draws it: the sidebar, or the top bar. Pages folded
 # into a collapsed menu are not in the DOM, so this only checks the links that are drawn.
 NAV_LINKS = '[data-testid="stSidebarNav"] a[href], [data-testid="stTopNavLink"][href]'
+SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
 
 
 def _url_path(href: str) -> str:
@@ -35,12 +37,13 @@ def test_every_page_renders_without_exception(app_page, subtests):
     for href in app_page.page.eval_on_selector_all(NAV_LINKS, "els => els.map(e => e.href)"):
         assert _url_path(href) in by_path, f"the menu links to {href}, which is no page of the app"
 
-    for page in pages:
-        with subtests.test(msg=page.page_name, url_path=page.url_pathname or "/"):
+    for page, (size, viewport) in [(p, s) for p in pages for s in SIZES.items()]:
+        with subtests.test(msg=page.page_name, url_path=page.url_pathname or "/", size=size):
+            app_page.page.set_viewport_size(viewport)
             try:
                 app_page.goto(page.url_pathname)
             finally:  # the picture is most useful when the page failed
-                app_page.screenshot(_screenshot_name(page.url_pathname))
+                app_page.screenshot(f"{_screenshot_name(page.url_pathname)}-{size}")
             assert not app_page.of_type("page_not_found"), f"/{page.url_pathname}: page not found"
             shown = app_page.navigation().page_script_hash
             assert shown == page.page_script_hash, (

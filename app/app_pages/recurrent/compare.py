@@ -148,7 +148,7 @@ def draw(comparison: Comparison) -> None:
         if steps:
             st.warning(
                 f"The {run.name}'s gradient on the probe sample overflowed at its last measurement (step "
-                f"{run.log[-1]['step']:,}): ‖∂L/∂h_t‖ is infinite or NaN at {steps} of {run.curves.shape[-1]} "
+                f"{run.log.last['step']:,}): ‖∂L/∂h_t‖ is infinite or NaN at {steps} of {run.curves.shape[-1]} "
                 "steps, which its lines leave out.",
                 icon=":material/warning:",
             )

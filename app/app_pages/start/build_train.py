@@ -11,7 +11,7 @@ from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.widgets import settings_form, state, uploads
 from app.widgets.controls import live, training_controls
-from app.widgets.downloads import locked
+from app.widgets.downloads import held
 from app.widgets.header import page_header, write_link
 
 
@@ -139,14 +139,14 @@ def save_and_load(lab: Lab) -> None:
     with st.expander("Save or load the model"):
         name = f"unrolled-{lab.setup.task}-{lab.setup.model.arch}"  # made on click: no step count to go stale
         left, right = st.columns(2)
-        left.download_button(  # made when clicked, in another thread: hence the lock
-            "Download the model (.safetensors)", lambda: locked(lab, engine.to_bytes, lab.model),
+        left.download_button(  # made when clicked, in another thread: between two training steps
+            "Download the model (.safetensors)", lambda: held(lab, engine.to_bytes, lab.model),
             f"{name}.safetensors",
             help="weights and config in one file; load it here or with engine.load in a notebook",
         )
         right.download_button(
             "Download the training history (.csv)",
-            lambda: locked(lab, lambda: lab.trainer.history_frame().to_csv(index=False)),
+            lambda: held(lab, lambda: lab.trainer.history_frame().to_csv(index=False)),
             f"{name}-history.csv", mime="text/csv",
         )
         file = st.file_uploader("Load a model saved by Unrolled (.safetensors)", key=state.MODEL_UPLOAD)
