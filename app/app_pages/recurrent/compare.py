@@ -10,6 +10,7 @@ from app.charts import gradients as cg
 from app.charts.labels import LOSS_UNITS
 from app.session.comparison import EVAL_BATCH, Comparison, setup_text
 from app.session.lab import Lab
+from app.session.measured import same_network
 from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import state
@@ -107,11 +108,12 @@ def controls(comparison: Comparison) -> None:
         "Steps for each cell", min_value=1, max_value=100_000, step=100, key=STEPS, persist_state="session",
         help="The cells take turns, one step each, so all four always stand within one step of each other.",
     )
-    st.caption(
-        "On the adding problem (T = 50, 64 units), 1500 steps of all four cells take about 35 s of "
-        "training on a 2-core CPU, and 1 to 1½ minutes on screen with the browser on the same "
-        "machine (3000, the task's preset, 2 to 3 minutes). Every cell has made its move by step 1000."
-    )
+    if same_network(comparison.setup):
+        st.caption(
+            "On the adding problem (T = 50, 64 units), 1500 steps of all four cells take about 35 s of "
+            "training on a 2-core CPU, and 1 to 1½ minutes on screen with the browser on the same "
+            "machine (3000, the task's preset, 2 to 3 minutes). Every cell has made its move by step 1000."
+        )
 
 
 def through_time(comparison: Comparison):
@@ -154,29 +156,34 @@ def draw(comparison: Comparison) -> None:
             )
     left, right = st.columns(2)
     left.plotly_chart(through_time(comparison), key="compare_curves")
+    measured = same_network(comparison.setup)
     left.caption(
         f"‖∂L/∂h_t‖ of each cell on the same sample, as last measured (every {RECORD_EVERY} steps): "
-        "the further a line falls towards t = 0, the less the first steps can learn. Before "
-        "training all four fall by about ten orders of magnitude or more over 50 steps."
+        "the further a line falls towards t = 0, the less the first steps can learn."
+        + (" On the adding problem, before training all four fall by about ten orders of magnitude or more "
+           "over 50 steps." if measured else "")
         + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
     )
     right.plotly_chart(ratio(comparison), key="compare_ratio")
     both = BIDIRECTIONAL if comparison.setup.model.bidirectional else ""
     right.caption(
-        "The share of the gradient that reaches the first step. Measured on the adding problem "
-        "(T = 50, seed 0) over the page's first 1500 steps: the tanh RNN, LSTM and GRU start between "
-        "3e-11 and 1e-10 (the ReLU RNN at 1e-21); the GRU passes 0.1 by step 400 and the LSTM near "
-        "step 750, and both stay above it; the ReLU RNN's, below 1e-12 until step 900, rises to "
-        "around 1e-7 from step 1000 on, with one spike to 0.1; the tanh RNN's stays below 1e-6 "
-        "throughout." + both
+        "The share of the gradient that reaches the first step."
+        + (" Measured on the adding problem (T = 50, seed 0) over the page's first 1500 steps: the tanh "
+           "RNN, LSTM and GRU start between 3e-11 and 1e-10 (the ReLU RNN at 1e-21); the GRU passes 0.1 by "
+           "step 400 and the LSTM near step 750, and both stay above it; the ReLU RNN's, below 1e-12 until "
+           "step 900, rises to around 1e-7 from step 1000 on, with one spike to 0.1; the tanh RNN's stays "
+           "below 1e-6 throughout." if measured else
+           " A cell whose ratio climbs by orders of magnitude is learning to carry the gradient back.")
+        + both
     )
     left, right = st.columns(2)
     left.plotly_chart(loss(comparison), key="compare_loss")
     left.caption(
         f"Loss on the same {EVAL_BATCH} held-out samples for every cell, every {RECORD_EVERY} steps. "
-        "A cell whose line stays on the dashed baseline predicts no better than a constant. On the "
-        "adding problem the tanh RNN stays there; the GRU leaves it near step 300, the LSTM near "
-        "step 750 and the ReLU RNN near step 1000, each as its gradient starts reaching the first step."
+        "A cell whose line stays on the dashed baseline predicts no better than a constant."
+        + (" On the adding problem the tanh RNN stays there; the GRU leaves it near step 300, the LSTM "
+           "near step 750 and the ReLU RNN near step 1000, each as its gradient starts reaching the first "
+           "step." if measured else "")
     )
     metric = comparison.task.metric_name
     formats = {RATIO: "{:.1e}", RATIO_BACKWARD: "{:.1e}", "held-out loss": "{:.4g}", metric: "{:.3f}"}

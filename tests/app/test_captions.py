@@ -1,0 +1,34 @@
+"""Captions quote measured figures only for the task on screen: the Gradients and Compare cells
+captions quoted the adding problem's figures on every task (issue 12, item 7)."""
+import dataclasses
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import pages
+from app.session.link import preset_setup
+from app.session.measured import measured_cell, same_network
+
+from .conftest import MAIN
+
+ADDING_RNN = dataclasses.replace(preset_setup("adding"),
+                                 model=dataclasses.replace(preset_setup("adding").model, arch="rnn"))
+FIGURES = ("3e-11", "step 750", "1e-21")  # the adding problem's, measured in test_gradients_page/test_comparison
+
+
+def words(setup, page: str) -> str:
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params.update(setup.to_query())
+    at.run()
+    at.switch_page(pages.PATHS[page]).run()
+    assert not at.exception
+    return " ".join(c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("page", ["gradients", "compare"])
+def test_the_adding_problems_figures_are_quoted_on_the_adding_problem_only(page):
+    assert any(f in words(ADDING_RNN, page) for f in FIGURES)
+    parity = preset_setup("parity")
+    assert not same_network(parity) and not any(f in words(parity, page) for f in FIGURES)
+    wider = dataclasses.replace(ADDING_RNN, model=dataclasses.replace(ADDING_RNN.model, hidden_size=32))
+    assert not measured_cell(wider) and not any(f in words(wider, page) for f in FIGURES)
