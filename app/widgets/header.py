@@ -10,6 +10,7 @@ from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, parse_query
 from app.session.store import TIME_TO_LIVE, LabStore, new_token
 from app.widgets import state
+from app.widgets.figures import presentation_toggle
 
 
 @st.cache_resource
@@ -72,6 +73,7 @@ def page_header(title: str, summary: bool = True, lesson: bool = True) -> Lab:
     the link; the sidebar summary unless the page draws it from a live fragment (summary=False),
     where the step count keeps up while playing."""
     lab = current_lab()
+    presentation_toggle()
     st.title(title)
     show_link_problem()
     if lesson:

@@ -15,6 +15,7 @@ LAB_ID = "lab_id"  # its id in the server's LabStore, kept in the address bar ac
 LINK_PROBLEM = "link_problem"  # why the link's settings were not used, shown once
 LESSON = "lesson"  # the key of the lesson opened from Home, while its text applies
 TARGET_STEPS = "target_steps"  # "Train up to step"
+PRESENTATION = "presentation"  # presentation mode: larger type for a projector
 # The part of the model the look-inside pages open up (the part picker).
 PROBE_INDEX = "probe_index"
 STACK = "stack"
@@ -58,7 +59,7 @@ LESSON_PARAM = "lesson"  # the open lesson: a lesson's link opens it, banner inc
 OWNER_COOKIE = "unrolled_owner"  # the browser's owner token, never in a link
 
 # What a reload brings back with the lab, beside it.
-KEPT_WITH_THE_LAB = (LESSON, TARGET_STEPS)
+KEPT_WITH_THE_LAB = (LESSON, TARGET_STEPS, PRESENTATION)
 
 
 def get(key: str, default=None):

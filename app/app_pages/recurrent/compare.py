@@ -15,6 +15,7 @@ from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import state
 from app.widgets.controls import live_training, set_playing
+from app.widgets.figures import show
 from app.widgets.header import page_header
 
 STEPS = state.COMPARE_STEPS
@@ -155,7 +156,7 @@ def draw(comparison: Comparison) -> None:
                 icon=":material/warning:",
             )
     left, right = st.columns(2)
-    left.plotly_chart(through_time(comparison), key="compare_curves")
+    show(through_time(comparison), "compare_curves", left)
     measured = same_network(comparison.setup)
     left.caption(
         f"‖∂L/∂h_t‖ of each cell on the same sample, as last measured (every {RECORD_EVERY} steps): "
@@ -164,7 +165,7 @@ def draw(comparison: Comparison) -> None:
            "over 50 steps." if measured else "")
         + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
     )
-    right.plotly_chart(ratio(comparison), key="compare_ratio")
+    show(ratio(comparison), "compare_ratio", right)
     both = BIDIRECTIONAL if comparison.setup.model.bidirectional else ""
     right.caption(
         "The share of the gradient that reaches the first step."
@@ -177,7 +178,7 @@ def draw(comparison: Comparison) -> None:
         + both
     )
     left, right = st.columns(2)
-    left.plotly_chart(loss(comparison), key="compare_loss")
+    show(loss(comparison), "compare_loss", left)
     left.caption(
         f"Loss on the same {EVAL_BATCH} held-out samples for every cell, every {RECORD_EVERY} steps. "
         "A cell whose line stays on the dashed baseline predicts no better than a constant."

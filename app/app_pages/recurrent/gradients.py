@@ -13,6 +13,7 @@ from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
+from app.widgets.figures import show
 from app.widgets.header import page_header
 from engine.truncated import check_truncation
 
@@ -63,7 +64,7 @@ def draw(lab: Lab) -> None:
     diverged(lab, part.trace, index)
     spectra_problem = None if part.trace.spectra is not None else lab.probes.weight_spectra()[1]
     vanilla = rec.arch == "rnn" and spectra_problem is None  # the ρ^(T−t) theory is the vanilla RNN's
-    st.plotly_chart(cg.gradient_through_time(rec, stack, theory=vanilla), key="through_time")
+    show(cg.gradient_through_time(rec, stack, theory=vanilla), "through_time")
     st.caption(
         "Each line is ‖∂L/∂h_t‖ for one layer and direction; dashed, ‖∂h_T/∂h_t‖. Where the line "
         "falls into the red band, the first steps get less than a thousandth of the gradient the "
@@ -72,8 +73,8 @@ def draw(lab: Lab) -> None:
     )
     if spectra_problem is None:
         left, right = st.columns(2)
-        left.plotly_chart(cg.eigenvalue_plane(rec, stack), key="eigenvalues")
-        right.plotly_chart(cg.singular_values(rec, stack), key="singular_values")
+        show(cg.eigenvalue_plane(rec, stack), "eigenvalues", left)
+        show(cg.singular_values(rec, stack), "singular_values", right)
         st.caption(
             "Outside the unit circle (σ > 1) a direction of h is stretched at every step and its "
             "gradient can explode; inside it shrinks and vanishes. An LSTM's gates decide per step "
@@ -83,10 +84,10 @@ def draw(lab: Lab) -> None:
         st.info(f"No eigenvalues of W_hh for this model: {spectra_problem}.", icon=":material/info:")
     log = lab.probes.log_frame()
     left, right = st.columns(2)
-    left.plotly_chart(cg.gradient_ratio_over_training(ratio_points(lab, log)), key="ratio")
+    show(cg.gradient_ratio_over_training(ratio_points(lab, log)), "ratio", left)
     params = log.drop(columns=list(cg.RATIOS), errors="ignore").melt(id_vars="step", var_name="parameter",
                                                                      value_name="value")
-    right.plotly_chart(cg.parameter_gradient_norms(params), key="param_norms")
+    show(cg.parameter_gradient_norms(params), "param_norms", right)
     st.caption(
         f"Measured every {RECORD_EVERY} training steps on sample 0. "
         + (ADDING_RATIO if measured_cell(lab.setup) else
@@ -156,7 +157,7 @@ def truncation(lab: Lab, rec, index: int) -> None:
             )
         st.session_state.setdefault(state.GRADIENTS_DRAWN, {})["window"] = window
         cut = lab.probes.truncated_recording(index, window)
-        st.plotly_chart(cg.truncated_bptt(rec, cut, window), key="truncated")
+        show(cg.truncated_bptt(rec, cut, window), "truncated")
         if window >= T:
             st.caption(f"The window ({window}) is at least the sequence length ({T}): nothing is cut, "
                        "and training runs full BPTT.")
@@ -178,7 +179,7 @@ def clipping(lab: Lab) -> None:
     with st.expander("Clipping: the gradient before and after", icon=":material/compress:"):
         train, history = lab.setup.train, lab.trainer.history_frame()
         st.session_state.setdefault(state.GRADIENTS_DRAWN, {})["history"] = history  # for the download
-        st.plotly_chart(gradient_norm_curve(history, train.clip_norm), key="clipping")
+        show(gradient_norm_curve(history, train.clip_norm), "clipping")
         if train.clip_norm is None and train.clip_value is None:
             st.info(
                 "Clipping is off: the optimizer takes every gradient as it comes, however large. Turn it "
@@ -209,7 +210,7 @@ def initialisation(lab: Lab, index: int, stack: str | None) -> None:
     """‖∂L/∂h_t‖ at initialisation under each scheme, on fresh copies of this network."""
     with st.expander("Initialisation: the gradient before any training", icon=":material/start:"):
         curves = lab.probes.initial_gradients(index, stack)
-        st.plotly_chart(cg.initialisation_gradients(curves), key="initialisation")
+        show(cg.initialisation_gradients(curves), "initialisation")
         st.caption(
             f"Each line is ‖∂L/∂h_t‖ of the first layer{' of the ' + stack if stack else ''} on this sample, "
             f"for a fresh copy of this network (seed {lab.setup.train.seed}, as Reset builds it) under one "

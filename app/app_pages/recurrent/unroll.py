@@ -11,6 +11,7 @@ from app.charts import unroll as cu
 from app.session.lab import Lab
 from app.widgets import downloads as exports
 from app.widgets import parts, state
+from app.widgets.figures import show
 from app.widgets.header import page_header
 from engine.units import correlated_units
 
@@ -69,7 +70,7 @@ def stepper(lab: Lab) -> None:
     inputs = step_labels.input_labels(lab.task, rec, stack, symbols)
     outputs = step_labels.output_labels(lab.task, rec, stack)
     reads = cu.head_reads(lab.model.describe())  # the states the head reads, as the model says
-    st.plotly_chart(cu.unrolled_diagram(rec, stack, t, inputs, outputs, reads), key="diagram")
+    show(cu.unrolled_diagram(rec, stack, t, inputs, outputs, reads), "diagram", diagram=True)
     pads = cu.pad_steps(trace, symbols, lab.task.pad_symbol)  # [T] bool or None
     said = f" and answers **{step_labels.literal(outputs[t])}**" if outputs[t] else ""
     padding = " (padding: no data, the state passes through unchanged)" if pads is not None and pads[t] else ""
@@ -81,21 +82,21 @@ def stepper(lab: Lab) -> None:
     )
     if trace.gates:
         left, right = st.columns(2)
-        left.plotly_chart(cu.state_at(rec, stack, t), key="state")
-        right.plotly_chart(cu.gates_at(rec, stack, layer, direction, t), key="gates_at")
+        show(cu.state_at(rec, stack, t), "state", left)
+        show(cu.gates_at(rec, stack, layer, direction, t), "gates_at", right)
         right.caption("The gates that made h_t at this step: a sigmoid gate 0..1 (blue bars), "
                       "a tanh candidate −1..1 (vermillion bars).")
     else:
-        st.plotly_chart(cu.state_at(rec, stack, t), key="state")
+        show(cu.state_at(rec, stack, t), "state")
     st.caption("h_t of every unit at this step, on the scale of the whole sample, so the bars move as you step.")
     tokens = step_labels.input_symbols(lab.task, rec, stack, symbols)  # the chart escapes them, once
-    st.plotly_chart(cu.hidden_heatmap(rec, stack, layer, t, tokens, pads), key="heatmap")
+    show(cu.hidden_heatmap(rec, stack, layer, t, tokens, pads), "heatmap")
     st.caption(
         "Units up, time across, red positive and blue negative. A unit that changes colour at one kind of "
         "input and keeps it afterwards is remembering something."
     )
     if trace.hidden.shape[1] > 1:
-        st.plotly_chart(cu.concatenation_at(rec, stack, layer, t, reads), key="concatenation")
+        show(cu.concatenation_at(rec, stack, layer, t, reads), "concatenation")
         fixed = [r for r in reads if r.t is not None and r.layer == layer == trace.hidden.shape[0] - 1
                  and r.stack == cu.stack_name(rec, stack)]
         if fixed:  # a seq2vec head: the last forward state and the backward state at step 0
@@ -159,7 +160,7 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
                 best = table[table["unit"] == unit]
                 name = best["feature"].iloc[0] if len(best) else table["feature"].iloc[0]
                 feature = (name, features[name])
-            st.plotly_chart(cu.unit_over_time(rec, stack, layer, direction, unit, t, feature), key="unit_over_time")
+            show(cu.unit_over_time(rec, stack, layer, direction, unit, t, feature), "unit_over_time")
             st.caption("The unit's h_t over the sample, beside the input feature it follows most closely.")
 
 

@@ -12,17 +12,20 @@ from app.session.lessons import BY_KEY
 from app.widgets import settings_form, state, uploads
 from app.widgets.controls import live, training_controls
 from app.widgets.downloads import held
+from app.widgets.figures import show
 from app.widgets.header import page_header, write_link
 
 
 def run() -> None:
     lab = page_header("Build & Train", summary=False)
-    left, right = st.columns([1, 2], gap="large")
-    with left:
+    # The settings in the sidebar, the training across the page: on a projector at 1024 x 768 a
+    # third of the page cut the form's tabs and the buttons' labels ("P / S / R"), and two
+    # thirds squeezed the curves.
+    with st.sidebar:
+        st.markdown("**Task, network and training**")
         settings(lab)
-    with right:
-        training_controls(lab)
-        live(lab, draw_training)
+    training_controls(lab)
+    live(lab, draw_training)
     network(lab)
     save_and_load(lab)
 
@@ -71,7 +74,7 @@ def network(lab: Lab) -> None:
     st.subheader("The network as built")
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(network_diagram(lab.model), key="diagram")
+        show(network_diagram(lab.model), "diagram", diagram=True)
     with right:
         st.dataframe(layer_table(lab.model), hide_index=True)
         st.caption(
@@ -89,7 +92,7 @@ def draw_training(lab: Lab) -> None:
     held_out, best = lab.held_out.frame(), lab.held_out.best
     best_point = None if best is None else (best.step, best.loss, best.metric)
     figure = training_curves(history, lab.task.metric_name, lab.task.baseline_loss, held_out, best_point, lab.marks)
-    st.plotly_chart(figure, key="curves")
+    show(figure, "curves")
     st.caption(
         "Solid: loss (log scale) and the task's metric on each step's own training batch. Dashed: "
         f"the same network on {lab.held_out.describe()}, every {EVAL_EVERY} steps. A flat loss "
@@ -98,7 +101,7 @@ def draw_training(lab: Lab) -> None:
         "data (overfitting). Dotted lines mark where a training setting changed."
     )
     best_step(lab)
-    st.plotly_chart(gradient_norm_curve(history, lab.setup.train.clip_norm), key="grad_norm")
+    show(gradient_norm_curve(history, lab.setup.train.clip_norm), "grad_norm")
     st.caption(
         "The size of the whole gradient each step, before and after clipping. Spikes are "
         "exploding gradients; clipping caps what the optimizer is given."

@@ -1,0 +1,25 @@
+"""Every figure goes on the page through show(): the presentation setting (larger type, for a
+projector) and the camera button's export size apply to all of them in one place."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.charts.style import export_config, for_projector
+from app.widgets import state
+
+
+def presentation_toggle() -> None:
+    """In the sidebar of every page: the setting a teacher turns on in front of a class."""
+    st.sidebar.toggle("Presentation mode", key=state.PRESENTATION, persist_state="session",
+                      help="larger type, thicker lines, fewer ticks, legends under the plots: for a projector")
+    if state.get(state.PRESENTATION):
+        st.html("<style>[data-testid='stMain'] {font-size: 1.15rem;} "
+                "[data-testid='stMain'] [data-testid='stCaptionContainer'] {font-size: 1.0rem;}</style>")
+
+
+def show(fig: go.Figure, key: str, where=st, diagram: bool = False) -> None:
+    """st.plotly_chart(fig) in `where` (a column, or the page), as the presentation setting asks
+    (a diagram's boxes are sized to their text: only the diagram grows, not its words)."""
+    shown = for_projector(fig, diagram) if state.get(state.PRESENTATION) else fig
+    where.plotly_chart(shown, key=key, config=export_config(shown))
