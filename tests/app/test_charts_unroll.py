@@ -8,8 +8,10 @@ import pytest
 import torch
 
 import engine
-from app.charts import step_labels
+from app.charts import labels, step_labels
 from app.charts import unroll as cu
+from app.charts import unroll_bars as cb
+from app.charts import unroll_time as ct
 
 from .conftest import plotted
 
@@ -47,7 +49,7 @@ def test_the_window_holds_t_and_is_centred_where_it_can_be(T_, t, expected):
 def test_state_bars_are_h_t_and_c_t_of_every_layer_and_direction_at_t(bilstm):
     _, rec, _ = bilstm
     t = 7
-    fig = spec(cu.state_at(rec, None, t))
+    fig = spec(cb.state_at(rec, None, t))
     bars = fig["data"]
     assert len(bars) == 2 * 2 * 2  # (h, c) x layers x directions
     expected = [values[layer, d, t] for layer in range(2) for values in (rec.hidden, rec.cell) for d in range(2)]
@@ -64,16 +66,16 @@ def test_state_bars_are_h_t_and_c_t_of_every_layer_and_direction_at_t(bilstm):
 
 def test_gate_bars_are_the_recorded_gates_at_t(bilstm):
     _, rec, _ = bilstm
-    fig = spec(cu.gates_at(rec, None, 1, 1, 3))
+    fig = spec(cb.gates_at(rec, None, 1, 1, 3))
     for bar, gate in zip(fig["data"], "ifgo"):
         assert plotted(bar["y"]) == pytest.approx(rec.gates[gate][1, 1, 3].tolist(), rel=1e-6)
     with pytest.raises(ValueError, match="no gates"):
-        cu.gates_at(recorded("rnn")[1], None, 0, 0, 3)
+        cb.gates_at(recorded("rnn")[1], None, 0, 0, 3)
 
 
 def test_the_heatmap_shows_both_directions_and_frames_t(bilstm):
     _, rec, _ = bilstm
-    fig = spec(cu.hidden_heatmap(rec, None, 1, 4))
+    fig = spec(ct.hidden_heatmap(rec, None, 1, 4))
     maps = [d for d in fig["data"] if d["type"] == "heatmap"]
     assert len(maps) == 2
     for d, trace in enumerate(maps):
@@ -85,14 +87,14 @@ def test_the_heatmap_shows_both_directions_and_frames_t(bilstm):
 
 def test_the_concatenation_is_forward_then_backward(bilstm):
     _, rec, _ = bilstm
-    fig = spec(cu.concatenation_at(rec, None, 0, 6))
+    fig = spec(cb.concatenation_at(rec, None, 0, 6))
     xs = [x for bar in fig["data"] for x in plotted(bar["x"])]
     ys = [y for bar in fig["data"] for y in plotted(bar["y"])]
     assert xs == list(range(2 * H))
     assert ys == pytest.approx(torch.cat([rec.hidden[0, 0, 6], rec.hidden[0, 1, 6]]).tolist(), rel=1e-6)
     assert "layer 1" in fig["layout"]["title"]["text"]
     with pytest.raises(ValueError, match="bidirectional"):
-        cu.concatenation_at(recorded()[1], None, 0, 6)
+        cb.concatenation_at(recorded()[1], None, 0, 6)
 
 
 def test_the_diagram_frames_step_t_and_draws_the_arrows_each_way(bilstm):
@@ -123,18 +125,18 @@ def test_the_diagram_frames_step_t_and_draws_the_arrows_each_way(bilstm):
 def test_a_unit_over_time_is_its_recorded_h_beside_a_feature():
     _, rec = recorded("gru")
     feature = ("marker", rec.x[:, 1].numpy())
-    fig = spec(cu.unit_over_time(rec, None, 0, 0, 3, 8, feature))
+    fig = spec(ct.unit_over_time(rec, None, 0, 0, 3, 8, feature))
     assert plotted(fig["data"][0]["y"]) == pytest.approx(rec.hidden[0, 0, :, 3].tolist(), rel=1e-6)
     assert plotted(fig["data"][1]["y"]) == pytest.approx(feature[1].tolist())
     assert [s["x0"] for s in fig["layout"]["shapes"]] == [8]
     with pytest.raises(ValueError, match="unit must be 0..4"):
-        cu.unit_over_time(rec, None, 0, 0, H, 8)
+        ct.unit_over_time(rec, None, 0, 0, H, 8)
 
 
 def test_coloured_tokens_give_every_value_and_frame_t():
     tokens = ["<", "a", " ", "\n", "b"]
     values = np.array([0.5, -1.0, 0.0, 0.25, 1.0])
-    page = cu.coloured_tokens(tokens, values, 1)
+    page = ct.coloured_tokens(tokens, values, 1)
     spans = re.findall(r'<span title="t = (\d+): ([^"]+)" style="([^"]+)">([^<]*)</span>', page)
     assert [int(s[0]) for s in spans] == list(range(5))
     assert [float(s[1]) for s in spans] == pytest.approx(values.tolist())
@@ -142,9 +144,9 @@ def test_coloured_tokens_give_every_value_and_frame_t():
     assert spans[0][3] == html.escape("<") and spans[2][3] == "&nbsp;"
     assert "rgba(31, 119, 180, 1.00)" in spans[1][2] and "rgba(214, 39, 40, 0.50)" in spans[0][2]
     assert "</span> <span" not in page  # the characters of a text run together
-    assert cu.coloured_tokens(["5", "3"], values[:2], 0, spaced=True).count("</span> <span") == 1  # symbols apart
+    assert ct.coloured_tokens(["5", "3"], values[:2], 0, spaced=True).count("</span> <span") == 1  # symbols apart
     with pytest.raises(ValueError, match="one value per token"):
-        cu.coloured_tokens(tokens, values[:3], 0)
+        ct.coloured_tokens(tokens, values[:3], 0)
 
 
 def test_labels_follow_what_each_stack_reads_and_answers():
@@ -158,7 +160,7 @@ def test_labels_follow_what_each_stack_reads_and_answers():
     assert step_labels.output_labels(task, rec, "encoder") == [""] * 4
     answers = step_labels.output_labels(task, rec, "decoder")
     best = rec.y_hat.argmax(dim=-1).tolist()  # [T_out]
-    assert [a.split(" ")[0] for a in answers] == [cu.visible(task.target_vocab[i]) for i in best]
+    assert [a.split(" ")[0] for a in answers] == [labels.visible(task.target_vocab[i]) for i in best]
 
     adding, rec = recorded()
     outputs = step_labels.output_labels(adding, rec, None)
@@ -173,11 +175,11 @@ def test_a_label_reads_literally_in_a_markdown_sentence():
 
 def test_the_states_table_holds_every_h_and_c(bilstm):
     _, rec, _ = bilstm
-    table = cu.states_table(rec)
+    table = ct.states_table(rec)
     assert len(table) == rec.hidden.numel()
     row = table[(table.layer == 1) & (table.direction == "backward") & (table.t == 3) & (table.unit == 2)].iloc[0]
     assert (row.h, row.c) == pytest.approx((rec.hidden[1, 1, 3, 2].item(), rec.cell[1, 1, 3, 2].item()))
-    assert "c" not in cu.states_table(recorded("gru")[1])
+    assert "c" not in ct.states_table(recorded("gru")[1])
 
 
 def test_a_vector_to_sequence_model_reads_its_one_vector_at_every_step():
@@ -229,14 +231,14 @@ def test_a_bidirectional_seq2vec_output_is_drawn_from_the_states_its_head_reads(
     subtitle = fig["layout"]["title"]["subtitle"]["text"]
     assert f"ŷ<sub>{T - 1}</sub> reads [h→<sub>{T - 1}</sub> ; h←<sub>0</sub>]" in subtitle
 
-    joined = spec(cu.concatenation_at(rec, None, 1, 4, reads))  # whatever t: the head's states
+    joined = spec(cb.concatenation_at(rec, None, 1, 4, reads))  # whatever t: the head's states
     ys = [y for bar in joined["data"] for y in plotted(bar["y"])]
     assert ys == pytest.approx(torch.cat([rec.hidden[1, 0, T - 1], rec.hidden[1, 1, 0]]).tolist(), rel=1e-6)
     assert f"[h→_{T - 1} ; h←_0]" in joined["layout"]["title"]["text"]
     assert "at t = 4" not in joined["layout"]["title"]["text"]
     assert [bar["name"] for bar in joined["data"]] == [f"h→_{T - 1} (read x_0..x_{T - 1})",
                                                       f"h←_0 (read x_{T - 1}..x_0)"]
-    lower = spec(cu.concatenation_at(rec, None, 0, 4, reads))  # layer 1 reads layer 0 at every t
+    lower = spec(cb.concatenation_at(rec, None, 0, 4, reads))  # layer 1 reads layer 0 at every t
     assert "What layer 1 reads at t = 4: [h→_4 ; h←_4]" in lower["layout"]["title"]["text"]
 
 
@@ -292,19 +294,19 @@ def test_pad_steps_come_from_the_recording_or_else_the_pad_symbol():
     rec = engine.record(model, x, y[padded[0]:], jacobians=False)
     symbols = task.symbols_of(x[0])
     expected = np.array([s == task.pad_symbol for s in symbols])
-    assert np.array_equal(cu.pad_steps(rec.main, symbols, task.pad_symbol), expected)
-    assert cu.pad_steps(recorded()[1].main, None, None) is None  # values, never padded
-    fig = spec(cu.hidden_heatmap(rec, None, 0, 3, symbols, expected))
+    assert np.array_equal(ct.pad_steps(rec.main, symbols, task.pad_symbol), expected)
+    assert ct.pad_steps(recorded()[1].main, None, None) is None  # values, never padded
+    fig = spec(ct.hidden_heatmap(rec, None, 0, 3, symbols, expected))
     grey = [s for s in fig["layout"]["shapes"] if s.get("name") == "padding"]
-    assert [(s["x0"] + 0.5, s["x1"] - 0.5) for s in grey] == [tuple(float(v) for v in r) for r in cu.runs(expected)]
+    assert [(s["x0"] + 0.5, s["x1"] - 0.5) for s in grey] == [tuple(float(v) for v in r) for r in ct.runs(expected)]
     assert any(a["text"] in ("padding", "pad") for a in fig["layout"]["annotations"])
     ticks = fig["layout"]["xaxis"]["ticktext"]  # a greyed step says padding once, not under every tick
     assert [tick == "" for tick in ticks] == expected.tolist()
-    page = cu.coloured_tokens(symbols, rec.hidden[0, 0, :, 0].numpy(), 3, spaced=True, pads=expected)
+    page = ct.coloured_tokens(symbols, rec.hidden[0, 0, :, 0].numpy(), 3, spaced=True, pads=expected)
     greyed = re.findall(r'title="t = (\d+)[^"]*padding[^"]*" style="background: #E6E6E6', page)
     assert [int(g) for g in greyed] == np.flatnonzero(expected).tolist()
 
 
 def test_runs_of_a_mask():
-    assert cu.runs(np.array([True, True, False, True, False, False, True])) == [(0, 1), (3, 3), (6, 6)]
-    assert cu.runs(np.zeros(3, dtype=bool)) == []
+    assert ct.runs(np.array([True, True, False, True, False, False, True])) == [(0, 1), (3, 3), (6, 6)]
+    assert ct.runs(np.zeros(3, dtype=bool)) == []

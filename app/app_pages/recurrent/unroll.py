@@ -8,6 +8,8 @@ import torch
 from app import pages
 from app.charts import step_labels
 from app.charts import unroll as cu
+from app.charts import unroll_bars as cb
+from app.charts import unroll_time as ct
 from app.session.lab import Lab
 from app.widgets import downloads as exports
 from app.widgets import parts, state
@@ -71,7 +73,7 @@ def stepper(lab: Lab) -> None:
     outputs = step_labels.output_labels(lab.task, rec, stack)
     reads = cu.head_reads(lab.model.describe())  # the states the head reads, as the model says
     show(cu.unrolled_diagram(rec, stack, t, inputs, outputs, reads), "diagram", diagram=True)
-    pads = cu.pad_steps(trace, symbols, lab.task.pad_symbol)  # [T] bool or None
+    pads = ct.pad_steps(trace, symbols, lab.task.pad_symbol)  # [T] bool or None
     said = f" and answers **{step_labels.literal(outputs[t])}**" if outputs[t] else ""
     padding = " (padding: no data, the state passes through unchanged)" if pads is not None and pads[t] else ""
     st.markdown(f"At step **t = {t}** the network reads **{step_labels.literal(inputs[t])}**{padding}{said}.")
@@ -82,21 +84,21 @@ def stepper(lab: Lab) -> None:
     )
     if trace.gates:
         left, right = st.columns(2)
-        show(cu.state_at(rec, stack, t), "state", left)
-        show(cu.gates_at(rec, stack, layer, direction, t), "gates_at", right)
+        show(cb.state_at(rec, stack, t), "state", left)
+        show(cb.gates_at(rec, stack, layer, direction, t), "gates_at", right)
         right.caption("The gates that made h_t at this step: a sigmoid gate 0..1 (blue bars), "
                       "a tanh candidate −1..1 (vermillion bars).")
     else:
-        show(cu.state_at(rec, stack, t), "state")
+        show(cb.state_at(rec, stack, t), "state")
     st.caption("h_t of every unit at this step, on the scale of the whole sample, so the bars move as you step.")
     tokens = step_labels.input_symbols(lab.task, rec, stack, symbols)  # the chart escapes them, once
-    show(cu.hidden_heatmap(rec, stack, layer, t, tokens, pads), "heatmap")
+    show(ct.hidden_heatmap(rec, stack, layer, t, tokens, pads), "heatmap")
     st.caption(
         "Units up, time across, red positive and blue negative. A unit that changes colour at one kind of "
         "input and keeps it afterwards is remembering something."
     )
     if trace.hidden.shape[1] > 1:
-        show(cu.concatenation_at(rec, stack, layer, t, reads), "concatenation")
+        show(cb.concatenation_at(rec, stack, layer, t, reads), "concatenation")
         fixed = [r for r in reads if r.t is not None and r.layer == layer == trace.hidden.shape[0] - 1
                  and r.stack == cu.stack_name(rec, stack)]
         if fixed:  # a seq2vec head: the last forward state and the backward state at step 0
@@ -153,14 +155,14 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
             st.markdown(f"The sample coloured by unit **{unit}**'s h_t: red positive, blue negative, white 0; "
                         f"step t = {t} framed; hover a token for its value"
                         + ("; padding in grey." if pads is not None else "."))
-            st.html(cu.coloured_tokens(symbols, values, t, spaced=lab.task.symbol_separator != "", pads=pads))
+            st.html(ct.coloured_tokens(symbols, values, t, spaced=lab.task.symbol_separator != "", pads=pads))
         else:
             feature = None
             if table is not None and len(table):
                 best = table[table["unit"] == unit]
                 name = best["feature"].iloc[0] if len(best) else table["feature"].iloc[0]
                 feature = (name, features[name])
-            show(cu.unit_over_time(rec, stack, layer, direction, unit, t, feature), "unit_over_time")
+            show(ct.unit_over_time(rec, stack, layer, direction, unit, t, feature), "unit_over_time")
             st.caption("The unit's h_t over the sample, beside the input feature it follows most closely.")
 
 
@@ -173,14 +175,14 @@ def downloads(lab: Lab) -> None:
         rec, stack = recorded()
         trace = rec.stacks[stack] if stack else rec.main
         layers, _, T, _ = trace.hidden.shape
-        return cu.hidden_heatmap(rec, stack, min(layer, layers - 1), min(t, T - 1)).to_html(include_plotlyjs=True)
+        return ct.hidden_heatmap(rec, stack, min(layer, layers - 1), min(t, T - 1)).to_html(include_plotlyjs=True)
 
     name = exports.stem(lab)
     with st.expander(exports.EXPANDER):
         cols = st.columns(3)
         cols[0].download_button("Hidden and cell states (.csv)" if lab.setup.model.arch == "lstm"
                                 else "Hidden states (.csv)",
-                                lambda: cu.states_table(*recorded()).to_csv(index=False), f"{name}-states.csv",
+                                lambda: ct.states_table(*recorded()).to_csv(index=False), f"{name}-states.csv",
                                 mime="text/csv")
         if lab.setup.model.arch != "rnn":
             cols[1].download_button(
