@@ -54,14 +54,17 @@ def optional_number(section: str, name: str, label: str, help: str) -> float | N
 
 
 def task_params_form(current: Setup) -> dict:
+    """A widget per task parameter: a radio of the values the task lists for it (Task.choices),
+    a checkbox for a flag, a number input otherwise."""
+    choices = engine.TASKS[current.task].choices
     params = {}
     for param, default in current.task_params.items():
         widget_key = key("task", param)
-        if isinstance(default, bool):
-            params[param] = st.checkbox(param.replace("_", " "), key=widget_key, persist_state=KEEP)
-        elif param == "mode":
-            params[param] = st.radio("mode", ["forecast", "generate"], key=widget_key, persist_state=KEEP,
+        if param in choices:
+            params[param] = st.radio(param.replace("_", " "), choices[param], key=widget_key, persist_state=KEEP,
                                      horizontal=True)
+        elif isinstance(default, bool):
+            params[param] = st.checkbox(param.replace("_", " "), key=widget_key, persist_state=KEEP)
         elif isinstance(default, float):
             params[param] = st.number_input(param.replace("_", " "), key=widget_key, persist_state=KEEP, format="%g")
         else:

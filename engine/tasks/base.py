@@ -88,7 +88,9 @@ def check_seq_len(seq_len) -> None:
 class Task(ABC):
     """Base class. Subclasses set `spec` in __post_init__, implement `sample`, and declare
     `preset`: the model and training settings under which the task (with its default
-    parameters) teaches its lesson, and `help`: what the task asks, in one line.
+    parameters) teaches its lesson, and `help`: what the task asks, in one line. A parameter
+    that takes one of a few named values lists them in `choices` (parameter -> values), so a
+    form can offer exactly those.
 
     What the task knows about its samples (how one reads as symbols, what its classes stand
     for, which input features units may follow) is asked of the task, so that a page showing
@@ -97,6 +99,7 @@ class Task(ABC):
     preset: ClassVar[Preset]
     help: ClassVar[str]
     symbol_separator: ClassVar[str] = " "  # between symbols written as text: "" for characters
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {}  # parameter -> the values it takes; read, never written
     seed: int = 0
     spec: TaskSpec = field(init=False)
     vocab: tuple[str, ...] | None = field(init=False, default=None)  # token -> text, for tokens

@@ -29,6 +29,7 @@ class SineTask(Task):
     mode: str = "forecast"
     noise: float = 0.0
 
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {"mode": MODES}
     help: ClassVar[str] = "forecast the next value of a sine wave, or draw one from its description"
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=32),

@@ -68,6 +68,24 @@ def test_pads_are_the_steps_the_spec_calls_padding(sample):
     assert [s == task.pad_symbol for s in symbols] == padded[0].tolist()
 
 
+# ---------------------------------------------------------------- parameters that take named values
+
+
+@pytest.mark.parametrize("name", list(engine.TASKS))
+def test_every_parameter_with_named_values_lists_them_and_takes_each(name):
+    """A parameter whose default is a name (sine's mode) says its values in Task.choices, which a
+    form offers; the default is one of them, each builds the task, and anything else is refused."""
+    task_class, params = engine.TASKS[name], engine.task_params(name)
+    named = {param for param, default in params.items() if isinstance(default, str)}
+    assert set(task_class.choices) == named
+    for param, values in task_class.choices.items():
+        assert params[param] in values and len(set(values)) == len(values) >= 2
+        for value in values:
+            assert getattr(engine.make_task(name, **{param: value}), param) == value
+        with pytest.raises(ValueError, match=param):
+            engine.make_task(name, **{param: "none of " + ", ".join(values)})
+
+
 # ---------------------------------------------------------------- symbols against each task's targets
 
 
