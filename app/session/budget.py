@@ -5,12 +5,21 @@ a link, a lesson, an uploaded checkpoint, a comparison), before anything is buil
 """
 from __future__ import annotations
 
+import torch
+
 import engine
 from app.session.link import Setup
+from engine.build import build_model
 
 # One training step keeps batch x steps x units x layers x directions activations; past this many
 # a step takes seconds on a 2-core CPU and a class sharing one server would stall.
 MAX_STEP_COST = 2**24
+# Weights a lab holds four times over (the weights, Adam's two moments, the best step's copy):
+# 5M parameters is 80 MB a lab, 5 GB for a class of 60; the largest preset has 108k.
+MAX_PARAMETERS = 5_000_000
+# Arithmetic of one step, about 6 x batch x steps x parameters (forward and backward): 1e10 is
+# about half a second on one core; the heaviest preset (charlm) needs 2e9.
+MAX_STEP_FLOPS = 1e10
 
 
 def step_cost(setup: Setup, task: engine.Task) -> tuple[int, int]:
@@ -23,8 +32,16 @@ def step_cost(setup: Setup, task: engine.Task) -> tuple[int, int]:
     return setup.train.batch_size * steps * cfg.hidden_size * cfg.num_layers * cfg.num_directions, steps
 
 
+def parameters(setup: Setup, task: engine.Task) -> int:
+    """The network's parameter count, found without allocating it (the meta device)."""
+    with torch.device("meta"):
+        model = build_model(setup.model, task.spec)
+    return sum(p.numel() for p in model.parameters())
+
+
 def check_cost(setup: Setup, task: engine.Task) -> None:
-    """ValueError when one training step of this setup would be too heavy for a shared CPU."""
+    """ValueError when the network would be too big, or one training step too heavy, for a CPU a
+    class shares: its activations, its parameters and its arithmetic, each within its limit."""
     cost, steps = step_cost(setup, task)
     if cost > MAX_STEP_COST:
         cfg = setup.model
@@ -33,4 +50,17 @@ def check_cost(setup: Setup, task: engine.Task) -> None:
             f"units x {cfg.num_layers * cfg.num_directions} layer-directions = {cost:,} activations, over "
             f"this app's limit of {MAX_STEP_COST:,} for a shared CPU; lower the batch size, the sequence "
             "length or the hidden size"
+        )
+    count = parameters(setup, task)
+    if count > MAX_PARAMETERS:
+        raise ValueError(
+            f"this network has {count:,} parameters, over this app's limit of {MAX_PARAMETERS:,} for a "
+            "shared CPU; lower the hidden size or the number of layers"
+        )
+    flops = 6 * setup.train.batch_size * steps * count
+    if flops > MAX_STEP_FLOPS:
+        raise ValueError(
+            f"one step would take about {flops:.1e} operations (6 x batch {setup.train.batch_size} x {steps} "
+            f"steps x {count:,} parameters), over this app's limit of {MAX_STEP_FLOPS:.0e} for a shared CPU; "
+            "lower the batch size, the sequence length or the hidden size"
         )

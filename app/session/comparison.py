@@ -12,6 +12,7 @@ import torch
 
 import engine
 from app.session.budget import check_cost
+from app.session.heldout import held_out_set, score
 from app.session.link import Setup
 from app.session.playback import Playback
 from app.session.probes import RECORD_EVERY, first_step_ratios, probe_samples
@@ -26,7 +27,6 @@ CELLS = {
 }
 KEPT = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "init", "spectral_radius", "attention",
         "reverse_source")
-EVAL_BATCH = 256
 DIRECTIONS = ("forward", "backward")  # held-out samples the loss is measured on, the same ones for every run
 
 
@@ -51,11 +51,11 @@ class Run:
     direction reads (first_step_ratios), and the loss and metric on held-out data."""
 
     def __init__(self, name: str, cfg: engine.ModelConfig, task: engine.Task, train: engine.TrainConfig,
-                 probe: tuple[torch.Tensor, torch.Tensor]):
+                 probe: tuple[torch.Tensor, torch.Tensor], held_out: tuple[torch.Tensor, torch.Tensor]):
         self.name = name
         self.model = engine.build_model(cfg, task, seed=train.seed)  # as the Lab builds it
         self.trainer = engine.Trainer(self.model, task, train)
-        self.probe = probe
+        self.probe, self.held_out = probe, held_out
         self.log = BoundedRows()  # a row every RECORD_EVERY steps, thinned when long
         self.measure()
 
@@ -81,7 +81,7 @@ class Run:
         """Append a row to the log and publish (step, curves) as one tuple: both are read without
         the lock by downloads made on click (rows are never changed once appended)."""
         rec = engine.record(self.model, *self.probe, index=0, jacobians=False)
-        loss, metric = self.trainer.evaluate(EVAL_BATCH)
+        loss, metric = score(self.model, self.trainer.task, *self.held_out)
         self.log.append({"run": self.name, "step": self.steps_done, **first_step_ratios(rec.grad_norm_h),
                          "loss": loss, "metric": metric})
         self.measured = (self.steps_done, rec.grad_norm_h[0])  # [directions, T]
@@ -112,7 +112,9 @@ class Comparison(Playback):
         """Fresh runs from the setup's seed. They share one task (it only hands out batches from
         each trainer's own generator) and the probe samples the Lab opens its model up on."""
         self.probe = probe_samples(self.task, self.setup.train.seed)
-        self.runs = [Run(name, cfg, self.task, self.setup.train, self.probe) for name, cfg in self.cells.items()]
+        self.held_out = held_out_set(self.task, self.setup.train.seed)[:2]  # the Lab's, as Build & Train scores
+        self.runs = [Run(name, cfg, self.task, self.setup.train, self.probe, self.held_out)
+                     for name, cfg in self.cells.items()]
         self.seconds = 0.0  # spent training them, measurements included
         self.drawn_history: pd.DataFrame | None = None  # history_frame() as the page drew it last
 

@@ -106,7 +106,8 @@ class Lab(Playback):
             self.install(setup, upload)
             return "rebuilt"
         if setup.train != self.setup.train:
-            with self.lock:
+            check_cost(setup, self.task)  # a bigger batch is a heavier step: the budget holds here too
+            with self.hold():
                 self.trainer.retune(setup.train)
                 self.marks.append((self.trainer.steps_done, changes(self.setup.train, setup.train)))
                 self.setup = setup

@@ -65,18 +65,21 @@ class LabStore:
         with self.lock:
             self.evict()
             kept = self.kept.get(lab_id)
-            if kept is None or not secrets.compare_digest(kept.owner, owner):
+            if kept is None or not secrets.compare_digest(kept.owner.encode(), owner.encode()):  # any cookie text
                 return None
             kept.seen = self.clock()
             return kept
 
-    def seen(self, lab_id: str, extras: dict) -> None:
-        """The page used its lab now; remember `extras` with it."""
+    def seen(self, lab_id: str, lab: Lab, owner: str, extras: dict) -> None:
+        """The page used its lab now; remember `extras` with it. A lab dropped while its tab was
+        still open (the budget, or the time to live) is kept again, so that tab's next reload finds it."""
         with self.lock:
             kept = self.kept.get(lab_id)
-            if kept is not None:
-                kept.seen = self.clock()
-                kept.extras = dict(extras)
+            if kept is None or kept.lab is not lab:
+                kept = self.kept[lab_id] = Kept(lab, owner, self.clock())
+                self.evict()
+            kept.seen = self.clock()
+            kept.extras = dict(extras)
 
     def evict(self) -> None:
         """Drop the expired labs, then the least recently seen past the count or the bytes (the

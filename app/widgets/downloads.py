@@ -30,7 +30,7 @@ def now_or_drawn(trainee, make: Callable[[], T], drawn: Callable[[], T | None]) 
     last = drawn()
     if last is not None:
         return last
-    with trainee.lock:
+    with trainee.hold():  # nothing drawn yet (a restore forgot it): between two training steps
         return make()
 
 

@@ -21,15 +21,17 @@ def lab_store() -> LabStore:
 
 
 def owner_token() -> str:
-    """This browser's owner token: from its cookie, or a new one the page sets as a cookie (a
-    script in the page; the token never goes into the address bar)."""
-    token = st.context.cookies.get(state.OWNER_COOKIE)
-    if token:
-        return token
-    token = st.session_state.setdefault(state.OWNER_COOKIE, new_token())
-    st.html(f"<script>document.cookie = '{state.OWNER_COOKIE}={token}; path=/; max-age={TIME_TO_LIVE}; "
-            "SameSite=Strict';</script>", unsafe_allow_javascript=True)
-    return token
+    """This browser's owner token: from its cookie, or a new one for this session, which
+    keep_owner_cookie() sets as the cookie (the token never goes into the address bar)."""
+    return st.context.cookies.get(state.OWNER_COOKIE) or st.session_state.setdefault(state.OWNER_COOKIE, new_token())
+
+
+def keep_owner_cookie() -> None:
+    """Set (or refresh) the owner token's cookie, from a script in the sidebar. On
+    every run, so the page has the same elements from run to run: one that came and went moved
+    everything after it, and Streamlit redrew an open expander closed (hiding its upload's message)."""
+    st.sidebar.html(f"<script>document.cookie = '{state.OWNER_COOKIE}={owner_token()}; path=/; "
+                    f"max-age={TIME_TO_LIVE}; SameSite=Strict';</script>", unsafe_allow_javascript=True)
 
 
 def current_lab() -> Lab:
@@ -73,6 +75,7 @@ def page_header(title: str, summary: bool = True, lesson: bool = True) -> Lab:
     the link; the sidebar summary unless the page draws it from a live fragment (summary=False),
     where the step count keeps up while playing."""
     lab = current_lab()
+    keep_owner_cookie()
     presentation_toggle()
     st.title(title)
     show_link_problem()
@@ -108,8 +111,8 @@ def write_link(setup: Setup) -> None:
     query[state.LAB_PARAM] = st.session_state[state.LAB_ID]
     if st.query_params.to_dict() != query:
         st.query_params.from_dict(query)
-    lab_store().seen(query[state.LAB_PARAM], {k: st.session_state[k] for k in state.KEPT_WITH_THE_LAB
-                                               if k in st.session_state})
+    extras = {k: st.session_state[k] for k in state.KEPT_WITH_THE_LAB if k in st.session_state}
+    lab_store().seen(query[state.LAB_PARAM], state.lab(), owner_token(), extras)
 
 
 def sidebar_summary(lab: Lab) -> None:

@@ -26,10 +26,28 @@ REFUSED = "over this app's limit"
 
 @pytest.fixture
 def builds(monkeypatch):
-    """Every model build_model makes from here on."""
+    """Every model engine.build_model makes from here on (the budget's own count of parameters
+    builds on the meta device, allocating nothing, and is not counted)."""
     made, real = [], engine.build_model
     monkeypatch.setattr(engine, "build_model", lambda cfg, *a, **k: made.append(cfg) or real(cfg, *a, **k))
     return made
+
+
+def test_parameters_and_arithmetic_have_limits_of_their_own():
+    """An 8-layer bidirectional LSTM of 1024 units at batch 1 kept few activations, but has 185M
+    parameters (2.8 GB with Adam's moments and the best step's copy), 55 GFLOP a step."""
+    deep = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, hidden_size=1024, num_layers=8,
+                                                                   bidirectional=True),
+                               train=dataclasses.replace(DEFAULT.train, batch_size=1))
+    assert budget.step_cost(deep, deep.make_task())[0] < budget.MAX_STEP_COST
+    with pytest.raises(ValueError, match="parameters, over this app's limit"):
+        Lab(deep)
+    wide = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, hidden_size=1024),
+                               train=dataclasses.replace(DEFAULT.train, batch_size=32))
+    assert budget.step_cost(wide, wide.make_task())[0] < budget.MAX_STEP_COST
+    assert budget.parameters(wide, wide.make_task()) < budget.MAX_PARAMETERS
+    with pytest.raises(ValueError, match="operations .* over this app's limit"):
+        Lab(wide)
 
 
 def test_the_heavy_setup_is_over_the_budget_and_the_default_is_not():
@@ -51,6 +69,16 @@ def test_a_lesson_or_the_form_over_the_budget_leaves_the_lab_as_it_was(builds):
     with pytest.raises(ValueError, match=REFUSED):
         lab.change(HEAVY)
     assert lab.model is model and lab.setup == DEFAULT and len(builds) == built
+
+
+def test_a_training_setting_alone_cannot_take_a_setup_over_the_budget():
+    """A bigger batch is a heavier step: changing only the batch size took a network within the
+    budget to 12.5 times over it, through the path that retunes rather than rebuilds."""
+    lab = Lab(dataclasses.replace(HEAVY, train=dataclasses.replace(HEAVY.train, batch_size=8)))
+    trainer = lab.trainer
+    with pytest.raises(ValueError, match=REFUSED):
+        lab.change(HEAVY)
+    assert lab.trainer is trainer and lab.setup.train.batch_size == 8
 
 
 def test_an_uploaded_checkpoint_over_the_budget_is_refused():

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 import engine
-from app.session.comparison import CELLS, EVAL_BATCH, Comparison, cell_configs
+from app.session.comparison import CELLS, Comparison, cell_configs
+from app.session.heldout import held_out_set, score
 from app.session.lab import Lab
 from app.session.lessons import EXPLODING
 from app.session.link import DEFAULT, preset_setup
@@ -52,7 +53,7 @@ def test_the_log_holds_the_recording_of_the_probe_sample_and_the_held_out_loss()
         curve = curves[curves.run == run.name]
         assert list(curve.t) == list(range(rec.seq_len)) and set(curve.step) == {RECORD_EVERY + 3}
         assert list(curve.value) == pytest.approx(rec.grad_norm_h[0, 0].tolist(), rel=1e-6)
-        loss, metric = run.trainer.evaluate(EVAL_BATCH)
+        loss, metric = score(run.model, comparison.task, *held_out_set(comparison.task, 0)[:2])
         assert (rows.loss.iloc[-1], rows.metric.iloc[-1]) == pytest.approx((loss, metric), rel=1e-6)
     # the tanh RNN's ratio at step 25 is the one the Gradients page logs for that model
     lab = Lab(dataclasses.replace(DEFAULT, model=comparison.cells["tanh RNN"]))

@@ -123,7 +123,7 @@ def test_every_gradients_download_works_while_training_holds_the_lock_after_a_lo
             "Eigenvalues of W_hh (.csv)": rec.to_frame("eigenvalues"),
             "Gradients over training (.csv)": log,
             "Full vs truncated BPTT (.csv)": truncation_table(rec, lab.probes.truncated_recording(0, window), window),
-            "Clipping per step (.csv)": cg.clipping_frame(lab.trainer.history_frame()),
+            "Clipping per step, thinned past 4,096 steps (.csv)": cg.clipping_frame(lab.trainer.history_frame()),
             "Gradients at initialisation (.csv)": lab.probes.initial_gradients(0),
         }
     assert list(log.step) == list(range(0, LONG + 1, RECORD_EVERY))
@@ -159,7 +159,7 @@ def test_every_compare_download_works_while_training_holds_the_lock_after_a_long
         expected = {
             "Gradients per step (.csv)": comparison.curves_frame(),
             "Ratio and loss over training (.csv)": comparison.log_frame(),
-            "Every training step (.csv)": comparison.history_frame(),
+            "Training steps, thinned past 4,096 (.csv)": comparison.history_frame(),
         }
     for label, frame in expected.items():
         assert made[label] == frame.to_csv(index=False), label

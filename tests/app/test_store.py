@@ -15,10 +15,26 @@ def test_a_lab_comes_back_to_its_owner_only():
 
 
 def test_what_the_page_needs_comes_back_with_it():
-    store, owner = LabStore(), new_token()
-    lab_id = store.add(Lab(DEFAULT), owner)
-    store.seen(lab_id, {"lesson": "exploding", "target_steps": 1000})
+    store, owner, lab = LabStore(), new_token(), Lab(DEFAULT)
+    lab_id = store.add(lab, owner)
+    store.seen(lab_id, lab, owner, {"lesson": "exploding", "target_steps": 1000})
     assert store.find(lab_id, owner).extras == {"lesson": "exploding", "target_steps": 1000}
+
+
+def test_a_lab_dropped_while_its_tab_is_open_is_kept_again_when_the_tab_uses_it():
+    """Its tab still shows it, so its next reload must find it, not step 0."""
+    store, owner, lab = LabStore(max_labs=1), new_token(), Lab(DEFAULT)
+    lab_id = store.add(lab, owner)
+    store.add(Lab(DEFAULT), new_token())  # another student's lab takes the only place
+    assert store.find(lab_id, owner) is None
+    store.seen(lab_id, lab, owner, {})
+    assert store.find(lab_id, owner).lab is lab
+
+
+def test_an_owner_token_of_any_text_is_compared_safely():
+    store, lab = LabStore(), Lab(DEFAULT)
+    lab_id = store.add(lab, "owner")
+    assert store.find(lab_id, "ówner") is None  # a forged non-ASCII cookie raised TypeError
 
 
 def test_labs_not_seen_for_the_time_to_live_are_dropped():

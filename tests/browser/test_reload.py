@@ -18,7 +18,7 @@ def test_a_reload_keeps_the_model_its_steps_and_its_lesson(browser, app_page):
     assert "/build" in page.url and "lesson=exploding" in page.url
     banner = page.locator(BANNER, has_text="Exploding gradients and clipping")
     assert banner.count() == 1
-    page.get_by_role("button", name="Step").click()
+    page.get_by_role("button", name="Step", exact=True).click()
     wait_for_app(page)
     assert steps_trained(page) == 1
     link = page.url

@@ -8,7 +8,7 @@ import engine
 from app.charts import compare as charts_compare
 from app.charts import gradients as cg
 from app.charts.labels import LOSS_UNITS
-from app.session.comparison import EVAL_BATCH, Comparison, setup_text
+from app.session.comparison import Comparison, setup_text
 from app.session.lab import Lab
 from app.session.measured import same_network
 from app.session.probes import RECORD_EVERY
@@ -180,7 +180,8 @@ def draw(comparison: Comparison) -> None:
     left, right = st.columns(2)
     show(loss(comparison), "compare_loss", left)
     left.caption(
-        f"Loss on the same {EVAL_BATCH} held-out samples for every cell, every {RECORD_EVERY} steps. "
+        f"Loss on the same {len(comparison.held_out[1]):,} held-out samples for every cell (those Build & "
+        f"Train scores), every {RECORD_EVERY} steps. "
         "A cell whose line stays on the dashed baseline predicts no better than a constant."
         + (" On the adding problem the tanh RNN stays there; the GRU leaves it near step 300, the LSTM "
            "near step 750 and the ReLU RNN near step 1000, each as its gradient starts reaching the first "
@@ -220,7 +221,7 @@ def downloads(comparison: Comparison) -> None:
             f"{name}-log.csv", mime="text/csv",
         )
         top[2].download_button(
-            "Every training step (.csv)",
+            "Training steps, thinned past 4,096 (.csv)",
             lambda: exports.now_or_drawn(comparison, comparison.history_frame, lambda: comparison.drawn_history
                                          ).to_csv(index=False),
             f"{name}-history.csv", mime="text/csv",

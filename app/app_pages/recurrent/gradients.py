@@ -63,7 +63,7 @@ def draw(lab: Lab) -> None:
     st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
     diverged(lab, part.trace, index)
     spectra_problem = None if part.trace.spectra is not None else lab.probes.weight_spectra()[1]
-    vanilla = rec.arch == "rnn" and spectra_problem is None  # the ρ^(T−t) theory is the vanilla RNN's
+    vanilla = rec.arch == "rnn" and spectra_problem is None  # the ρ^(T−t) theory is the vanilla RNN's (theory())
     show(cg.gradient_through_time(rec, stack, theory=vanilla), "through_time")
     st.caption(
         "Each line is ‖∂L/∂h_t‖ for one layer and direction; dashed, ‖∂h_T/∂h_t‖. Where the line "
@@ -98,6 +98,12 @@ def draw(lab: Lab) -> None:
     truncation(lab, rec, index)
     clipping(lab)
     initialisation(lab, index, stack)
+
+
+def theory(lab: Lab) -> bool:
+    """Whether to draw the ρ^(T−t) line: a vanilla RNN whose W_hh spectra could be computed (past
+    their size limit there is no ρ, and the download raised in its thread)."""
+    return lab.setup.model.arch == "rnn" and lab.probes.weight_spectra()[1] is None
 
 
 def diverged(lab: Lab, trace, index: int) -> None:
@@ -264,7 +270,7 @@ def downloads(lab: Lab) -> None:
         )
         cols[3].download_button(
             "Gradients per step, interactive (.html)",
-            lambda: cg.gradient_through_time(*recorded(), theory=lab.setup.model.arch == "rnn").to_html(
+            lambda: cg.gradient_through_time(*recorded(), theory=theory(lab)).to_html(
                 include_plotlyjs=True
             ),
             f"{name}-gradients.html", mime="text/html",
@@ -293,8 +299,8 @@ def downloads(lab: Lab) -> None:
             mime="text/csv", disabled=truncation_problem(lab) is not None,
         )
         more[1].download_button(
-            "Clipping per step (.csv)", lambda: clipping_frame().to_csv(index=False), f"{name}-clipping.csv",
-            mime="text/csv",
+            "Clipping per step, thinned past 4,096 steps (.csv)", lambda: clipping_frame().to_csv(index=False),
+            f"{name}-clipping.csv", mime="text/csv",
         )
         more[2].download_button(
             "Gradients at initialisation (.csv)", lambda: initial().to_csv(index=False),

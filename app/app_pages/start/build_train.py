@@ -38,7 +38,9 @@ def settings(lab: Lab) -> None:
         before = lab.setup
         try:
             wanted = settings_form.read(lab.setup, lab.task.spec)
-            upload = uploads.task_data(lab.setup.upload_param, data)  # a CSV is parsed once for the server
+            # A CSV is parsed once for the server. An empty uploader (after a reload, or back from
+            # another page) keeps the file the lab trains on; "Use the shipped data" drops it.
+            upload = uploads.task_data(lab.setup.upload_param, data) if data is not None else lab.upload
             # an uploaded file belongs to the task it was uploaded for
             outcome = lab.change(wanted, upload if wanted.task == before.task else None)
         except ValueError as err:
@@ -67,6 +69,10 @@ def upload_box(lab: Lab):
         return None
     label = "Your own text (UTF-8)" if what == "text" else "Your own reviews (CSV with review,sentiment columns)"
     file = st.file_uploader(label, key=state.upload_key(lab.setup.task))
+    if file is None and lab.upload is not None:
+        st.caption(f"Training on your own file ({uploads.describe(lab.upload)}).")
+        st.button("Use the shipped data instead", key="shipped_data", icon=":material/undo:",
+                  on_click=lab.change, args=(lab.setup, None))
     return file.getvalue() if file is not None else None
 
 
