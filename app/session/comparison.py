@@ -82,7 +82,7 @@ class Run:
         the lock by downloads made on click (rows are never changed once appended)."""
         rec = engine.record(self.model, *self.probe, index=0, jacobians=False)
         loss, metric = score(self.model, self.trainer.task, *self.held_out)
-        self.log.append({"run": self.name, "step": self.steps_done, **first_step_ratios(rec.grad_norm_h),
+        self.log.append({"run": self.name, "step": self.steps_done, **first_step_ratios(rec.grad_norm_h, rec.pad_mask),
                          "loss": loss, "metric": metric})
         self.measured = (self.steps_done, rec.grad_norm_h[0])  # [directions, T]
 

@@ -20,15 +20,22 @@ RECORD_EVERY = 25  # steps between the gradient measurements kept over training
 FORGET_BIASES = (1.0, 3.0)  # the common choice (Jozefowicz et al. 2015), and the recall lesson's
 
 
-def first_step_ratios(grad_norm_h: torch.Tensor) -> dict[str, float]:
+def first_step_ratios(grad_norm_h: torch.Tensor, pad_mask: torch.Tensor | None = None) -> dict[str, float]:
     """How much of the gradient reaches the first step each direction of the first layer reads,
     relative to the last step it reads, from a recording's grad_norm_h [layers, directions, T]:
     "ratio", the forward direction's ‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ (t = 0 over t = T−1), and for a
     bidirectional network "ratio_backward": the backward direction reads x_T first, so its first
     step is t = T−1 and its last t = 0, ‖∂L/∂h_T^←‖ / ‖∂L/∂h_1^←‖ in reading order. NaN where the
-    last step's gradient is 0 or either is not finite (a recording that overflowed)."""
+    last step's gradient is 0 or either is not finite (a recording that overflowed). With a
+    pad_mask [T] (True at a pad), the first and last steps are the first and last real ones: a pad
+    only carries the state, so the gradient at a pad before the first word is not the first
+    step's."""
     g = grad_norm_h[0].double()  # [directions, T]
-    reads = [("ratio", g[0, 0], g[0, -1])] + ([("ratio_backward", g[1, -1], g[1, 0])] if len(g) > 1 else [])
+    real = torch.arange(g.shape[1]) if pad_mask is None else torch.nonzero(~pad_mask).flatten()  # [real steps]
+    if len(real) == 0:
+        return {"ratio": float("nan"), **({"ratio_backward": float("nan")} if len(g) > 1 else {})}
+    first, last = int(real[0]), int(real[-1])
+    reads = [("ratio", g[0, first], g[0, last])] + ([("ratio_backward", g[1, last], g[1, first])] if len(g) > 1 else [])
     return {
         name: (first / last).item() if torch.isfinite(first) and torch.isfinite(last) and last > 0 else float("nan")
         for name, first, last in reads
@@ -146,7 +153,8 @@ class Probes:
         every parameter's gradient norm, on probe sample 0 (called every RECORD_EVERY steps; the
         caller holds the lock)."""
         rec = engine.record(self.model, *self.samples, index=0, jacobians=False)
-        self.log.append({"step": self.trainer.steps_done, **first_step_ratios(rec.grad_norm_h), **rec.param_grad_norm})
+        ratios = first_step_ratios(rec.grad_norm_h, rec.pad_mask)
+        self.log.append({"step": self.trainer.steps_done, **ratios, **rec.param_grad_norm})
 
     def trained(self) -> None:
         """After each training step: measure every RECORD_EVERY steps, unless it diverged."""

@@ -31,3 +31,4 @@ def test_the_gradient_log_and_a_cells_log_are_bounded():
     for _ in range(MAX_ROWS + 300):
         run.log.append({"run": run.name, "step": run.steps_done})
     assert len(comparison.log_frame()) <= MAX_ROWS
+
