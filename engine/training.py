@@ -68,6 +68,16 @@ class Trainer:
         self.history = History(history_rows)  # bounded: the latest steps all, older ones sampled
         self.diverged_at: int | None = None
 
+    def resume(self) -> None:
+        """Train on after a divergence, once the caller has put finite weights back (a student going
+        back to the best step): the divergence is forgotten, and the optimizer starts afresh,
+        since its moments hold the step that overflowed. ValueError while a weight is not finite."""
+        bad = [name for name, p in self.model.named_parameters() if not bool(torch.isfinite(p).all())]
+        if bad:
+            raise ValueError(f"{bad[0]} is not finite; put finite weights back before resuming")
+        self.diverged_at = None
+        self.optimizer = make_optimizer(self.cfg, self.params)
+
     def retune(self, cfg: TrainConfig) -> None:
         """Train on with new settings, from the weights as they are (a student turning the
         learning rate down mid-run). The same optimizer keeps its state (Adam's moments); another

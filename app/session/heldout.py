@@ -127,11 +127,14 @@ class HeldOut:
             self.measure()
 
     def restore(self) -> int:
-        """Put the best step's weights back into the model (the optimizer and the step count carry
-        on) and log them at the current step; returns the best step."""
+        """Put the best step's weights back into the model (the step count carries on, and so does
+        the optimizer unless training had diverged) and log them at the current step; returns the
+        best step."""
         if self.best is None:
             raise ValueError("there is no held-out evaluation yet, so no best step to go back to")
         self.model.load_state_dict(self.best.weights)
+        if self.trainer.diverged_at is not None:  # finite weights again: training can go on
+            self.trainer.resume()
         self.measure()
         self.at_best = True
         return self.best.step

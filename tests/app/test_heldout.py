@@ -154,3 +154,20 @@ def test_the_log_stays_bounded_and_keeps_step_0_and_the_latest():
     assert len(steps) <= 16 and steps[0] == 0 and steps[-4:] == [97, 98, 99, 100]
     gaps = np.diff(steps)
     assert (gaps > 0).all() and (np.diff(gaps) <= 0).all()  # in order, denser towards the present
+
+
+def test_going_back_to_the_best_step_after_a_divergence_trains_on():
+    """The Trainer stayed stopped for good after a divergence, so the restored best weights could
+    not be trained (Play disabled) and the pages still said the model diverged."""
+    from app.session.lessons import EXPLODING
+
+    lab = Lab(EXPLODING)
+    with lab.lock:
+        for _ in range(3):
+            lab.advance()
+    assert lab.trainer.diverged_at == 2
+    lab.restore_best()
+    assert lab.trainer.diverged_at is None
+    before = lab.trainer.steps_done
+    lab.step()
+    assert lab.trainer.steps_done == before + 1 and lab.trainer.last.step == before + 1

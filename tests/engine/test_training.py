@@ -270,3 +270,20 @@ def test_retune_trains_on_from_the_same_weights_with_the_new_settings():
     with pytest.raises(ValueError, match="bidirectional"):
         bi, task = small(bidirectional=True)
         engine.Trainer(bi, task, engine.TrainConfig()).retune(engine.TrainConfig(bptt_window=5))
+
+
+def test_resume_trains_on_after_finite_weights_are_put_back_and_refuses_otherwise():
+    task = engine.make_task("adding", seq_len=50)
+    model = engine.build_model(engine.ModelConfig(arch="rnn", activation="relu", hidden_size=64, init="identity"),
+                               task, seed=0)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="sgd", lr=0.01, batch_size=64))
+    trainer.step(2)
+    assert trainer.diverged_at == 2 and trainer.step(1) == []  # stopped
+    with torch.no_grad():
+        model.head.bias.fill_(float("nan"))
+    with pytest.raises(ValueError, match="head.bias is not finite"):
+        trainer.resume()
+    model.load_state_dict(before)
+    trainer.resume()
+    assert trainer.diverged_at is None and len(trainer.step(1)) == 1
