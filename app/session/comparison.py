@@ -72,11 +72,6 @@ class Run:
         """||dL/dh_t|| of the first layer's every direction at the last measurement: [directions, T]."""
         return self.measured[1]
 
-    @property
-    def curve(self) -> torch.Tensor:
-        """||dL/dh_t|| of the first layer's forward direction at the last measurement: [T]."""
-        return self.measured[1][0]
-
     def measure(self) -> None:
         """Append a row to the log and publish (step, curves) as one tuple: both are read without
         the lock by downloads made on click (rows are never changed once appended)."""

@@ -48,8 +48,8 @@ def test_play_trains_every_cell_to_the_budget_and_the_figures_show_the_compariso
     loss = lines(chart(at, "Loss of each cell over training"))
     log = comparison.log_frame()
     for run in comparison.runs:
-        assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curve.tolist(), rel=1e-6)
-        assert plotted(through_time[run.name]["x"]) == list(range(len(run.curve)))
+        assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curves[0].tolist(), rel=1e-6)
+        assert plotted(through_time[run.name]["x"]) == list(range(len(run.curves[0])))
         rows = log[log.run == run.name]
         assert list(rows.step) == [0, RECORD_EVERY, BUDGET]
         assert plotted(ratio[run.name]["x"]) == list(rows.step)

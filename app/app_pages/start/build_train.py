@@ -11,7 +11,7 @@ from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.widgets import settings_form, state, uploads
 from app.widgets.controls import live, training_controls
-from app.widgets.downloads import held
+from app.widgets.downloads import held, stem
 from app.widgets.figures import show
 from app.widgets.header import page_header, write_link
 
@@ -146,7 +146,7 @@ def diverged_panel(trainer: engine.Trainer) -> None:
 
 def save_and_load(lab: Lab) -> None:
     with st.expander("Save or load the model"):
-        name = f"unrolled-{lab.setup.task}-{lab.setup.model.arch}"  # made on click: no step count to go stale
+        name = stem(lab)  # no step count: the file is made on click, and would outrun it
         left, right = st.columns(2)
         left.download_button(  # made when clicked, in another thread: between two training steps
             "Download the model (.safetensors)", lambda: held(lab, engine.to_bytes, lab.model),
