@@ -9,6 +9,15 @@ from .conftest import wait_for_app
 
 SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
 STEP = re.compile(r"At step t = (\d+) the network reads")
+# Every chart is drawn at the width of its element: plotly redraws a chart after its element takes
+# the window's new width, and until then its svg keeps the old one.
+CHARTS_FIT = """() => {
+    const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+    return charts.length > 0 && charts.every(chart => {
+        const svg = chart.querySelector('.main-svg'), width = chart.getBoundingClientRect().width;
+        return svg !== null && Math.abs(parseFloat(svg.getAttribute('width')) - width) < 1;
+    });
+}"""
 
 
 def main_text(page) -> str:
@@ -39,7 +48,7 @@ def test_the_bidirectional_lesson_shows_what_its_head_reads(app_page):
     assert "[h→_50 ; h←_50]" not in page.content()
     for size, viewport in SIZES.items():
         page.set_viewport_size(viewport)
-        page.wait_for_timeout(800)  # the charts redraw at the new width
+        page.wait_for_function(CHARTS_FIT, timeout=30_000)  # the charts redraw at the new width
         app_page.screenshot(f"bidirectional-unroll-t50-{size}")
     page.keyboard.press("Home")
     slider.focus()

@@ -2,6 +2,7 @@
 import re
 
 from .conftest import wait_for_app
+from .test_build_train import assert_stays_paused
 
 STEP = re.compile(r"At step t = (\d+) the network reads")
 
@@ -11,6 +12,8 @@ def shown_step(page) -> int:
 
 
 def test_time_slider_and_play(app_page):
+    sockets = []
+    app_page.page.on("websocket", lambda socket: sockets.append(socket))
     app_page.goto("build")
     page = app_page.page
     page.get_by_role("button", name="Step", exact=True).click()  # a model that has trained, as in class
@@ -40,11 +43,8 @@ def test_time_slider_and_play(app_page):
         ".match(/At step t = (\\d+) the network reads/); return m && parseInt(m[1]) >= 8; }",
         timeout=30_000,
     )
-    page.get_by_role("button", name="Pause").click()
-    wait_for_app(page)
-    paused = shown_step(page)
-    page.wait_for_timeout(1500)
-    assert shown_step(page) == paused  # paused means paused
+    page.get_by_role("button", name="Pause", exact=True).click()
+    assert_stays_paused(app_page, sockets[-1], "Play through time", shown_step)
 
 
 SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
