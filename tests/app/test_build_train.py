@@ -289,3 +289,26 @@ def test_a_link_whose_settings_cannot_train_together_falls_back_with_a_message()
     assert not at.exception
     assert "bidirectional" in at.warning[0].value
     assert lab(at).setup == DEFAULT
+
+
+def test_an_empty_uploader_keeps_the_file_the_lab_trains_on():
+    """After a reload (or back from another page) the file uploader is empty: the lab kept its
+    upload and model; the page rebuilt them on the shipped data, losing the student's training."""
+    from app.session.lab import Lab
+    from app.session.link import preset_setup
+    from app.widgets.uploads import task_data
+
+    csv = "review,sentiment\n" + "".join(f"a fine film {i},positive\nnot good {i},negative\n" for i in range(30))
+    setup = preset_setup("sentiment")
+    lab = Lab(setup, task_data(setup.upload_param, csv.encode()))
+    lab.trainer.step(3)
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params.update(setup.to_query())
+    at.session_state["lab"], at.session_state["lab_id"] = lab, "a-lab-id"
+    at.run()
+    at.switch_page(BUILD).run()
+    assert not at.exception
+    assert at.session_state["lab"] is lab and lab.upload is not None and lab.trainer.steps_done == 3
+    assert any("Training on your own file (60 reviews)" in c.value for c in at.caption)
+    at.button(key="shipped_data").click().run()
+    assert lab.upload is None and lab.trainer.steps_done == 0
