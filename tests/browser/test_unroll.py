@@ -1,8 +1,7 @@
 """Unroll in a real browser: the time slider moves the framed step, and Play walks through time."""
 import re
 
-from .conftest import wait_for_app
-from .test_build_train import assert_stays_paused
+from .conftest import assert_stays_paused, wait_for_app
 
 STEP = re.compile(r"At step t = (\d+) the network reads")
 
