@@ -26,6 +26,15 @@ class Chosen:
     direction: int  # 0 forward, 1 backward
 
 
+def recorded_caption(lab: Lab, index: int) -> None:
+    """When and on what the pictures were recorded, and how well the network does on held-out
+    data there (a lesson that promises "right every time" shows it on the page it opens)."""
+    held = lab.held_out.log.last
+    score = "" if held is None else (
+        f" Held-out {lab.task.metric_name} {held['metric']:.3f}, loss {held['loss']:.4g} (at step {held['step']:,}).")
+    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.{score}")
+
+
 def chosen(lab: Lab) -> Chosen:
     index = state.probe_index()
     rec = lab.recording(index)

@@ -90,3 +90,16 @@ def test_a_peephole_lstm_shows_its_peephole_terms():
     assert latex.index("c_t &=") < latex.index("o_t &=")  # o_t sees the new c_t, so it comes after
     plain = page({"task": "recall", "hidden_size": "8", "lag": "5"}).get("latex")[0].proto.body
     assert "w_{c" not in plain
+
+
+def test_the_gates_page_says_how_well_the_network_does_on_held_out_data():
+    """Its lesson promises the network is "right every time": the page shows the held-out accuracy."""
+    from app.session.lessons import BY_KEY
+
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params.update(BY_KEY["lstm-gates"].setup.to_query())
+    at.run()
+    at.switch_page(GATES).run()
+    lab = at.session_state["lab"]
+    held = lab.held_out.log.last
+    assert any(f"Held-out accuracy {held['metric']:.3f}" in c.value for c in at.caption)

@@ -59,7 +59,7 @@ def draw(lab: Lab) -> None:
     part = parts.chosen(lab)
     index, rec, stack, layer, direction = part.index, part.rec, part.stack, part.layer, part.direction
     tokens = lab.symbols(index, stack) if stack in (None, "encoder") else None  # the chart escapes them
-    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
+    parts.recorded_caption(lab, index)
     show(cgates.gate_heatmaps(rec, stack, layer, direction, tokens), "gate_heatmaps")
     st.caption(HEATMAPS_CAPTION[rec.arch])
     left, right = st.columns(2) if rec.arch == "lstm" else (st.container(), None)  # a GRU has no carousel

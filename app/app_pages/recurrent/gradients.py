@@ -60,7 +60,7 @@ def run() -> None:
 def draw(lab: Lab) -> None:
     part = parts.chosen(lab)
     index, rec, stack = part.index, part.rec, part.stack
-    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.")
+    parts.recorded_caption(lab, index)
     diverged(lab, part.trace, index)
     spectra_problem = None if part.trace.spectra is not None else lab.probes.weight_spectra()[1]
     vanilla = rec.arch == "rnn" and spectra_problem is None  # the ρ^(T−t) theory is the vanilla RNN's (theory())
