@@ -20,7 +20,10 @@ from engine import Recording, StackTrace
 SYMBOLS = ("circle", "x", "diamond", "square", "triangle-up", "star")
 GRAD_AXIS = "‖∂L/∂h_t‖ (log)"
 VANISHING, EXPLODING = 1e-3, 1e3  # relative to the largest ‖∂L/∂h_t‖; to ‖∂L/∂h_T‖ of layer 0 →
-JACOBIAN_KEY = "dashed: ‖∂h_T/∂h_t‖₂"
+JACOBIAN_KEY = "dashed, open markers: ‖∂h_T/∂h_t‖₂"
+# The Jacobian norms' lines are told from the gradient's by their dash and their open markers, and
+# from the grey theory line (dotted, no markers) by more than colour.
+JACOBIAN_MARKER = dict(symbol="circle-open", size=6)
 NUMBERS = ("", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
@@ -73,10 +76,11 @@ def gradient_through_time(rec: Recording, stack: str | None = None, theory: bool
         for jac in jacobians:
             dashed = log_line(np.arange(T), jac[layer, direction], f"{name} ‖∂h_T/∂h_t‖₂", colour, floor,
                               "‖∂h_T/∂h_t‖₂", dash="dash", width=1.3)
-            fig.add_trace(dashed.update(legendgroup=name, showlegend=False))
-    if jacobians:  # one legend entry for all of them: each layer's entry shows and hides its own
-        fig.add_trace(go.Scatter(x=[None], y=[None], name=JACOBIAN_KEY, mode="lines",
-                                 line=dict(color=BLACK, dash="dash", width=1.3), hoverinfo="skip"))
+            fig.add_trace(dashed.update(legendgroup=name, showlegend=False, marker=JACOBIAN_MARKER))
+    if jacobians:  # one legend entry for all of them, drawn as they are: dashed, with open markers
+        fig.add_trace(go.Scatter(x=[None], y=[None], name=JACOBIAN_KEY, mode="lines+markers",
+                                 line=dict(color=GREY, dash="dash", width=1.3), marker=JACOBIAN_MARKER,
+                                 hoverinfo="skip"))
     mark_zeros(fig, floor)
     largest = float(np.max(grads[np.isfinite(grads)], initial=0.0))
     vanishing = VANISHING * largest
@@ -110,7 +114,7 @@ def theory_line(rec: Recording, stack: str | None = None, layer: int = 0, direct
     name = f"ρ^(T−t) theory, ρ = {rho:.3g}" + (f" ({where})" if where != "W_hh" else "")
     return rho, go.Scatter(
         x=np.arange(len(grads)), y=rho**steps * last, text=[f"ρ^{s}" for s in steps], name=name, mode="lines",
-        line=dict(color=GREY, dash="longdash", width=2),
+        line=dict(color=GREY, dash="dot", width=3),
         hovertemplate=f"{name}<br>t %{{x}}<br>%{{text}} · {last:.6g} = %{{y:.6g}}<extra></extra>",
     )
 

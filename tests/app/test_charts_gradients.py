@@ -113,7 +113,7 @@ def test_theory_line_uses_the_largest_spectral_radius_of_the_recorded_weights(st
             expected = rho**t * float(g[layer, direction, 0])
         assert ys(line) == pytest.approx(expected, rel=1e-5)
         assert line.name.startswith(f"ρ^(T−t) theory, ρ = {got_rho:.3g}")
-        assert line.line.color == cg.GREY and "dash" in line.line.dash
+        assert line.line.color == cg.GREY and line.line.dash == "dot"  # told from the dashed Jacobian norms
         if rec.arch != "rnn":
             assert f"({rec.blocks[int(radii.argmax())]} block, layer {layer}" in line.name
     drawn = [t for t in cg.gradient_through_time(rec).data if t.name.startswith("ρ^(T−t) theory")]
@@ -441,3 +441,16 @@ def test_compare_runs_draws_each_runs_backward_direction_dashed():
         assert np.asarray(line.customdata) == pytest.approx(rows["value"].tolist(), rel=1e-12)
         assert line.line.dash == ("dash" if direction == "backward" else "solid")
     assert fig.layout.title.text == "Vanishing gradients: two cells, same task and budget"
+
+
+def test_the_jacobian_lines_and_the_theory_line_differ_by_more_than_colour(stacked):
+    """The two dashed lines of the BPTT chart were told apart only by colour, and the legend's
+    'dashed' key matched neither."""
+    _, rec = stacked
+    fig = cg.gradient_through_time(rec, theory=True)
+    jacobian = [t for t in fig.data if t.name.endswith("‖∂h_T/∂h_t‖₂") and t.name != cg.JACOBIAN_KEY]
+    key = trace(fig, cg.JACOBIAN_KEY)
+    theory = next(t for t in fig.data if t.name.startswith("ρ^(T−t) theory"))
+    assert jacobian and all(t.line.dash == key.line.dash == "dash" for t in jacobian)
+    assert all(t.marker.symbol == key.marker.symbol == "circle-open" for t in jacobian)
+    assert theory.line.dash == "dot" and theory.mode == "lines"  # no markers, another dash
