@@ -1,8 +1,9 @@
-"""Every benchmark (issues 6 and 10) in one process, tables printed as markdown (as
+"""Every benchmark (issues 6, 10 and 12) in one process, tables printed as markdown (as
 benchmarks/README.md holds them). Torch runs on one thread, as app/main.py sets it for the app.
 From the repository's root (`app` and `engine` import from there):
 
-    PYTHONPATH=. python benchmarks/run_all.py [--quick] [--only training|recording|attention|app|memory|history|gradlog]
+    PYTHONPATH=. python benchmarks/run_all.py [--quick]
+        [--only training|recording|attention|app|memory|history|gradlog|lessons]
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import app_timings
 import attention_cost
 import gradient_log
 import history_tick
+import lesson_speed
 import memory
 import record_cost
 import torch
@@ -27,6 +29,7 @@ SECTIONS = {
     "memory": memory.run,
     "history": history_tick.run,
     "gradlog": gradient_log.run,
+    "lessons": lesson_speed.run,
 }
 
 

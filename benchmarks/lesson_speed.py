@@ -1,0 +1,488 @@
+"""Each lesson on its own page (issue 12, item 5): steps/s while playing in a real chromium, the
+rerun after moving a control there, the time the lesson's budget takes at that pace beside what
+its card promises, and the plain training rate of the same setup (Lab.advance in this process),
+so the table shows what share of the training capacity the page delivers. Then one playing run
+of each lesson's page under AppTest, in this process, split into training, recording, charts and
+the rest (where a tick's time goes).
+
+    PYTHONPATH=. python benchmarks/lesson_speed.py [--quick]   # 30 s of play per lesson (--quick: 10 s)
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlencode
+
+import torch
+from timing import load_average, table
+
+from app import pages
+from app.session.lab import Lab
+from app.session.lessons import BY_KEY, LESSONS, Lesson
+from app.widgets import state
+
+REPO = Path(__file__).resolve().parents[1]
+MAIN = str(REPO / "app" / "main.py")
+STEPS = re.compile(r"steps trained:\s*([\d,]+)")
+# A stated time in a card's text: "30 seconds", "2 minutes", "in 5 min", "90 s".
+STATED_TIME = re.compile(r"\b\d[\d,.]*\s*(?:seconds?|secs?|minutes?|mins?|s|hours?|h)\b", re.I)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A lesson as its card opens it (via=None: click the card on Home), or the card's second half
+    (via: the setup's link, opened in a fresh tab on the lesson's page)."""
+
+    name: str
+    lesson: Lesson
+    setup: object
+    page: str
+    via: str | None = None
+
+
+def cases() -> list[Case]:
+    rows = [Case(lesson.key, lesson, lesson.setup, lesson.page) for lesson in LESSONS]
+
+    def half(key: str, name: str, page: str, model=None, train=None) -> Case:
+        lesson = BY_KEY[key]
+        setup = dataclasses.replace(
+            lesson.setup,
+            model=dataclasses.replace(lesson.setup.model, **(model or {})),
+            train=dataclasses.replace(lesson.setup.train, **(train or {})),
+        )
+        query = {**setup.to_query(), state.LESSON_PARAM: key}
+        return Case(name, lesson, setup, page, via=f"{page}?{urlencode(query)}")
+
+    # What the cards ask for next: "set the cell to LSTM ... and play again"; "turn clipping on at 1.0".
+    rows += [
+        half("rnn-forgets", "rnn-forgets, LSTM half", "build", model={"arch": "lstm"}),
+        half("vanishing", "vanishing, LSTM half", "gradients", model={"arch": "lstm"}),
+        half("exploding", "exploding, clipped at 1.0", "build", train={"clip_norm": 1.0}),
+    ]
+    return rows
+
+
+def stated_time(lesson: Lesson) -> str:
+    found = STATED_TIME.findall(lesson.what_to_do)
+    return "; ".join(found) if found else "none stated"
+
+
+# --- The training capacity: Lab.advance in this process ---------------------------------------
+
+
+def plain_rate(setup, seconds: float) -> tuple[float, str]:
+    """Steps/s of Lab(setup).advance() under the lab's lock, from a fresh lab, for about `seconds`
+    (what the page's training loop does, recording every 25 steps and the held-out evaluation
+    included, with no drawing). A lab that stops (diverged) says at which step."""
+    lab = Lab(setup)
+    with lab.lock:
+        for _ in range(3):  # warm-up: the first steps allocate
+            lab.advance()
+        done, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            if not lab.advance():
+                return float("nan"), f"stops at step {lab.trainer.steps_done} ({lab.trainer.status})"
+            done += 1
+        return done / (time.perf_counter() - start), ""
+
+
+# --- The page in a real browser ---------------------------------------------------------------
+
+
+@contextmanager
+def server() -> Iterator[str]:
+    """`streamlit run app/main.py` on a free port of 127.0.0.1, as tests/browser/conftest.py starts it."""
+    from tests.browser.conftest import _free_port, _health
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    with tempfile.TemporaryFile() as log:  # a file, not a pipe: a pipe nobody reads blocks the server
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        try:
+            start = time.perf_counter()
+            while _health(url) != "ok":
+                if proc.poll() is not None or time.perf_counter() - start > 60:
+                    log.seek(0)
+                    raise RuntimeError(f"streamlit did not start:\n{log.read().decode(errors='replace')}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+class Runs:
+    """Every script run the server reports to the tab, timestamped as its frames arrive: a list of
+    (time, "start", fragment run or whole page) and (time, "end", the script_finished status).
+    A run's end is the first end after its start, whatever its status: Streamlit rewrites a
+    finished run's status to FINISHED_EARLY_FOR_RERUN when the next run starts before it flushed."""
+
+    def __init__(self, page):
+        self.events: list[tuple[float, str, object]] = []
+        page.on("websocket", self.opened)
+
+    def opened(self, ws) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        def received(payload) -> None:
+            if not isinstance(payload, (bytes, bytearray)):
+                return
+            message = ForwardMsg.FromString(bytes(payload))
+            kind = message.WhichOneof("type")
+            if kind == "new_session":
+                self.events.append((time.perf_counter(), "start", bool(message.metadata.run.fragment_ids)))
+            elif kind == "script_finished":
+                self.events.append((time.perf_counter(), "end", message.script_finished))
+
+        ws.on("framereceived", received)
+
+    def runs(self) -> list[tuple[float, float | None, bool]]:
+        """(start, end or None while running, fragment run) of every run, in order."""
+        out: list[list] = []
+        for t, what, value in self.events:
+            if what == "start":
+                out.append([t, None, value])
+            elif out and out[-1][1] is None:
+                out[-1][1] = t
+        return [tuple(run) for run in out]
+
+    def page_run_end(self, after: float) -> float | None:
+        """When the first whole-page run started after `after` ended (None: not yet)."""
+        pages_runs = [(start, end) for start, end, fragment in self.runs() if start > after and not fragment]
+        return pages_runs[0][1] if pages_runs else None
+
+    def tick_ended(self, after: float) -> bool:
+        return any(end is not None and end > after for start, end, fragment in self.runs() if fragment)
+
+    def ticks(self, start: float, stop: float) -> tuple[int, float]:
+        """Fragment runs (ticks) started in [start, stop], and the median length of those that ended."""
+        inside = [(a, b) for a, b, fragment in self.runs() if fragment and start <= a <= stop]
+        lengths = [b - a for a, b in inside if b is not None]
+        return len(inside), statistics.median(lengths) if lengths else float("nan")
+
+
+def steps_trained(page) -> int:
+    """The sidebar's "steps trained: N" (tests/browser/test_build_train.py reads it the same way)."""
+    match = STEPS.search(page.locator('[data-testid="stSidebar"]').inner_text())
+    return int(match.group(1).replace(",", "")) if match else -1
+
+
+def playing(page) -> bool:
+    return page.get_by_role("button", name="Pause", exact=True).count() > 0
+
+
+def pump(page, until: float) -> None:
+    """Let the tab's events (websocket frames) be handled promptly until perf_counter() reaches `until`."""
+    while time.perf_counter() < until:
+        page.wait_for_timeout(min(50, max(1, int((until - time.perf_counter()) * 1000))))
+
+
+def control(case: Case) -> tuple[str, list[str]]:
+    """The control a rerun moves on the lesson's page, and the values it is set to in turn."""
+    if case.page in ("gradients", "gates"):
+        return "Sample to open up", ["1", "0", "1", "0"]  # back where it started: the next round changes it again
+    return "Train up to step", [str(case.lesson.steps + 100), str(case.lesson.steps)] * 2
+
+
+LOST_AFTER = 30.0  # s: a change that started no whole-page run by then is reported as lost (nan)
+
+
+def reruns(page, runs: Runs, case: Case) -> list[float]:
+    """Seconds from committing a new value of the page's control to the end of the whole-page run
+    it starts (not a fragment run: a playing page's ticks go on meanwhile)."""
+    label, values = control(case)
+    box = page.get_by_label(label, exact=True)
+    times = []
+    for value in values:
+        box.fill(value)
+        began = time.perf_counter()
+        box.press("Enter")
+        deadline = began + LOST_AFTER
+        while runs.page_run_end(began) is None and time.perf_counter() < deadline:
+            page.wait_for_timeout(20)
+        end = runs.page_run_end(began)
+        times.append(float("nan") if end is None else end - began)  # nan: the change started no page run
+        page.wait_for_timeout(300)
+    return times
+
+
+def open_case(page, url: str, case: Case) -> None:
+    from tests.browser.conftest import wait_for_app
+
+    if case.via is None:
+        page.goto(url)
+        wait_for_app(page)
+        page.get_by_role("button", name="Open this lesson").nth(LESSONS.index(case.lesson)).click()
+    else:
+        page.goto(f"{url}/{case.via}")
+    page.wait_for_url(re.compile(rf"/{case.page}\b"), timeout=60_000)
+    wait_for_app(page)
+
+
+def on_page(browser, url: str, case: Case, play_seconds: float) -> dict:
+    """Open the case's page in a fresh tab, press Play, let it play for `play_seconds`, and time the
+    reruns after moving its control while playing and after Pause."""
+    from tests.browser.conftest import SCRIPT_TIMEOUT, VIEWPORT, wait_for_app
+
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(SCRIPT_TIMEOUT)
+    try:
+        page = context.new_page()
+        runs = Runs(page)
+        open_case(page, url, case)
+        before = steps_trained(page)
+        page.get_by_role("button", name="Play", exact=True).click()
+        pressed = time.perf_counter()
+        while not playing(page) and runs.page_run_end(pressed) is None and time.perf_counter() - pressed < 60:
+            page.wait_for_timeout(20)  # the page's run after the click has drawn the Pause button
+        while not runs.tick_ended(pressed) and playing(page) and time.perf_counter() - pressed < 60:
+            page.wait_for_timeout(20)  # the first tick has drawn and trained
+        t0, s0 = time.perf_counter(), steps_trained(page)
+        samples = [(t0, s0)]
+        stop = t0 + play_seconds
+        while time.perf_counter() < stop and playing(page):
+            pump(page, min(stop, time.perf_counter() + 1.0))
+            samples.append((time.perf_counter(), steps_trained(page)))
+        # A lesson that reached its target stopped meanwhile: its pace ends at the first reading
+        # of its last step count, not at the last reading.
+        t1, s1 = next(sample for sample in samples if sample[1] == samples[-1][1])
+        ticks, tick_len = runs.ticks(t0, t1)
+        still = playing(page)
+        out = {"start steps": before, "steps": s1 - s0, "seconds": t1 - t0, "rate": (s1 - s0) / max(t1 - t0, 1e-9),
+               "ticks": ticks, "tick s": tick_len, "played on": still, "end steps": s1}
+        kept = [sample for sample in samples if sample[0] <= t1]
+        half = len(kept) // 2
+        if half and len(kept) > 2:  # the pace in the window's first and second half
+            (ta, sa), (tb, sb), (tc, sc) = kept[0], kept[half], kept[-1]
+            out["halves"] = ((sb - sa) / (tb - ta), (sc - sb) / (tc - tb))
+        out["rerun playing"] = reruns(page, runs, case) if still else []
+        if playing(page):
+            page.get_by_role("button", name="Pause", exact=True).click()
+        for attempt in range(3):  # under load a tick or the Pause's run may still be going after the settle
+            try:
+                wait_for_app(page)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
+        out["rerun paused"] = reruns(page, runs, case)
+        return out
+    finally:
+        context.close()
+
+
+def rerun_cell(times: list[float]) -> str:
+    """The median rerun, and how many changes started none (lost)."""
+    done = [t for t in times if t == t]
+    if not times:
+        return "-"
+    lost = len(times) - len(done)
+    return (f"{statistics.median(done):.2f}" if done else "none") + (f" ({lost} of {len(times)} lost)" if lost else "")
+
+
+def minutes(seconds: float) -> str:
+    return "-" if seconds != seconds else f"{seconds / 60:.1f} min"
+
+
+def browser_table(play_seconds: float, capacity_seconds: float) -> str:
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    if not os.access(CHROMIUM, os.X_OK):
+        return f"### Lessons on their pages\n\nskipped: {CHROMIUM} is missing (apt-get install chromium)\n"
+    rows = []
+    with server() as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for case in cases():
+                plain, stopped = plain_rate(case.setup, capacity_seconds)  # the server idles meanwhile
+                got = on_page(browser, url, case, play_seconds)
+                rate = got["rate"] if got["steps"] > 0 else float("nan")
+                note = "" if got["played on"] else f" (stopped at step {got['end steps']})"
+                shown = "-" if rate != rate else f"{rate:.1f}"
+                halves = " / ".join(f"{h:.1f}" for h in got.get("halves", ())) or "-"
+                label, _ = control(case)
+                playing_rerun, paused_rerun = (rerun_cell(got["rerun playing"]), rerun_cell(got["rerun paused"]))
+                rows.append([
+                    case.name + ("" if case.via is None else " (by link)"), case.page,
+                    f"{shown}{note}", halves, f"{plain:.1f}" if plain == plain else stopped,
+                    f"{rate / plain:.0%}" if rate == rate and plain == plain else "-",
+                    f"{got['ticks'] / got['seconds']:.2f}" if got["seconds"] > 0 else "-", f"{got['tick s']:.2f}",
+                    label, playing_rerun, paused_rerun,
+                    f"{case.lesson.steps:,}", minutes(case.lesson.steps / rate), minutes(case.lesson.steps / plain),
+                    stated_time(case.lesson),
+                ])
+                print(f"  {case.name}: {rate:.1f} steps/s on the page, {plain:.1f} plain "
+                      f"(load {load_average()})", file=sys.stderr, flush=True)
+        finally:
+            browser.close()
+    return table(
+        f"Lessons on their pages: one chromium tab (1280x900), {play_seconds:.0f} s of play each, against "
+        f"Lab.advance in this process ({capacity_seconds:.0f} s each)",
+        ["lesson", "page", "steps/s on the page", "first / second half", "steps/s Lab.advance (capacity)",
+         "page / capacity", "ticks/s", "tick s (median)", "control moved", "rerun s, playing", "rerun s, paused",
+         "budget (steps)", "budget at the page's pace", "budget at capacity", "time the card states"],
+        rows,
+    )
+
+
+# --- Where a tick's time goes: one playing run under AppTest, in this process -------------------
+
+
+FIGURES = "building figures (app.charts)"
+
+
+class Split:
+    """Wall time spent in the outermost call of each category's functions while patched in."""
+
+    def __init__(self):
+        self.spent: dict[str, float] = {}
+        self.depth: dict[str, int] = {}
+        self.patched: list[tuple[object, str, object]] = []
+        self.by_figure: dict[str, float] = {}  # seconds in each app.charts function (outermost calls)
+        self.calls: list[str] = []
+
+    def wrap(self, owner, name: str, category: str) -> None:
+        original = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            outer = self.depth.get(category, 0) == 0
+            if outer and category == FIGURES:
+                self.calls.append(name)
+            self.depth[category] = self.depth.get(category, 0) + 1
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.depth[category] -= 1
+                if outer:
+                    self.spent[category] = self.spent.get(category, 0.0) + time.perf_counter() - start
+                    if category == FIGURES:
+                        self.by_figure[name] = self.by_figure.get(name, 0.0) + time.perf_counter() - start
+
+        setattr(owner, name, timed)
+        self.patched.append((owner, name, original))
+
+    def undo(self) -> None:
+        for owner, name, original in reversed(self.patched):
+            setattr(owner, name, original)
+
+
+def categorised(split: Split) -> None:
+    import inspect
+
+    import engine
+    from app import charts
+    from app.charts import compare, gates, gradients, log_lines, network, training, unroll, unroll_bars, unroll_time
+    from app.session import heldout, playback, probes
+    from app.widgets import figures
+
+    split.wrap(playback.Playback, "train_for", "training (train_for)")
+    split.wrap(engine.Trainer, "step", "of which optimizer steps")
+    split.wrap(probes.Probes, "measure", "of which gradient log (every 25)")
+    split.wrap(heldout.HeldOut, "trained", "of which held-out eval (every 25)")
+    for name in ("recording", "truncated_recording", "weight_spectra", "initial_gradients"):
+        split.wrap(probes.Probes, name, "recording for the figures")
+    split.wrap(probes.Probes, "log_frame", "gradient log to a frame")
+    split.wrap(engine.Trainer, "history_frame", "history to a frame")
+    for module in (compare, gates, gradients, log_lines, network, training, unroll, unroll_bars, unroll_time):
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ == module.__name__ and not name.startswith("_"):
+                split.wrap(module, name, FIGURES)
+    split.wrap(figures, "show", "st.plotly_chart (serialise the figure)")
+    del charts
+
+
+def profile_case(case: Case, runs: int) -> dict[str, float]:
+    """A session with the case's setup on its page, playing: a few runs to warm up, then `runs`
+    timed runs of the whole page (each: header, picker, the live fragment's drawing and its
+    0.3 s of training, downloads). Seconds per run by category; "total" the whole run."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.run()
+    if case.via is None:
+        at.button(key=f"lesson.{case.lesson.key}").click().run()
+    else:
+        at.session_state[state.LAB].start(case.setup)
+        at.session_state[state.TARGET_STEPS] = case.lesson.steps
+    at.switch_page(pages.PATHS[case.page]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    lab = at.session_state[state.LAB]
+    lab.playing = True
+    for _ in range(2):
+        at.run()
+    split = Split()
+    categorised(split)
+    try:
+        start = time.perf_counter()
+        for _ in range(runs):
+            lab.playing = True  # a lesson that reaches its target stops playing
+            at.run()
+        total = (time.perf_counter() - start) / runs
+    finally:
+        split.undo()
+    assert not at.exception, [e.value for e in at.exception]
+    slowest = sorted(split.by_figure.items(), key=lambda item: -item[1])[:3]
+    return {"total": total, **{k: v / runs for k, v in split.spent.items()},
+            "slowest": ", ".join(f"{name} {seconds / runs * 1000:.0f} ms" for name, seconds in slowest)}
+
+
+CATEGORIES = ["training (train_for)", "of which optimizer steps", "of which gradient log (every 25)",
+              "of which held-out eval (every 25)", "recording for the figures", "gradient log to a frame",
+              "history to a frame", "building figures (app.charts)", "st.plotly_chart (serialise the figure)"]
+
+
+def profile_table(runs: int) -> str:
+    rows = []
+    for case in cases():
+        if case.name == "exploding":
+            continue  # diverges on its second step: nothing plays
+        spent = profile_case(case, runs)
+        named = sum(spent.get(c, 0.0) for c in CATEGORIES if not c.startswith("of which"))
+        rows.append([case.name, case.page, spent["total"], *(spent.get(c, 0.0) for c in CATEGORIES),
+                     spent["total"] - named, f"{spent.get(CATEGORIES[0], 0.0) / spent['total']:.0%}",
+                     spent["slowest"]])
+    return table(
+        f"Where a playing page's run goes (AppTest in this process, mean of {runs} whole-page runs while playing), s",
+        ["case", "page", "whole run", *CATEGORIES, "the rest (Streamlit, widgets, page code)", "training's share",
+         "slowest figures (per run)"],
+        rows,
+    )
+
+
+def run(quick: bool) -> str:
+    torch.set_num_threads(1)
+    play, capacity = (10.0, 2.0) if quick else (30.0, 5.0)
+    return browser_table(play, capacity) + "\n" + profile_table(2 if quick else 4)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="10 s of play per lesson instead of 30")
+    parser.add_argument("--only", choices=["browser", "profile"], help="one of the two tables")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    if args.only == "profile":
+        print(profile_table(2 if args.quick else 4))
+    elif args.only == "browser":
+        print(browser_table(10.0 if args.quick else 30.0, 2.0 if args.quick else 5.0))
+    else:
+        print(run(args.quick))
+
+
+if __name__ == "__main__":
+    main()
