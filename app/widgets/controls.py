@@ -1,6 +1,7 @@
 """Play, Pause, Step and Reset, and the live fragment that trains between redraws."""
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import streamlit as st
@@ -11,8 +12,17 @@ from app.session.playback import Playback
 from app.widgets import state
 from app.widgets.header import sidebar_summary
 
-TICK_SECONDS = 0.4  # how often a playing page redraws
-TRAIN_SECONDS = 0.3  # training time per tick: the rest of the tick is drawing
+TICK_SECONDS = 0.4  # how often a playing page asks to redraw
+TRAIN_SECONDS = 0.3  # training time per tick at least
+TRAIN_SHARE = 0.75  # of a tick, for training: drawing the Gradients page takes 0.4 s, and at a
+# fixed 0.3 s of training its LSTM got 13-17% of its training rate (benchmarks/README section 8)
+MAX_TRAIN_SECONDS = 0.8  # a click waits for the steps under way: at most this long
+
+
+def train_seconds(drawn: float, least: float = TRAIN_SECONDS) -> float:
+    """Training time for a tick whose drawing took `drawn` s: TRAIN_SHARE of the tick, but at least
+    `least` and at most MAX_TRAIN_SECONDS (a click on Pause lands after the steps under way)."""
+    return min(max(least, drawn * TRAIN_SHARE / (1 - TRAIN_SHARE)), max(least, MAX_TRAIN_SECONDS))
 
 
 def set_playing(trainee: Playback, playing: bool) -> None:
@@ -55,18 +65,20 @@ def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
 
 
 def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: float = TRAIN_SECONDS) -> None:
-    """A fragment that calls draw(trainee) and, while playing, trains for `seconds` up to
-    st.session_state[until_key] between redraws (a Lab, or a Comparison)."""
+    """A fragment that calls draw(trainee) and, while playing, trains up to
+    st.session_state[until_key] between redraws (a Lab, or a Comparison): at least `seconds`, and
+    three times as long as the drawing took, up to MAX_TRAIN_SECONDS (train_seconds)."""
 
     @st.fragment(run_every=TICK_SECONDS if trainee.playing else None)
     def tick() -> None:
         # Draw first, then train: the charts on screen are never left waiting (and greyed out)
         # while the next steps run; they show them on the next tick. The lock makes a training
         # loop still finishing in another thread complete its step before anything is read.
+        start = time.perf_counter()
         with trainee.lock:
             draw(trainee)
         if trainee.playing:
-            trainee.train_for(seconds, until=st.session_state[until_key])
+            trainee.train_for(train_seconds(time.perf_counter() - start, seconds), until=st.session_state[until_key])
             if not trainee.playing:  # reached the target or stopped: redraw the buttons, stop ticking
                 st.rerun()
 
