@@ -79,3 +79,21 @@ def export_config(fig: go.Figure) -> dict:
     a slide gets the whole legend (at the width on screen it was cut: 462 x 300)."""
     height = int((fig.layout.height or HEIGHT) * 1600 / 1000)
     return {"toImageButtonOptions": {"format": "png", "width": 1600, "height": height, "scale": 2}}
+
+
+def wrap_title(fig: go.Figure, chars: int = 34) -> go.Figure:
+    """A copy of `fig` whose title breaks into lines of at most about `chars` characters, at
+    spaces, with room above the plot for them: half a page at 1024 px holds about 34 characters
+    of a 15 px title, and a longer one was cut at the plot's edge."""
+    words = (fig.layout.title.text or "").split(" ")
+    lines = [""]
+    for word in words:
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > chars:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}".strip()
+    if len(lines) == 1:
+        return fig
+    wrapped = go.Figure(fig).update_layout(title_text="<br>".join(lines))
+    top = (fig.layout.margin.t or 50) + 20 * (len(lines) - 1)
+    return wrapped.update_layout(margin=dict(t=top), height=(fig.layout.height or HEIGHT) + 20 * (len(lines) - 1))

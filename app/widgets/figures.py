@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.charts.style import export_config, for_projector
+from app.charts.style import export_config, for_projector, wrap_title
 from app.widgets import state
 
 
@@ -22,4 +22,6 @@ def show(fig: go.Figure, key: str, where=st, diagram: bool = False) -> None:
     """st.plotly_chart(fig) in `where` (a column, or the page), as the presentation setting asks
     (a diagram's boxes are sized to their text: only the diagram grows, not its words)."""
     shown = for_projector(fig, diagram) if state.get(state.PRESENTATION) else fig
+    if where is not st and not diagram:  # a column: half the page or less, so a long title breaks
+        shown = wrap_title(shown)
     where.plotly_chart(shown, key=key, config=export_config(shown))

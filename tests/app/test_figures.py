@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from app import pages
-from app.charts.style import export_config, for_projector
+from app.charts.style import export_config, for_projector, wrap_title
 
 from .conftest import MAIN
 
@@ -41,3 +41,23 @@ def test_for_projector_puts_the_legend_under_the_plot_and_thickens_the_lines():
     assert big.data[0].line.width == 3 and big.layout.font.size >= 16 and big.layout.height == 390
     assert fig.layout.legend.x == 1 and fig.data[0].line.width == 1.5  # the original is untouched
     assert export_config(fig)["toImageButtonOptions"]["height"] == 480  # the figure's own aspect, 1600 wide
+
+
+def test_a_long_title_in_a_column_breaks_into_lines_and_the_plot_makes_room():
+    """At 1024 px, titles of half-width charts were cut ("Vanishing gradients: four cells, same tas")."""
+    fig = go.Figure().update_layout(title_text="Vanishing gradients: four cells, same task and budget", height=300,
+                                    margin=dict(t=50))
+    wrapped = wrap_title(fig)
+    lines = wrapped.layout.title.text.split("<br>")
+    assert len(lines) == 2 and all(len(line) <= 34 for line in lines)
+    assert " ".join(lines) == fig.layout.title.text and wrapped.layout.margin.t == 70 and wrapped.layout.height == 320
+    assert wrap_title(go.Figure().update_layout(title_text="Gradient norm per parameter")).layout.title.text == (
+        "Gradient norm per parameter")
+
+
+def test_the_compare_pages_column_charts_wrap_their_long_titles():
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.switch_page(pages.PATHS["compare"]).run()
+    titles = [spec["layout"]["title"]["text"] for spec, _ in figures(at)]
+    assert titles and all(len(line) <= 34 for title in titles for line in title.split("<br>"))
+    assert any("<br>" in title for title in titles)
