@@ -1,4 +1,6 @@
-"""Architectures every recording test runs on: each cell, stacked and bidirectional."""
+"""Shared cases of the engine tests: every cell, stacked and bidirectional, and an update that overflows."""
+import torch
+
 import engine
 
 ARCHES = [
@@ -28,3 +30,16 @@ def torch_seed(seed: int) -> None:
     import torch
 
     torch.manual_seed(seed)
+
+
+def overflow_updates(trainer, model) -> None:
+    """Make every update of `trainer` write inf into a weight: a finite loss and gradient whose
+    step still overflows (the Trainer must roll it back and stop)."""
+    real_step = trainer.optimizer.step
+
+    def overflowing_step():
+        real_step()
+        with torch.no_grad():
+            model.head.weight[0, 0] = float("inf")
+
+    trainer.optimizer.step = overflowing_step

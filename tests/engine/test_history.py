@@ -5,10 +5,11 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 import engine
 from engine.history import History, StepStats
+
+from .cases import overflow_updates
 
 COLUMNS = ["step", "loss", "metric", "grad_norm", "grad_norm_clipped", "diverged"]
 
@@ -114,14 +115,7 @@ def test_the_step_counter_survives_thinning_when_a_run_diverges():
     model = engine.build_model(engine.ModelConfig(arch="rnn", hidden_size=2), task, seed=0)
     trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="sgd", lr=1e-3), history_rows=8)
     trainer.step(30)
-    real_step = trainer.optimizer.step
-
-    def overflowing_step():
-        real_step()
-        with torch.no_grad():
-            model.head.weight[0, 0] = float("inf")
-
-    trainer.optimizer.step = overflowing_step
+    overflow_updates(trainer, model)
     assert trainer.step(5)[-1].diverged
     assert trainer.diverged_at == 31 == trainer.steps_done and trainer.last.diverged
     assert trainer.history.applied == 30 and trainer.history.clipped == 0  # clipping off

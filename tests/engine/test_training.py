@@ -8,6 +8,8 @@ import torch
 
 import engine
 
+from .cases import overflow_updates
+
 
 def small(arch="lstm", task_name="adding", seed=0, **model_kw):
     task = engine.make_task(task_name, seq_len=20, seed=seed)
@@ -134,14 +136,7 @@ def test_an_update_that_overflows_a_weight_is_undone():
     trainer = engine.Trainer(model, task, engine.TrainConfig(optimizer="sgd", lr=0.1))
     trainer.step(2)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
-    real_step = trainer.optimizer.step
-
-    def overflowing_step():
-        real_step()
-        with torch.no_grad():
-            model.head.weight[0, 0] = float("inf")
-
-    trainer.optimizer.step = overflowing_step
+    overflow_updates(trainer, model)
     stats = trainer.step(1)[0]
     assert stats.diverged and math.isfinite(stats.loss) and math.isfinite(stats.grad_norm)
     assert trainer.status == "diverged at step 3"
