@@ -24,6 +24,9 @@ def chart(at, title: str) -> dict:
     import json
 
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    found = [s for s in specs if title in s["layout"].get("title", {}).get("text", "")]
+    def text(spec: dict) -> str:  # a title in a column breaks into lines (widgets/figures.show)
+        return spec["layout"].get("title", {}).get("text", "").replace("<br>", " ")
+
+    found = [s for s in specs if title in text(s)]
     assert len(found) == 1, [s["layout"].get("title", {}).get("text") for s in specs]
     return found[0]
