@@ -1,5 +1,5 @@
 """Every figure goes on the page through show(): the presentation setting (larger type, for a
-projector) and the camera button's export size apply to all of them in one place."""
+projector) and the camera button's export (size, PNG or SVG) apply to all of them in one place."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
@@ -8,14 +8,30 @@ import streamlit as st
 from app.charts.style import export_config, for_projector, wrap_title
 from app.widgets import state
 
+EXPORT_FORMATS = ("png", "svg")  # what plotly.js's toImage draws that a slide can hold
 
-def presentation_toggle() -> None:
-    """In the sidebar of every page: the setting a teacher turns on in front of a class."""
+
+def figure_settings() -> None:
+    """In the sidebar of every page: presentation mode, which a teacher turns on in front of a
+    class, and what the camera button on every figure saves."""
     st.sidebar.toggle("Presentation mode", key=state.PRESENTATION, persist_state="session",
                       help="larger type, thicker lines, fewer ticks, legends under the plots: for a projector")
     if state.get(state.PRESENTATION):
         st.html("<style>[data-testid='stMain'] {font-size: 1.15rem;} "
                 "[data-testid='stMain'] [data-testid='stCaptionContainer'] {font-size: 1.0rem;}</style>")
+    st.sidebar.segmented_control(
+        "Camera button saves", EXPORT_FORMATS, key=state.EXPORT_FORMAT, default="png", required=True,
+        persist_state="session", format_func=str.upper,
+        help="PNG at slide size (1600 px wide, twice the pixels), or SVG: lines and text that stay sharp "
+        "at any size, for slides and papers (a heatmap inside it stays a picture)")
+
+
+def camera_config(fig: go.Figure) -> dict:
+    """The figure's export settings, in the format the sidebar asks for (plotly.js draws either
+    one in the browser: nothing is rendered on the server)."""
+    config = export_config(fig)
+    config["toImageButtonOptions"]["format"] = state.get(state.EXPORT_FORMAT) or "png"
+    return config
 
 
 def show(fig: go.Figure, key: str, where=st, diagram: bool = False) -> None:
@@ -24,4 +40,4 @@ def show(fig: go.Figure, key: str, where=st, diagram: bool = False) -> None:
     shown = for_projector(fig, diagram) if state.get(state.PRESENTATION) else fig
     if where is not st and not diagram:  # a column: half the page or less, so a long title breaks
         shown = wrap_title(shown)
-    where.plotly_chart(shown, key=key, config=export_config(shown))
+    where.plotly_chart(shown, key=key, config=camera_config(shown))

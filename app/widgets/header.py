@@ -10,7 +10,7 @@ from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, parse_query
 from app.session.store import TIME_TO_LIVE, LabStore, new_token
 from app.widgets import state
-from app.widgets.figures import presentation_toggle
+from app.widgets.figures import figure_settings
 
 
 @st.cache_resource
@@ -76,7 +76,7 @@ def page_header(title: str, summary: bool = True, lesson: bool = True) -> Lab:
     where the step count keeps up while playing."""
     lab = current_lab()
     keep_owner_cookie()
-    presentation_toggle()
+    figure_settings()
     st.title(title)
     show_link_problem()
     if lesson:

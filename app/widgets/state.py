@@ -16,6 +16,7 @@ LINK_PROBLEM = "link_problem"  # why the link's settings were not used, shown on
 LESSON = "lesson"  # the key of the lesson opened from Home, while its text applies
 TARGET_STEPS = "target_steps"  # "Train up to step"
 PRESENTATION = "presentation"  # presentation mode: larger type for a projector
+EXPORT_FORMAT = "export_format"  # what the camera button on every figure saves: "png" or "svg"
 # The part of the model the look-inside pages open up (the part picker).
 PROBE_INDEX = "probe_index"
 STACK = "stack"
@@ -59,7 +60,7 @@ LESSON_PARAM = "lesson"  # the open lesson: a lesson's link opens it, banner inc
 OWNER_COOKIE = "unrolled_owner"  # the browser's owner token, never in a link
 
 # What a reload brings back with the lab, beside it.
-KEPT_WITH_THE_LAB = (LESSON, TARGET_STEPS, PRESENTATION)
+KEPT_WITH_THE_LAB = (LESSON, TARGET_STEPS, PRESENTATION, EXPORT_FORMAT)
 
 
 def get(key: str, default=None):

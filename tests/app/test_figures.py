@@ -61,3 +61,13 @@ def test_the_compare_pages_column_charts_wrap_their_long_titles():
     titles = [spec["layout"]["title"]["text"] for spec, _ in figures(at)]
     assert titles and all(len(line) <= 34 for title in titles for line in title.split("<br>"))
     assert any("<br>" in title for title in titles)
+
+
+def test_the_camera_button_saves_svg_when_the_sidebar_asks():
+    """(Across a page change too: tests/browser/test_export.py downloads one from the next page.)"""
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.switch_page(pages.PATHS["build"]).run()
+    assert {config["toImageButtonOptions"]["format"] for _, config in figures(at)} == {"png"}
+    at.button_group(key="export_format").set_value("svg").run()
+    assert not at.exception
+    assert {config["toImageButtonOptions"]["format"] for _, config in figures(at)} == {"svg"}
