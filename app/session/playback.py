@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -49,21 +49,25 @@ class Playback(ABC):
     def finished(self, until: int) -> bool:
         """Nothing left to train before step `until`."""
 
-    def train_for(self, seconds: float, until: int) -> int:
+    def train_for(self, seconds: float, until: int, between_steps: Callable[[], None] = lambda: None) -> int:
         """Train in single steps for about `seconds`, never past step `until`, so a page tick
         stays short and a pause lands between two whole steps; returns the steps taken. Stops
-        playing once there is nothing left to train."""
+        playing once there is nothing left to train. `between_steps` is called before each step,
+        outside the lock: it may raise to end the loop there (the page has a run to start)."""
         done = 0
         start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            with self.turn:  # someone waits in hold(): let them in before the next step
-                self.turn.wait_for(lambda: self.waiting == 0, timeout=seconds)
+        try:
+            while time.perf_counter() - start < seconds:
+                between_steps()
+                with self.turn:  # someone waits in hold(): let them in before the next step
+                    self.turn.wait_for(lambda: self.waiting == 0, timeout=seconds)
+                with self.lock:
+                    if not self.playing or not self.advance(until):
+                        break
+                done += 1
+        finally:
             with self.lock:
-                if not self.playing or not self.advance(until):
-                    break
-            done += 1
-        with self.lock:
-            self.seconds += time.perf_counter() - start
-            if self.finished(until):
-                self.playing = False
+                self.seconds += time.perf_counter() - start
+                if self.finished(until):
+                    self.playing = False
         return done

@@ -5,6 +5,7 @@ import time
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 import engine
 from app.session.lab import Lab
@@ -66,8 +67,11 @@ def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
 
 def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: float = TRAIN_SECONDS) -> None:
     """A fragment that calls draw(trainee) and, while playing, trains up to
-    st.session_state[until_key] between redraws (a Lab, or a Comparison): at least `seconds`, and
-    three times as long as the drawing took, up to MAX_TRAIN_SECONDS (train_seconds)."""
+    st.session_state[until_key] after each of its own runs (its ticks): at least `seconds`, and
+    three times as long as the drawing took, up to MAX_TRAIN_SECONDS (train_seconds). A whole-page
+    run (a control moved, Play pressed) only draws: it answers in the time a paused page takes,
+    and the next tick trains."""
+    whole_page = [True]  # this call draws the fragment inline, as part of the whole page
 
     @st.fragment(run_every=TICK_SECONDS if trainee.playing else None)
     def tick() -> None:
@@ -77,9 +81,21 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
         start = time.perf_counter()
         with trainee.lock:
             draw(trainee)
-        if trainee.playing:
-            trainee.train_for(train_seconds(time.perf_counter() - start, seconds), until=st.session_state[until_key])
+        if trainee.playing and not whole_page[0]:
+            trainee.train_for(train_seconds(time.perf_counter() - start, seconds), until=st.session_state[until_key],
+                              between_steps=yield_to_the_page())
             if not trainee.playing:  # reached the target or stopped: redraw the buttons, stop ticking
                 st.rerun()
 
     tick()
+    # Streamlit keeps this closure and calls it again for each of the fragment's own runs (its
+    # run_every ticks), until the next whole-page run defines the fragment anew.
+    whole_page[0] = False
+
+
+def yield_to_the_page() -> Callable[[], None]:
+    """What a tick's training calls between two steps: Streamlit's own yield point, which raises
+    to end the tick when a whole-page run waits (a control moved, Pause), so that run starts after
+    the step under way instead of after the tick's remaining training (up to MAX_TRAIN_SECONDS).
+    Streamlit checks it at every st.* call; a Python training loop makes none."""
+    return get_run_yield_check() or (lambda: None)

@@ -9,6 +9,7 @@ from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT
 
 from .conftest import MAIN, chart, plotted
+from .test_page_reruns import tick
 
 BUILD = nav.PATHS["build"]
 
@@ -70,9 +71,11 @@ def test_step_runs_exactly_one_training_step_and_the_curves_plot_it():
 def test_play_trains_until_paused_and_pause_lands_between_whole_steps():
     at = build_page(app())
     at.button(key="play").click().run()
+    assert lab(at).playing
+    tick(at)  # the live fragment's own run: it draws, then trains
     first = lab(at).trainer.steps_done
-    assert first > 0 and lab(at).playing
-    at.run()  # a rerun while playing: the fragment draws, then trains for one tick
+    assert first > 0
+    tick(at)
     assert lab(at).trainer.steps_done > first
     at.button(key="play").click().run()  # now Pause
     paused = lab(at).trainer.steps_done
