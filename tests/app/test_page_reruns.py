@@ -21,13 +21,16 @@ def tick(at: AppTest) -> ElementTree:
     returns what it drew. AppTest only runs whole pages, so this hands its script runner the
     request a tick sends (the fragment's id from AppTest's fragment storage). As in the browser,
     the rest of the page stays as the last whole-page run drew it: `at` keeps that page, whose
-    widgets the next interaction moves."""
+    widgets the next interaction moves, unless the tick ended the play and so reran the whole page
+    (st.rerun): then `at` holds that new page."""
     [fragment] = list(at._fragment_storage._fragments)  # one fragment on each page that plays
     request = partial(RerunData, fragment_id_queue=[fragment], is_auto_rerun=True)
     page = at._tree
     with patch("streamlit.testing.v1.local_script_runner.RerunData", request):
         at.run()
-    drawn, at._tree = at._tree, page
+    drawn = at._tree
+    if not drawn.title:  # the fragment alone: every whole page has its title (header.page_header)
+        at._tree = page
     return drawn
 
 
