@@ -7,19 +7,29 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from app import pages as nav
+from app.app_pages.recurrent.gradients import INITIALISATION_OPEN, TRUNCATION_OPEN
+from app.charts import gradients as cg
 from app.session.probes import RECORD_EVERY
 
 from .conftest import MAIN, chart, plotted
+from .test_page_reruns import tick
 
 GRADIENTS = nav.PATHS["gradients"]
 BUILD = engine.build_model  # the real one, while a test counts the calls
 
 
-def page(query: dict | None = None) -> AppTest:
+def page(query: dict | None = None, opened: tuple[str, ...] = ()) -> AppTest:
+    """The Gradients page, with the expanders named in `opened` open (as a click on one does:
+    they compute only while open)."""
     at = AppTest.from_file(MAIN, default_timeout=60)
     for k, v in (query or {}).items():
         at.query_params[k] = v
+    for key in opened:
+        at.session_state[key] = True
     return at.run().switch_page(GRADIENTS).run()
+
+
+BOTH = (TRUNCATION_OPEN, INITIALISATION_OPEN)
 
 
 def trace(spec: dict, name: str) -> dict:
@@ -97,7 +107,7 @@ def cuts(spec: dict) -> list:
 
 
 def test_truncated_bptt_plots_both_recordings_for_the_window_chosen():
-    at = page()
+    at = page(opened=(TRUNCATION_OPEN,))
     lab = at.session_state["lab"]
     for _ in range(10):
         lab.step()
@@ -119,7 +129,7 @@ def test_truncated_bptt_plots_both_recordings_for_the_window_chosen():
 
 
 def test_a_model_trained_truncated_shows_its_own_window():
-    at = page({"bptt_window": "9"})
+    at = page({"bptt_window": "9"}, opened=(TRUNCATION_OPEN,))
     lab = at.session_state["lab"]
     assert not at.slider and "a window of **9** steps" in " ".join(m.value for m in at.markdown)
     spec = chart(at, "Truncated backpropagation: the gradient cut every 9 steps")
@@ -128,7 +138,7 @@ def test_a_model_trained_truncated_shows_its_own_window():
 
 
 def test_truncated_bptt_says_why_it_does_not_apply_to_a_bidirectional_network():
-    at = page({"bidirectional": "true"})
+    at = page({"bidirectional": "true"}, opened=(TRUNCATION_OPEN,))
     assert not at.exception
     [info] = [i.value for i in at.info if "Truncated BPTT" in i.value]
     assert "bidirectional" in info
@@ -166,7 +176,7 @@ def test_initialisation_curves_come_from_fresh_models_built_once(monkeypatch):
 
     built = []
     monkeypatch.setattr(engine, "build_model", lambda cfg, *a, **k: built.append(cfg) or BUILD(cfg, *a, **k))
-    at = page({"arch": "rnn", "forget_bias": "none"})
+    at = page({"arch": "rnn", "forget_bias": "none"}, opened=BOTH)
     lab = at.session_state["lab"]
     own = lab.setup.model
     schemes = {"default (yours)": own, "orthogonal": dataclasses.replace(own, init="orthogonal"),
@@ -293,6 +303,58 @@ def test_the_bidirectional_lessons_ratios_in_the_caption_are_measured():
     assert int(g.argmax()) == 0
 
 
+def counting(monkeypatch, owner, names: tuple[str, ...]) -> list[str]:
+    """Patch owner's functions `names` to log their name on every call; the log."""
+    calls = []
+    for name in names:
+        real = getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    return calls
+
+
+def titles(tree) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in tree.get("plotly_chart")]
+
+
+def test_closed_experiments_compute_nothing_while_the_page_plays(monkeypatch):
+    """Issue 12, item 5: the truncated recording and the initialisation curves are made only while
+    their expander is open, and never in a tick of the live fragment."""
+    from app.session.probes import Probes
+
+    made = counting(monkeypatch, Probes, ("truncated_recording", "initial_gradients"))
+    at = page()
+    at.button(key="play").click().run()
+    drawn = [tick(at), tick(at)]
+    at.number_input(key="probe_index").set_value(2).run()  # a whole-page run while playing
+    assert not at.exception and at.session_state["lab"].trainer.steps_done > 0
+    assert made == []
+    for tree in (*drawn, at):
+        assert not [t for t in titles(tree) if t.startswith(("Truncated", "At initialisation"))]
+    at.session_state[TRUNCATION_OPEN] = True  # the student opens one
+    at.run()
+    assert made == ["truncated_recording"]
+    assert [t for t in titles(at) if t.startswith("Truncated")]
+
+
+def test_open_experiments_are_drawn_by_whole_page_runs_and_rebuilt_only_when_what_they_show_changed(monkeypatch):
+    built = counting(monkeypatch, cg, ("truncated_bptt", "initialisation_gradients"))
+    at = page(opened=BOTH)
+    assert built == ["truncated_bptt", "initialisation_gradients"]
+    at.run()  # nothing changed
+    at.button(key="play").click().run()  # Play: a whole-page run that trains nothing
+    assert built == ["truncated_bptt", "initialisation_gradients"]
+    trained = tick(at)  # the live fragment draws and trains; the experiments are not in it
+    assert at.session_state["lab"].trainer.steps_done > 0
+    assert not [t for t in titles(trained) if t.startswith(("Truncated", "At initialisation"))]
+    assert built == ["truncated_bptt", "initialisation_gradients"]
+    at.button(key="play").click().run()  # Pause: the page redraws the trained weights
+    assert not at.exception
+    assert built == ["truncated_bptt", "initialisation_gradients", "truncated_bptt"]  # fresh models: not again
+    spec = chart(at, "Truncated backpropagation")
+    cut = at.session_state["lab"].probes.truncated_recording(0, at.session_state["gradients_drawn"]["window"])
+    assert customdata(spec, "layer 0 → truncated") == pytest.approx(cut.grad_norm_h[0, 0].tolist(), rel=1e-6)
+
+
 def diverging():
     """The exploding lesson's ReLU RNN (identity W_hh, plain SGD, no clipping) at lr 1: it diverges
     on its second step, and the recording of the weights it keeps overflows (issue 12, item 5c)."""
@@ -304,7 +366,7 @@ def diverging():
 
 
 def test_a_diverged_model_opens_and_the_page_says_what_diverged():
-    at = page()
+    at = page(opened=BOTH)
     lab = at.session_state["lab"]
     lab.start(diverging())
     while lab.trainer.diverged_at is None:

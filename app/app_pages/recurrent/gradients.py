@@ -1,7 +1,10 @@
 """Gradients: how much of the loss's gradient reaches each time step (BPTT), and why."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from app.charts import gradients as cg
@@ -17,6 +20,8 @@ from app.widgets.figures import show
 from app.widgets.header import page_header
 from engine.truncated import check_truncation
 
+TRUNCATION_OPEN = "gradients_truncation_open"  # whether its expander is open (st.expander's state)
+INITIALISATION_OPEN = "gradients_initialisation_open"
 ADDING_INITIALISATION = (
     "On the adding problem (T = 50, 64 units, seed 0) the first step of a tanh RNN gets 3e-11 of the "
     "last step's gradient under PyTorch's default, about 0.1 with an orthogonal W_hh or one scaled to "
@@ -54,6 +59,7 @@ def run() -> None:
     parts.pick(lab, layer=None, direction=None)
     training_controls(lab)
     live(lab, draw)
+    experiments(lab)
     downloads(lab)
 
 
@@ -95,9 +101,7 @@ def draw(lab: Lab) -> None:
            "carry the gradient, and so the memory, across the sequence.")
         + (BIDIRECTIONAL_RATIO if lab.setup.model.bidirectional else "")
     )
-    truncation(lab, rec, index)
     clipping(lab)
-    initialisation(lab, index, stack)
 
 
 def theory(lab: Lab) -> bool:
@@ -142,9 +146,40 @@ def truncation_problem(lab: Lab) -> str | None:
     return None
 
 
+def experiments(lab: Lab) -> None:
+    """Truncated BPTT and initialisation, outside the live fragment: drawn on whole-page runs
+    only (a control moved, Pause, an expander opened), and computed only while their expander is
+    open. A playing page's ticks made a truncated recording and both figures every tick for
+    expanders that are usually closed (benchmarks/README section 8); the initialisation curves
+    do not change with training at all."""
+    part = parts.chosen(lab)
+    truncation(lab, part.rec, part.index)
+    initialisation(lab, part.index, part.stack)
+
+
+def look_window(lab: Lab, T: int) -> int:
+    """The truncation window the page shows and its download writes: the one the model trains
+    with, else the one chosen on the slider (a quarter of the sequence until one is)."""
+    return lab.setup.train.bptt_window or state.get(state.window_key(T), max(1, T // 4))
+
+
+def drawn_once(name: str, shows: tuple, build: Callable[[], go.Figure]) -> go.Figure:
+    """build(), made again only when what it shows changed: `shows` holds the recordings (by
+    identity: a new version of the weights is a new recording) and settings it is drawn from."""
+    drawn = st.session_state.setdefault(state.GRADIENTS_DRAWN, {})
+    key = tuple(id(item) for item in shows)
+    held = drawn.get(name)
+    if held is None or held[0] != key:
+        drawn[name] = (key, build(), shows)  # holding `shows` keeps their ids from being reused
+    return drawn[name][1]
+
+
 def truncation(lab: Lab, rec, index: int) -> None:
     """Full against truncated BPTT on this sample: the Trainer's window, or one to look at."""
-    with st.expander("Truncated BPTT: where the gradient is cut", icon=":material/content_cut:"):
+    with st.expander("Truncated BPTT: where the gradient is cut", icon=":material/content_cut:",
+                     key=TRUNCATION_OPEN, on_change="rerun") as box:
+        if not box.open:
+            return
         problem = truncation_problem(lab)
         if problem:
             st.info(f"Truncated BPTT does not apply here: {problem}. Training refuses a window for this "
@@ -154,16 +189,17 @@ def truncation(lab: Lab, rec, index: int) -> None:
         if trained:
             st.markdown(f"This model trains with truncated BPTT, a window of **{trained}** steps "
                         "(set on Build & Train, Training tab).")
-            window = trained
         else:
-            window = st.slider(
-                "Window to look at (steps)", 1, T, max(1, T // 4), key=state.window_key(T), persist_state="session",
-                help="only for this picture: this model trains with full BPTT (set a window on Build & Train, "
-                "Training tab, to train truncated)",
+            st.slider(
+                "Window to look at (steps)", 1, T, max(1, T // 4), key=state.window_key(T),
+                persist_state="session", help="only for this picture: this model trains with full BPTT (set a "
+                "window on Build & Train, Training tab, to train truncated)",
             )
-        st.session_state.setdefault(state.GRADIENTS_DRAWN, {})["window"] = window
+        window = look_window(lab, T)
         cut = lab.probes.truncated_recording(index, window)
-        show(cg.truncated_bptt(rec, cut, window), "truncated")
+        show(drawn_once("truncated", (rec, cut, window), lambda: cg.truncated_bptt(rec, cut, window)), "truncated")
+        st.caption(f"Recorded at step {lab.trainer.steps_done:,}; while the network plays, this picture follows "
+                   "it when the page redraws (Pause, or any control).")
         if window >= T:
             st.caption(f"The window ({window}) is at least the sequence length ({T}): nothing is cut, "
                        "and training runs full BPTT.")
@@ -214,9 +250,12 @@ def clipping(lab: Lab) -> None:
 
 def initialisation(lab: Lab, index: int, stack: str | None) -> None:
     """‖∂L/∂h_t‖ at initialisation under each scheme, on fresh copies of this network."""
-    with st.expander("Initialisation: the gradient before any training", icon=":material/start:"):
-        curves = lab.probes.initial_gradients(index, stack)
-        show(cg.initialisation_gradients(curves), "initialisation")
+    with st.expander("Initialisation: the gradient before any training", icon=":material/start:",
+                     key=INITIALISATION_OPEN, on_change="rerun") as box:
+        if not box.open:
+            return
+        curves = lab.probes.initial_gradients(index, stack)  # built once per sample, stack and seed
+        show(drawn_once("initialisation", (curves,), lambda: cg.initialisation_gradients(curves)), "initialisation")
         st.caption(
             f"Each line is ‖∂L/∂h_t‖ of the first layer{' of the ' + stack if stack else ''} on this sample, "
             f"for a fresh copy of this network (seed {lab.setup.train.seed}, as Reset builds it) under one "
@@ -276,9 +315,9 @@ def downloads(lab: Lab) -> None:
             f"{name}-gradients.html", mime="text/html",
         )
         drawn = st.session_state.setdefault(state.GRADIENTS_DRAWN, {})  # read on click: what was drawn last
+        window = drawn["window"] = look_window(lab, lab.recording(index).seq_len)  # the one the page shows
 
         def truncated():
-            window = drawn["window"]
             pair = exports.now_or_drawn(
                 lab, lambda: (lab.recording(index), lab.probes.truncated_recording(index, window)),
                 lambda: lab.probes.drawn_truncated(index, window),
