@@ -16,6 +16,7 @@ from .config import ModelConfig
 from .contract import Decoder, DecodingState, Model
 from .describe import Part, Read
 from .model import SequenceModel
+from .pointer import PointerNetwork
 from .positional import positional_encoding
 from .record import record
 from .recording import BlockTrace, Recording, StackTrace
@@ -32,7 +33,7 @@ __all__ = [
     "ModelConfig", "TrainConfig", "TaskSpec", "Task", "Preset", "TASKS", "ATTENTION_TASKS", "make_task", "task_params",
     "SequenceModel", "EncoderDecoder", "build_model", "record", "Recording", "StackTrace", "Trainer", "StepStats",
     "save", "load", "to_bytes", "from_bytes",
-    "AttentionEncoderDecoder", "TransformerModel", "TransformerEncoderDecoder", "positional_encoding",
+    "AttentionEncoderDecoder", "PointerNetwork", "TransformerModel", "TransformerEncoderDecoder", "positional_encoding",
     "beam_search", "Beam", "Candidate", "weight_spectra", "Spectra",
     "Model", "Decoder", "DecodingState", "Part", "Read", "BlockTrace", "AttentionTrace", "Site",
 ]

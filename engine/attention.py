@@ -8,7 +8,8 @@ and the output is the weighted sum of the values: the context c = sum_i alpha_i 
   padding of a padded input) added before the softmax, so masked weights are exactly 0.
 - The score functions of the recurrent encoder-decoder (`Attention`), by name: "dot" and
   "general" (Luong et al. 2015), "additive" (Bahdanau et al. 2015; Luong's "concat"),
-  "scaled_dot" (Vaswani et al. 2017) and "cosine" (content-based, Graves et al. 2014).
+  "scaled_dot" (Vaswani et al. 2017), "cosine" (content-based, Graves et al. 2014) and
+  "location" (Luong et al. 2015: alpha_t = softmax(W_a s_t), which reads no encoder state).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .config import SCORES, check_choice
+from .config import LOCATION_POSITIONS, SCORES, check_choice
 
 
 @dataclass
@@ -140,12 +141,43 @@ class CosineScore(nn.Module):
         return self.log_beta.exp() * cosine  # [B, T_q, S]
 
 
+class LocationScore(nn.Module):
+    """score(s_t, h_i) = (W_a s_t)_i  (Luong "location": alpha_t = softmax(W_a s_t)). The decoder's
+    state alone says where to look, by position: h_i is never read (the context still sums the
+    h_i). W_a has one row per position, `positions` of them, and a source of S tokens keeps the
+    first S: position i is scored the same whatever the source's length, and a source longer
+    than `positions` has positions W_a cannot score, so it is refused.
+
+    Positions count the source's real tokens only (padded [B, S], True at a pad): a front-padded
+    date's first character is position 0 however long the date, as the encoder, which skips the
+    pads, sees it. The pads' own scores are masked by the Attention."""
+
+    def __init__(self, size: int, positions: int = LOCATION_POSITIONS):
+        super().__init__()
+        self.W_a = nn.Linear(size, positions, bias=False)
+
+    def forward(self, s: Tensor, h: Tensor, padded: Tensor | None = None) -> Tensor:
+        S, positions = h.shape[1], self.W_a.out_features
+        if S > positions:
+            raise ValueError(
+                f"location-based attention scores at most {positions} source positions (W_a has one row per "
+                f"position), and this source has {S}; use a shorter source or another score function"
+            )
+        scores = self.W_a(s)  # [B, T_q, positions]
+        if padded is None:
+            return scores[..., :S]  # [B, T_q, S]: the first S
+        rank = ((~padded).cumsum(1) - 1).clamp(min=0)  # [B, S]: each real token's place among them
+        return scores.gather(-1, rank[:, None].expand(-1, s.shape[1], -1))  # [B, T_q, S]
+
+
 def make_score(name: str, size: int) -> nn.Module:
     check_choice("attention", name, SCORES)
     if name == "general":
         return GeneralScore(size)
     if name == "additive":
         return AdditiveScore(size)
+    if name == "location":
+        return LocationScore(size)
     return {"dot": DotScore, "scaled_dot": ScaledDotScore, "cosine": CosineScore}[name]()
 
 
@@ -160,7 +192,8 @@ class Attention(nn.Module):
 
     def forward(self, s: Tensor, h: Tensor, padded: Tensor | None = None) -> Attended:  # s [B, T_q, D], h [B, S, D]
         check_keys(h)
-        e = self.score(s, h)  # [B, T_q, S]
+        # Location-based scores count positions past the padding; the others score each state as it is.
+        e = self.score(s, h, padded) if isinstance(self.score, LocationScore) else self.score(s, h)  # [B, T_q, S]
         if padded is not None:
             e = e + padding_mask(padded, dtype=e.dtype)[:, 0]  # [B, T_q, S]: -inf on padding
         alpha = torch.softmax(e, dim=-1)  # [B, T_q, S]

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 
 from .config import check_int
 from .seq2seq import EOS, SOS
+from .tasks.base import DECODERS
 
 MAX_WIDTH = 100
 
@@ -41,14 +42,18 @@ class Beam:
 
 @torch.no_grad()
 def beam_search(model: nn.Module, x: Tensor, width: int = 3) -> Beam:
-    """Beam search for one source sequence x ([S] tokens) with an encoder-decoder model."""
+    """Beam search for one source sequence x ([S] tokens, or [S, D] values for a pointer
+    network) with an encoder-decoder model."""
     check_int("width", width, 1, MAX_WIDTH)
-    if getattr(getattr(model, "spec", None), "mapping", None) != "encdec":
+    if getattr(getattr(model, "spec", None), "mapping", None) not in DECODERS:
         raise ValueError(
-            "beam search decodes with an encoder-decoder; build the model for an encdec task such as reverse"
+            "beam search decodes with an encoder-decoder; build the model for an encdec task such as "
+            "reverse, or a pointer task such as sort"
         )
-    if x.dim() != 1:
-        raise ValueError(f"beam_search takes one source sequence, token ids of shape [S]; got shape {list(x.shape)}")
+    tokens = model.spec.input_kind == "tokens"
+    if x.dim() != (1 if tokens else 2):
+        shape = "token ids of shape [S]" if tokens else f"values of shape [S, {model.spec.input_size}]"
+        raise ValueError(f"beam_search takes one source sequence, {shape}; got shape {list(x.shape)}")
     was_training = model.training
     model.eval()
     try:
@@ -69,6 +74,8 @@ def search(model: nn.Module, x: Tensor, width: int) -> Beam:
         top = total.flatten().topk(min(width, total.numel()))
         kept, rows = [], []
         for score, flat in zip(top.values.tolist(), top.indices.tolist()):
+            if score == float("-inf"):  # a token of probability 0 (a pointer's <sos>) is no candidate
+                break
             row, token = divmod(flat, V)
             candidate = Candidate(alive[row].tokens + (token,), score)
             kept.append(candidate)

@@ -10,7 +10,7 @@ import types
 import typing
 
 from .config import ModelConfig
-from .tasks.base import TaskSpec
+from .tasks.base import DECODERS, TaskSpec
 
 MAX_TOKEN_CHARS = 1000  # one vocabulary entry: a word, a character, a symbol's name
 
@@ -28,10 +28,10 @@ def read_header(metadata: dict) -> tuple[ModelConfig, TaskSpec, tuple[str, ...] 
     if unknown:
         raise ValueError(f"this checkpoint's task spec has unknown fields {sorted(unknown)}; save it again")
     spec = TaskSpec(**data)
-    if spec.mapping not in ("vec2seq", "encdec") and spec.out_len != 0:
+    if spec.mapping not in ("vec2seq", *DECODERS) and spec.out_len != 0:
         # TaskSpec checks out_len only where it is used; here a forged one must not ride along.
         raise ValueError(
-            f"out_len applies to vec2seq and encdec tasks; this {spec.mapping} checkpoint has {spec.out_len}"
+            f"out_len applies to vec2seq, encdec and pointer tasks; this {spec.mapping} checkpoint has {spec.out_len}"
         )
     return cfg, spec, read_vocab(metadata, spec)
 

@@ -13,7 +13,10 @@ MODEL_ARCHS = ARCHS + ("transformer",)
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear")
 INITS = ("default", "orthogonal", "identity", "scaled")
 # Attention score functions of a recurrent encoder-decoder (engine/attention.py has the equations).
-SCORES = ("dot", "general", "additive", "scaled_dot", "cosine")
+SCORES = ("dot", "general", "additive", "scaled_dot", "cosine", "location")
+# Location-based attention scores positions, not states: W_a has one row per source position, so a
+# source may be at most this long (copy's 20 and dates' 18 fit, with room for a longer reversal).
+LOCATION_POSITIONS = 64
 POSITION_ENCODINGS = ("sinusoidal", "learned")
 
 MAX_HIDDEN = 1024
@@ -71,8 +74,11 @@ class ModelConfig:
     forget_bias     LSTM only: initial value of the forget-gate bias (b_if + b_hf); None keeps
                     PyTorch's default. 1.0 is the common choice (Jozefowicz et al. 2015).
     attention       recurrent encoder-decoder only: the score function of its attention over the
-                    encoder's states, "dot", "general", "additive", "scaled_dot" or "cosine";
-                    None = no attention, the context is the encoder's final state alone
+                    encoder's states, "dot", "general", "additive", "scaled_dot", "cosine" or
+                    "location" (which reads no encoder state, and so scores at most
+                    LOCATION_POSITIONS = 64 source positions); None = no attention, the context is
+                    the encoder's final state alone. A pointer network (a pointer task) points
+                    with this score, and needs one.
     reverse_source  encoder-decoder only: the encoder reads the source backwards (Sutskever et
                     al. 2014), which puts the first source tokens next to the first target tokens
 

@@ -1,7 +1,7 @@
 """What every model is: the members build_model's classes have, and which the Trainer, engine.record,
 the checkpoints, beam search and the app rely on. Every model is also a torch.nn.Module.
 
-A new model class meets `Model` (and `Decoder` for an encdec task), and joins engine.build.MODELS.
+A new model class meets `Model` (and `Decoder` for an encdec or pointer task), and joins engine.build.MODELS.
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ class Decoder(Model, Protocol):
     """An encoder-decoder: it also decodes one token at a time (greedy, sampling, beam search)."""
 
     def start(self, x: Tensor) -> DecodingState:
-        """Encode the source x [B, S] into where decoding starts."""
+        """Encode the source x ([B, S] tokens; a pointer network's [B, S, D] values) into where decoding starts."""
 
     def step(self, token: Tensor, decoding: DecodingState) -> tuple[Tensor, DecodingState]:
         """Read one token [B]; return the next token's logits [B, V] and where decoding is now."""

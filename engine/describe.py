@@ -16,7 +16,7 @@ from .recurrent import layer_weights
 
 ROLES = ("input", "core", "head")  # every model has at least one part of each, in that order
 KINDS = ("input", "embedding", "positional encoding", "recurrent", "attention", "transformer block",
-         "linear", "linear head")
+         "linear", "linear head", "pointer")  # pointer: a head whose output is attention over the input positions
 ARROWS = {None: "", 0: "→", 1: "←"}
 STEPS = {0: "0", -1: "T", None: "t"}
 
@@ -62,7 +62,7 @@ class Part:
     directions: int | None = None
     hidden_size: int | None = None  # H per direction
     # attention (a recurrent decoder's) and transformer blocks
-    score: str | None = None  # "dot", "general", "additive", "scaled_dot", "cosine"
+    score: str | None = None  # "dot", "general", "additive", "scaled_dot", "cosine", "location"
     heads: int | None = None
     # the head: the states it reads, e.g. [h→_T ; h←_0] for a bidirectional seq2vec model
     reads: tuple[Read, ...] = ()

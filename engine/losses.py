@@ -32,4 +32,11 @@ def compute_metric(kind: str, y_hat: Tensor, y: Tensor) -> float:
     return (correct.sum() / mask.sum().clamp(min=1)).item()
 
 
+@torch.no_grad()
+def sequence_accuracy(y_hat: Tensor, y: Tensor) -> float:
+    """Share of samples with every target token right: y_hat [B, T_out, C] logits, y [B, T_out]."""
+    right = (y_hat.argmax(dim=-1) == y) | (y == IGNORE)  # [B, T_out]
+    return right.all(dim=1).float().mean().item()
+
+
 METRIC_NAMES = {"mse": "R²", "ce": "accuracy"}

@@ -62,11 +62,28 @@ def feed_back(model: nn.Module, state, batch: int, teacher: Tensor | None = None
     return torch.stack(logits, dim=1)  # [B, T_out, V]
 
 
+def encoder_context(cfg: ModelConfig, h_n: State) -> State:
+    """The encoder's final state -> the decoder's initial state, layer by layer: a
+    bidirectional encoder's two directions are put side by side. [L*dirs, B, H] -> [L, B, dirs*H]."""
+    def join(s: Tensor) -> Tensor:
+        L, dirs = cfg.num_layers, cfg.num_directions
+        return s.reshape(L, dirs, *s.shape[1:]).permute(0, 2, 1, 3).reshape(L, s.shape[1], -1)
+
+    return tuple(join(s) for s in h_n) if isinstance(h_n, tuple) else join(h_n)
+
+
 def check_source(x: Tensor) -> None:
     if x.dim() != 2 or x.shape[1] == 0:
         raise ValueError(
             f"the source must be token ids [batch, T] with T >= 1; got shape {list(x.shape)} (an empty source?)"
         )
+
+
+def select_state(state: State, index: Tensor) -> State:
+    """Rows `index` ([K]) of a decoder state's batch, nn.LSTM's layout: each [L, K, H']."""
+    if isinstance(state, tuple):
+        return tuple(s.index_select(1, index) for s in state)
+    return state.index_select(1, index)
 
 
 @dataclass
@@ -79,11 +96,8 @@ class Decoding:
 
     def select(self, index: Tensor) -> Decoding:
         """Rows `index` ([K]) of the batch, in that order (a row may repeat)."""
-        states = self.state if isinstance(self.state, tuple) else (self.state,)
-        picked = tuple(s.index_select(1, index) for s in states)  # each [L, K, H']
-        state = picked if isinstance(self.state, tuple) else picked[0]
         padded = self.padded.index_select(0, index) if self.padded is not None else None  # [K, S]
-        return Decoding(state, self.memory.index_select(0, index), padded)  # memory: [K, S, H']
+        return Decoding(select_state(self.state, index), self.memory.index_select(0, index), padded)  # [K, S, H']
 
 
 class EncoderDecoder(nn.Module):
@@ -105,13 +119,7 @@ class EncoderDecoder(nn.Module):
         return self.cfg.embedding_dim
 
     def context(self, h_n: State) -> State:
-        """The encoder's final state -> the decoder's initial state, layer by layer: a
-        bidirectional encoder's two directions are put side by side. [L*dirs, B, H] -> [L, B, dirs*H]."""
-        def join(s: Tensor) -> Tensor:
-            L, dirs = self.cfg.num_layers, self.cfg.num_directions
-            return s.reshape(L, dirs, *s.shape[1:]).permute(0, 2, 1, 3).reshape(L, s.shape[1], -1)
-
-        return tuple(join(s) for s in h_n) if isinstance(h_n, tuple) else join(h_n)
+        return encoder_context(self.cfg, h_n)
 
     teacher_inputs = staticmethod(teacher_inputs)
 

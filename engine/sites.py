@@ -3,7 +3,8 @@
 A recording keys its attention traces by Site, a structured key the pages can filter on (every
 cross-attention, the decoder's layers...), and each Site has the display label the pages and
 notebooks print: "layer 0 self" (a transformer's only stack), "encoder layer 1 self",
-"decoder layer 0 cross", "alignment" (a recurrent decoder's attention over the encoder's states).
+"decoder layer 0 cross", "alignment" (a recurrent decoder's attention over the encoder's states),
+"pointer" (a pointer network's output: its attention over the input positions).
 """
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from dataclasses import dataclass
 
 from torch import Tensor
 
-SITE_KINDS = ("self", "cross", "alignment")
+SITE_KINDS = ("self", "cross", "alignment", "pointer")
+ALONE_KINDS = ("alignment", "pointer")  # a recurrent decoder's one attention: its kind is its label
 
 
 @dataclass(frozen=True)
 class Site:
     """stack: the recording's stack that asks ("encoder", "decoder"); layer: its block (None for
-    a recurrent decoder's one alignment); kind: "self", "cross" or "alignment"; alone: the
-    model's only stack, which its label leaves unnamed."""
+    a recurrent decoder's one alignment or pointer); kind: "self", "cross", "alignment" or
+    "pointer"; alone: the model's only stack, which its label leaves unnamed."""
 
     stack: str
     layer: int | None
@@ -32,13 +34,16 @@ class Site:
 
     @property
     def label(self) -> str:
-        if self.kind == "alignment":
-            return "alignment"
+        if self.kind in ALONE_KINDS:
+            return self.kind
         stack = "" if self.alone else f"{self.stack} "
         return f"{stack}layer {self.layer} {self.kind}"
 
 
 ALIGNMENT = Site("decoder", None, "alignment")
+# A pointer network's output distribution, p(C_t = j) = alpha_tj: [T_out, positions + 1], key 0
+# the end marker (<eos>) and key 1 + j input position j.
+POINTER = Site("decoder", None, "pointer")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from torch.nn.utils import get_total_norm
 from .config import check_int
 from .history import MAX_ROWS, ROW_LIMITS, History, StepStats
 from .rng import PrivateRNG, stream, stream_seed
-from .tasks.base import Task
+from .tasks.base import DECODERS, Task
 from .train_config import TrainConfig
 from .truncated import check_truncation, chunk_loss, chunks, detach_state
 from .vocab import check_vocab
@@ -42,7 +42,7 @@ def global_norm(params: list[nn.Parameter]) -> float:
 def check_fits(model: nn.Module, task: Task, cfg: TrainConfig) -> None:
     """ValueError unless this model, task and training config can train together."""
     check_truncation(model.cfg, task.spec.mapping, cfg.bptt_window)
-    if cfg.scheduled_sampling and task.spec.mapping != "encdec":
+    if cfg.scheduled_sampling and task.spec.mapping not in DECODERS:
         raise ValueError(
             f"scheduled sampling feeds a decoder its own predictions; a {task.spec.mapping} task has no "
             "decoder, so set scheduled_sampling=0"

@@ -1,6 +1,7 @@
 """Tasks by name: `make_task("adding", seq_len=50, seed=0)`.
 
-TASKS holds every task; ATTENTION_TASKS names those that teach attention (copy, dates). Which
+TASKS holds every task; ATTENTION_TASKS names those that teach attention (copy, dates, and sort,
+whose pointer network's output is an attention). Which
 tasks the app offers is the app's choice (app/session/link.py)."""
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ from .reverse import ReverseTask
 from .review_csv import ParsedReviews, parse_reviews
 from .sentiment import SentimentTask
 from .sine import SineTask
+from .sort import SortTask
 
 ATTENTION_TASKS: dict[str, type[Task]] = {
     "copy": CopyTask,
     "dates": DatesTask,
+    "sort": SortTask,
 }
 TASKS: dict[str, type[Task]] = {
     "adding": AddingTask,

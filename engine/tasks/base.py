@@ -15,7 +15,10 @@ from ..losses import LOSSES, METRIC_NAMES, compute_loss, compute_metric
 from ..train_config import TrainConfig
 from .features import symbol_features, value_features
 
-MAPPINGS = ("seq2vec", "seq2seq", "vec2seq", "encdec")
+MAPPINGS = ("seq2vec", "seq2seq", "vec2seq", "encdec", "pointer")
+# The mappings whose model writes its output one step at a time, reading back what it wrote
+# (engine.contract.Decoder: start/step, greedy decoding, scheduled sampling, beam search).
+DECODERS = ("encdec", "pointer")
 INPUT_KINDS = ("values", "tokens")
 MAX_SEQ_LEN = 2000
 
@@ -27,11 +30,15 @@ class TaskSpec:
     mapping      "seq2vec" (one output after the last step), "seq2seq" (one output per step,
                  aligned with the input), "vec2seq" (one input vector, a sequence out) or
                  "encdec" (encoder-decoder: a token sequence in, another of its own length out)
+                 or "pointer" (a sequence in, a sequence of its own positions out: a pointer
+                 network's, Vinyals et al. 2015. Its classes are <sos>, <eos> and one per input
+                 position, class 2+j pointing at input j, so output_size = positions + 2)
     input_kind   "values" (x is float [B, T, input_size]) or "tokens" (x is int [B, T])
     input_size   features per step, or the vocabulary size for tokens
     output_size  values per output, or classes
     loss         "mse" or "ce"
-    out_len      vec2seq and encdec: how many steps the output has (encdec: at most)
+    out_len      vec2seq, encdec and pointer: how many steps the output has (encdec and pointer:
+                 at most)
     pad_id       tokens only: the input token that pads a sequence to its length, which no
                  attention looks at; None = the inputs are never padded. Left out of equality
                  (and so of the check that a model fits its task): a checkpoint saved before the
@@ -53,10 +60,15 @@ class TaskSpec:
         check_int("input_size", self.input_size, 1, 100_000)
         check_int("output_size", self.output_size, 1, 100_000)
         check_choice("loss", self.loss, LOSSES)
-        if self.mapping in ("vec2seq", "encdec"):
+        if self.mapping in ("vec2seq", *DECODERS):
             check_int("out_len", self.out_len, 2, MAX_SEQ_LEN)
         if self.mapping == "encdec" and (self.input_kind != "tokens" or self.loss != "ce"):
             raise ValueError("an encdec task reads tokens and predicts tokens: use input_kind='tokens', loss='ce'")
+        if self.mapping == "pointer" and (self.loss != "ce" or self.output_size < 3):
+            raise ValueError(
+                "a pointer task predicts input positions: use loss='ce' and output_size = positions + 2 "
+                "(<sos>, <eos>, then one class per position), at least 3"
+            )
         if self.pad_id is not None:
             if self.input_kind != "tokens":
                 raise ValueError("pad_id names a padding token, and this task's inputs are values; leave pad_id=None")

@@ -7,7 +7,7 @@ from typing import ClassVar
 import torch
 
 from ..config import ModelConfig, check_int
-from ..losses import IGNORE
+from ..losses import sequence_accuracy
 from ..train_config import TrainConfig
 from .base import MAX_SEQ_LEN, Preset, Task, TaskSpec
 
@@ -57,5 +57,4 @@ class ReverseTask(Task):
 
     def sequence_accuracy(self, y_hat: torch.Tensor, y: torch.Tensor) -> float:
         """Share of samples with every target token right."""
-        right = (y_hat.argmax(dim=-1) == y) | (y == IGNORE)  # [B, T_out]
-        return right.all(dim=1).float().mean().item()
+        return sequence_accuracy(y_hat, y)

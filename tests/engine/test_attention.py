@@ -16,7 +16,7 @@ from engine.attention import (
     padding_mask,
     scaled_dot_product_attention,
 )
-from engine.config import SCORES
+from engine.config import LOCATION_POSITIONS, SCORES
 from engine.multihead import MultiHeadAttention
 
 from .test_validation import raises_saying
@@ -149,13 +149,15 @@ def test_each_head_is_its_own_slice_of_the_projections():
 # ---------------------------------------------------------------- score functions
 
 def pairwise(score, s, h):
-    """[B, T_q, S] by calling `score` on one (query, key) pair at a time."""
-    return torch.tensor([[[score(s[b, i], h[b, j]) for j in range(h.shape[1])] for i in range(s.shape[1])]
+    """[B, T_q, S] by calling `score` on one (query, key, key's position) at a time."""
+    return torch.tensor([[[score(s[b, i], h[b, j], j) for j in range(h.shape[1])] for i in range(s.shape[1])]
                          for b in range(s.shape[0])], **DOUBLE)
 
 
-def formula(name, module, q, k):
-    """score(s, h) for one query and one key, as the papers write it."""
+def formula(name, module, q, k, j):
+    """score(s, h_j) for one query and one key at position j, as the papers write it."""
+    if name == "location":  # (W_a s)_j: row j of W_a, whatever h_j holds
+        return module.W_a.weight[j] @ q
     if name == "dot":
         return q @ k
     if name == "general":
@@ -174,7 +176,7 @@ def test_score_functions_match_their_formulas(name):
     module = make_score(name, 6).double()
     s, h = torch.randn(2, 3, 6, **DOUBLE), torch.randn(2, 5, 6, **DOUBLE)
     with torch.no_grad():
-        expected = pairwise(lambda q, k: formula(name, module, q, k), s, h)
+        expected = pairwise(lambda q, k, j: formula(name, module, q, k, j), s, h)
         torch.testing.assert_close(module(s, h), expected, atol=1e-12, rtol=1e-12)
 
 
@@ -199,9 +201,69 @@ def test_alignment_gives_padding_exactly_zero_and_is_the_alignment_over_the_rest
     assert torch.all(a.weights[1, 0, :, :3] == 0.0) and torch.all(torch.isinf(a.logits[1, 0, :, :3]))
     torch.testing.assert_close(a.weights.sum(-1), torch.ones(2, 1, 4, **DOUBLE), atol=1e-12, rtol=0)
     assert torch.equal(a.weights[0], attention(s[:1], h[:1]).weights[0])  # unpadded: unchanged, bit for bit
-    rest = attention(s[1:], h[1:, 3:])  # as if the padding were not there at all
+    rest = attention(s[1:], h[1:, 3:])  # as if the padding were not there at all (location: its positions too)
     torch.testing.assert_close(a.weights[1, :, :, 3:], rest.weights[0], atol=1e-12, rtol=0)
     torch.testing.assert_close(a.context[1], rest.context[0], atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("name", SCORES)
+def test_alignment_gradients_equal_finite_differences(name):
+    """Autograd's gradients of the context and the weights (through the score, the padding mask,
+    the softmax and the weighted sum) against central differences, with respect to the queries,
+    the encoder's states and every weight of the score."""
+    torch.manual_seed(0)
+    attention = Attention(name, 4).double()
+    weights = dict(attention.named_parameters())  # dot and scaled_dot have none
+    g = torch.Generator().manual_seed(1)
+    s, h = torch.randn(2, 3, 4, generator=g, **DOUBLE), torch.randn(2, 5, 4, generator=g, **DOUBLE)
+    padded = torch.tensor([[False] * 5, [True, True, False, False, False]])
+
+    def attend(s, h, *values):
+        a = torch.func.functional_call(attention, dict(zip(weights, values)), (s, h, padded))
+        return a.context, a.weights
+
+    inputs = (s.requires_grad_(), h.requires_grad_(), *weights.values())
+    assert torch.autograd.gradcheck(attend, inputs, eps=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------- location-based attention
+
+def test_location_weights_are_the_softmax_of_W_a_s_cut_to_the_source_whatever_the_states_hold():
+    """alpha_t = softmax(W_a s_t) over the source's S positions, computed by hand; h_i is never
+    read by the score (only summed into the context), and position i is scored alike whatever S."""
+    torch.manual_seed(0)
+    attention = Attention("location", 6).double()
+    W_a = attention.score.W_a.weight  # [positions, 6]
+    assert W_a.shape == (LOCATION_POSITIONS, 6)
+    s, h = torch.randn(2, 4, 6, **DOUBLE), torch.randn(2, 9, 6, **DOUBLE)
+    a = attention(s, h)
+    for b in range(2):
+        for t in range(4):
+            e = [sum(W_a[i, k].item() * s[b, t, k].item() for k in range(6)) for i in range(9)]  # (W_a s_t)_i
+            alpha = [math.exp(e_i) / sum(math.exp(e_j) for e_j in e) for e_i in e]
+            assert a.weights[b, 0, t].tolist() == pytest.approx(alpha, abs=1e-12)
+    torch.testing.assert_close(a.weights.sum(-1), torch.ones(2, 1, 4, **DOUBLE), atol=1e-12, rtol=0)
+    moved = attention(s, -3 * h)
+    assert torch.equal(moved.weights, a.weights)  # no encoder state is scored...
+    torch.testing.assert_close(moved.context, -3 * a.context, atol=1e-12, rtol=0)  # ...but all are summed
+    longer = attention(s, torch.randn(2, 20, 6, **DOUBLE))
+    torch.testing.assert_close(longer.logits[..., :9], a.logits, atol=1e-12, rtol=0)
+
+
+def test_a_source_longer_than_location_attention_scores_is_refused_when_the_model_is_built():
+    attention = Attention("location", 4)
+    attention(torch.zeros(1, 2, 4), torch.zeros(1, LOCATION_POSITIONS, 4))  # the longest it scores
+    too_long = torch.zeros(1, LOCATION_POSITIONS + 1, 4)
+    raises_saying(lambda: attention(torch.zeros(1, 2, 4), too_long), f"at most {LOCATION_POSITIONS} source positions")
+    cfg = engine.ModelConfig(attention="location")
+    engine.build_model(cfg, engine.make_task("reverse", seq_len=LOCATION_POSITIONS))
+    raises_saying(lambda: engine.build_model(cfg, engine.make_task("reverse", seq_len=LOCATION_POSITIONS + 1)),
+                  f"at most {LOCATION_POSITIONS} source positions", f"source has {LOCATION_POSITIONS + 1}",
+                  "another score function")
+    engine.build_model(engine.ModelConfig(attention="dot"), engine.make_task("reverse", seq_len=LOCATION_POSITIONS + 1))
+    engine.build_model(cfg, engine.make_task("sort", seq_len=LOCATION_POSITIONS - 1))  # and the end marker
+    raises_saying(lambda: engine.build_model(cfg, engine.make_task("sort", seq_len=LOCATION_POSITIONS)),
+                  f"at most {LOCATION_POSITIONS} positions", f"among {LOCATION_POSITIONS + 1}")
 
 
 # ---------------------------------------------------------------- positional encoding
@@ -234,7 +296,8 @@ def test_positional_encoding_dot_products_depend_only_on_the_offset():
 
 def test_bad_attention_input_says_what_to_change():
     raises_saying(lambda: MultiHeadAttention(10, 3), "num_heads=3", "d_model=10")
-    raises_saying(lambda: make_score("luong", 4), "attention", "dot, general, additive, scaled_dot, cosine", "'luong'")
+    raises_saying(lambda: make_score("luong", 4), "attention", "dot, general, additive, scaled_dot, cosine, location",
+                  "'luong'")
     q, _, _ = qkv()
     empty = torch.zeros(2, 3, 0, 4, **DOUBLE)
     raises_saying(lambda: scaled_dot_product_attention(q, empty, empty), "source is empty")

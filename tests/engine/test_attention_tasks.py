@@ -71,11 +71,10 @@ def test_date_targets_are_what_the_standard_library_reads_in_the_source():
     raises_saying(lambda: task.encode("November 21, 2026, 2027"), "1 to 18 characters", "got 23")
 
 
-def test_the_attention_tasks_are_tasks_made_by_name_but_not_yet_offered_by_the_app():
-    from app.session.link import OFFERED
-
-    assert set(engine.ATTENTION_TASKS) == {"copy", "dates"} and set(engine.ATTENTION_TASKS) <= set(engine.TASKS)
-    assert not set(engine.ATTENTION_TASKS) & set(OFFERED)  # their presets attend: no page opens them yet
+def test_the_attention_tasks_are_tasks_made_by_name_whose_presets_attend():
+    """Which of them the app offers is the app's choice (app/session/link.py), tested there."""
+    assert set(engine.ATTENTION_TASKS) == {"copy", "dates", "sort"} and set(engine.ATTENTION_TASKS) <= set(engine.TASKS)
+    assert all(task.preset.model.attention is not None for task in engine.ATTENTION_TASKS.values())
     assert engine.task_params("dates") == {"seed": 0}
     raises_saying(lambda: engine.make_task("dates", seq_len=5), "no parameter seq_len")
 

@@ -8,6 +8,9 @@ import torch
 import engine
 from engine.build import MODELS, model_class
 from engine.describe import KINDS, ROLES
+from engine.tasks.base import DECODERS
+
+from .test_validation import raises_saying
 
 # (config, a task it fits) for every entry of the registry
 BUILDS = [
@@ -19,6 +22,7 @@ BUILDS = [
     (dict(arch="transformer", num_heads=2), "sentiment"),
     (dict(arch="transformer", num_heads=2, bidirectional=True), "parity"),
     (dict(arch="transformer", num_heads=2), "copy"),
+    (dict(arch="lstm", attention="additive"), "sort"),
 ]
 
 
@@ -32,16 +36,19 @@ def test_the_registry_picks_each_class_and_every_class_is_reachable():
     assert model_class(engine.ModelConfig(attention="dot"), task_of("reverse").spec) is engine.AttentionEncoderDecoder
     transformer = engine.ModelConfig(arch="transformer")
     assert model_class(transformer, task_of("reverse").spec) is engine.TransformerEncoderDecoder
+    assert model_class(engine.ModelConfig(attention="location"), task_of("sort").spec) is engine.PointerNetwork
 
 
 @pytest.mark.parametrize("cfg, task_name, message", [
     (dict(attention="dot"), "adding", "attention belongs to an encoder-decoder"),
     (dict(reverse_source=True), "charlm", "reverse_source belongs to an encoder-decoder"),
     (dict(arch="transformer", reverse_source=True), "reverse", "Set reverse_source=False"),
+    (dict(arch="transformer"), "sort", ("a pointer network writes", "arch='lstm', 'gru' or 'rnn'")),
+    (dict(arch="gru"), "sort", ("needs a score function: set attention", "'additive'")),
 ])
 def test_a_field_that_does_not_fit_the_task_is_named(cfg, task_name, message):
-    with pytest.raises(ValueError, match=message):
-        engine.build_model(engine.ModelConfig(**cfg), task_of(task_name))
+    fragments = message if isinstance(message, tuple) else (message,)
+    raises_saying(lambda: engine.build_model(engine.ModelConfig(**cfg), task_of(task_name)), *fragments)
 
 
 @pytest.mark.parametrize("cfg, task_name", BUILDS, ids=lambda v: str(v))
@@ -61,6 +68,7 @@ CONFIGS = [  # every registry entry, with the variants that change a class's par
     dict(arch="lstm", peephole=True, bidirectional=True),  # the loop, with its peephole weights
     dict(arch="gru", attention="additive"),  # asks with s_{t-1}
     dict(arch="lstm", attention="general", bidirectional=True, num_layers=2),  # asks with s_t
+    dict(arch="rnn", attention="location", reverse_source=True),  # reads no encoder state
     dict(arch="transformer", num_heads=2, bidirectional=True, position_encoding="learned"),
     dict(arch="transformer", num_heads=2, num_layers=2),
 ]
@@ -70,10 +78,17 @@ TASKS = {
     for name in engine.TASKS
 }
 TASKS["sine generate"] = engine.make_task("sine", seq_len=6, mode="generate")  # vec2seq
-FITS = [
-    (cfg, name) for cfg in CONFIGS for name, task in TASKS.items()
-    if ("attention" not in cfg) or task.spec.mapping == "encdec"
-]
+
+
+def fits(cfg, spec):
+    """An encdec task takes every config; a pointer task a recurrent one with a score to point
+    with; the others no attention."""
+    if spec.mapping == "pointer":
+        return "attention" in cfg
+    return "attention" not in cfg or spec.mapping == "encdec"
+
+
+FITS = [(cfg, name) for cfg in CONFIGS for name, task in TASKS.items() if fits(cfg, task.spec)]
 
 
 def model_for(cfg, task_name):
@@ -104,7 +119,7 @@ def test_every_model_meets_the_contract(cfg, task_name):
     stacks = model.recurrent_stacks()
     assert all(cfg_.arch == model.cfg.arch and isinstance(rnn, torch.nn.Module) for cfg_, rnn in stacks.values())
     assert (stacks == {}) == (model.cfg.arch == "transformer")
-    if model.spec.mapping != "encdec":
+    if model.spec.mapping not in DECODERS:
         assert not isinstance(model, engine.Decoder)
         return
     assert isinstance(model, engine.Decoder)
@@ -138,10 +153,11 @@ def test_describe_counts_every_parameter_once_in_forward_order(cfg, task_name):
         assert part.parameters == sum(named[n].numel() for n in part.params)
         assert part.kind in KINDS and part.role in ROLES
     assert len({p.name for p in parts}) == len(parts)
-    assert parts[0].role == "input" and parts[-1].role == "head" and parts[-1].kind == "linear head"
+    head = "pointer" if model.spec.mapping == "pointer" else "linear head"  # a pointer's output is its attention
+    assert parts[0].role == "input" and parts[-1].role == "head" and parts[-1].kind == head
     assert {p.role for p in parts} == set(ROLES)
     assert model.param_groups() == {p.name: list(p.params) for p in parts if p.params}
-    if model.spec.mapping != "encdec":  # one stack: each part reads what the one before wrote
+    if model.spec.mapping not in DECODERS:  # one stack: each part reads what the one before wrote
         for before, after in zip(parts[:-2], parts[1:-1]):
             assert before.output_shape == after.input_shape, (before, after)
         assert parts[-1].input_shape[-1] == parts[-2].output_shape[-1]
@@ -157,7 +173,7 @@ def test_recurrent_and_attention_parts_say_what_they_are(cfg, task_name):
             assert (part.arch, part.layers, part.directions, part.hidden_size) == (
                 stack_cfg.arch, stack_cfg.num_layers, stack_cfg.num_directions, stack_cfg.hidden_size)
             assert part.output_shape[-1] == stack_cfg.num_directions * stack_cfg.hidden_size
-        if part.kind == "attention":
+        if part.kind in ("attention", "pointer"):
             assert (part.score, part.heads) == (model.cfg.attention, 1)
         if part.kind == "transformer block":
             assert part.heads == model.cfg.num_heads and part.stack in ("encoder", "decoder")
