@@ -1,0 +1,390 @@
+"""Figures of attention: an AttentionTrace (engine/sites.py) in, a plotly Figure (or an altair
+chart, where linked views help) out. No streamlit here.
+
+In the course's notation a recurrent decoder's alignment is alpha_ti, how much output step t
+looks at source token h_i, with the context c_t = sum_i alpha_ti h_i; a transformer's head is
+softmax(Q K^T / sqrt(d_k)). Every map is queries down (output step t, or the token that asks)
+and keys across (the source token i, or the token looked at), t = 0 at the top as in a matrix.
+
+Weights live in 0..1 and are drawn on one sequential scale from white (0: nothing taken from
+there) to dark blue (1); a cell the query may not look at (a causal mask's future, padding:
+logit -inf, weight exactly 0) is greyed over, so "masked" and "chose not to look" differ on
+screen. The heatmaps' z are float32 numpy arrays (the mask uint8), which plotly sends as base64
+typed arrays rather than lists of numbers, and a map over 60 tokens carries no per-cell hover
+text: a causal 512 x 512 map is about 1.8 MB of JSON.
+"""
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from torch import Tensor
+
+from app.charts.labels import VISIBLE, visible
+from app.charts.style import BLUE, GREEN, GREY, HEIGHT, SKY_BLUE, VERMILLION, finish
+from engine import AttentionTrace, Recording, Site
+
+WEIGHT_SCALE = "Blues"  # sequential, colour-blind safe: 0 white, 1 dark blue
+MASK_GREY = "#C8C8C8"
+MAX_TICKS = 60  # a token per tick on a full-size map up to this many; positions beyond
+GRID_TICKS = 16  # the same on a small map of the grid
+HOVER_TOKENS = 60  # per-cell hover names its tokens up to this many rows and columns (beyond: positions)
+LINKED_BLUES = ["#FFFFFF", "#4292C6", "#08306B"]  # plotly's Blues at 0, 0.5, 1 (Vega's "blues" starts light blue)
+MASKED_NOTE = "grey: masked (the query may not look there; weight exactly 0)"
+
+
+# ------------------------------------------------------------------ shared pieces
+
+def shown(tokens: list[str]) -> list[str]:
+    return [visible(tok) for tok in tokens]
+
+
+def checked_tokens(tokens: list[str], count: int, what: str) -> list[str]:
+    if len(tokens) != count:
+        raise ValueError(f"{what}: one token per position, {count} of them; got {len(tokens)}")
+    return shown(tokens)
+
+
+def checked_head(trace: AttentionTrace, head: int | None) -> None:
+    heads = trace.weights.shape[0]
+    if head is not None and not 0 <= head < heads:
+        raise ValueError(f"head must be 0..{heads - 1} (this attention has {heads}), got {head}")
+
+
+def weights_of(trace: AttentionTrace, head: int | None) -> np.ndarray:
+    """[T_q, T_k] float32: one head's weights, or (head None) their mean over heads."""
+    checked_head(trace, head)
+    weights = trace.weights if head is None else trace.weights[head : head + 1]  # [h, T_q, T_k]
+    return weights.float().mean(dim=0).numpy().astype(np.float32)
+
+
+def masked_of(trace: AttentionTrace) -> np.ndarray:
+    """[T_q, T_k] bool: where the query may not look (logit -inf). Every head shares the mask."""
+    return torch.isneginf(trace.logits).all(dim=0).numpy()
+
+
+def pair_names(query: list[str], key: list[str]) -> np.ndarray | None:
+    """[T_q, T_k, 2] object: each cell's query and key token, for the hover; None on a map too
+    large to carry them (the hover then gives positions only, and the page stays light)."""
+    if len(query) > HOVER_TOKENS or len(key) > HOVER_TOKENS:
+        return None
+    names = np.empty((len(query), len(key), 2), dtype=object)
+    names[:, :, 0] = np.array(query, dtype=object)[:, None]
+    names[:, :, 1] = np.array(key, dtype=object)[None, :]
+    return names
+
+
+def weights_heatmap(z: np.ndarray, query: list[str], key: list[str], names: tuple[str, str, str],
+                    coloraxis: str = "coloraxis") -> go.Heatmap:
+    """z [T_q, T_k] as a heatmap on the shared colour axis. names: how the hover calls a query
+    row, a key column and a value ("output step t", "source i", "alpha_ti")."""
+    q_name, k_name, v_name = names
+    pairs = pair_names(query, key)
+    q_text = f"{q_name} %{{y}}" + (" (%{customdata[0]})" if pairs is not None else "")
+    k_text = f"{k_name} %{{x}}" + (" (%{customdata[1]})" if pairs is not None else "")
+    return go.Heatmap(
+        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), coloraxis=coloraxis, customdata=pairs,
+        hovertemplate=f"{q_text}<br>{k_text}<br>{v_name} = %{{z:.6g}}<extra></extra>",
+    )
+
+
+def mask_overlay(masked: np.ndarray) -> go.Heatmap | None:
+    """The masked cells greyed over: z 1 there, 0 (transparent) elsewhere, as uint8 (a quarter of
+    the weights' bytes); None when nothing is masked. It takes no hover, so the weights' hover
+    (0 there) shows through."""
+    if not masked.any():
+        return None
+    return go.Heatmap(z=masked.astype(np.uint8), x=np.arange(masked.shape[1]), y=np.arange(masked.shape[0]),
+                      showscale=False, colorscale=[[0, "rgba(0,0,0,0)"], [1, MASK_GREY]], zmin=0, zmax=1,
+                      name="masked", hoverinfo="skip")
+
+
+def weight_axis(title: str) -> dict:
+    """The shared colour axis of weights: 0..1, its bar titled with the course's symbol."""
+    return dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0,
+                colorbar=dict(title=dict(text=title, side="right"), thickness=12, tickvals=[0, 0.25, 0.5, 0.75, 1]))
+
+
+def token_ticks(fig: go.Figure, axis: str, tokens: list[str], limit: int, **where) -> None:
+    """Tokens as the ticks of an axis ("x" or "y") when there are at most `limit`; positions else."""
+    if len(tokens) > limit:
+        return
+    slanted = axis == "x" and max(len(tok) for tok in tokens) > 2 and len(tokens) > 4  # <sos> <eos> side by side
+    ticks = dict(tickmode="array", tickvals=list(range(len(tokens))), ticktext=tokens, tickangle=-45 if slanted else 0,
+                 tickfont=dict(size=12 if len(tokens) <= 30 else 9))
+    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**ticks, **where)
+
+
+def map_height(rows: int) -> int:
+    return int(min(720, max(HEIGHT, 110 + 22 * rows)))
+
+
+def single_map(z: np.ndarray, masked: np.ndarray, query: list[str], key: list[str], names: tuple[str, str, str],
+               axis_titles: tuple[str, str]) -> go.Figure:
+    """One full-size map: weights, the mask over them, tokens as ticks, t = 0 at the top."""
+    fig = go.Figure(weights_heatmap(z, query, key, names))
+    overlay = mask_overlay(masked)
+    if overlay is not None:
+        fig.add_trace(overlay)
+    fig.update_layout(coloraxis=weight_axis(names[2]))
+    token_ticks(fig, "x", key, MAX_TICKS)
+    token_ticks(fig, "y", query, MAX_TICKS)
+    fig.update_xaxes(title_text=axis_titles[1], side="bottom", showline=True, mirror=True, linecolor=GREY)
+    fig.update_yaxes(title_text=axis_titles[0], autorange="reversed", showline=True, mirror=True, linecolor=GREY)
+    return fig
+
+
+def with_note(fig: go.Figure, masked: bool, room: int = 75) -> go.Figure:
+    """Says what the grey is, under the title, when something is masked; `room`: the top margin
+    that holds both (a grid's panel titles need more)."""
+    if not masked:
+        return fig
+    return fig.update_layout(title_subtitle=dict(text=MASKED_NOTE, font=dict(size=12)), margin=dict(t=room))
+
+
+# ------------------------------------------------------------------ a recurrent decoder's alignment
+
+def alignment(trace: AttentionTrace, source_tokens: list[str], output_tokens: list[str], head: int = 0) -> go.Figure:
+    """The alignment matrix alpha_ti: output steps t down, source tokens i across; z is exactly
+    the trace's weights[head] ([T_out, S]).
+
+    trace          rec.attention_traces[engine.sites.ALIGNMENT] of an AttentionEncoderDecoder, or a
+                   transformer's cross-attention (then `head` picks the head)
+    source_tokens  the source as text, S of them (task.symbols_of(rec.x))
+    output_tokens  the token each output step writes, T_out of them (the target, teacher-forced:
+                   task.target_vocab[y] for y in rec.y)
+    """
+    checked_head(trace, head)
+    T_out, S = trace.weights.shape[1:]
+    source = checked_tokens(source_tokens, S, "source_tokens")
+    output = checked_tokens(output_tokens, T_out, "output_tokens")
+    fig = single_map(weights_of(trace, head), masked_of(trace), output, source,
+                     ("output step t", "source i", "α<sub>ti</sub>"), ("output token (step t)", "source token i"))
+    heads = f", head {head}" if trace.weights.shape[0] > 1 else ""
+    fig = finish(fig, f"Alignment α<sub>ti</sub>{heads}: which source token each output step reads",
+                 height=map_height(T_out))
+    return with_note(fig, bool(masked_of(trace).any()))
+
+
+def softmax_row(logits: Tensor) -> np.ndarray:
+    return torch.softmax(logits.double(), dim=-1).numpy()
+
+
+def decoding_step(trace: AttentionTrace, logits: Tensor, t: int, source_tokens: list[str],
+                  target_vocab: tuple[str, ...], head: int = 0, chosen: int | None = None) -> go.Figure:
+    """Output step t of a decoder, left to right: the attention row alpha_t over the source, the
+    context vector c_t = sum_i alpha_ti h_i it reads, and p(next token) = softmax(logits_t) with
+    the chosen token in vermillion.
+
+    trace         the alignment (or a transformer's cross-attention: `head` picks the head)
+    logits        the model's output logits [T_out, V] (rec.y_hat)
+    target_vocab  the text of each of the V output tokens (task.target_vocab)
+    chosen        the token written at t; None: the most likely one (greedy)
+    """
+    checked_head(trace, head)
+    T_out, S = trace.weights.shape[1:]
+    if not 0 <= t < T_out:
+        raise ValueError(f"t must be 0..{T_out - 1} (the decoder wrote {T_out} steps), got {t}")
+    if logits.shape != (T_out, len(target_vocab)):
+        raise ValueError(f"logits must be [T_out, V] = [{T_out}, {len(target_vocab)}]; got {list(logits.shape)}")
+    source = checked_tokens(source_tokens, S, "source_tokens")
+    alpha = trace.weights[head, t].numpy().astype(np.float32)  # [S]
+    context = trace.context[head, t].numpy().astype(np.float32)  # [d_v]
+    p = softmax_row(logits[t]).astype(np.float32)  # [V]
+    chosen = int(p.argmax()) if chosen is None else chosen
+    titles = [f"α<sub>{t},i</sub> over the source",
+              f"context c<sub>{t}</sub> = Σ<sub>i</sub> α<sub>{t},i</sub> h<sub>i</sub>", f"p(token at step {t})"]
+    fig = make_subplots(rows=1, cols=3, column_widths=[0.3, 0.4, 0.3], horizontal_spacing=0.08, subplot_titles=titles)
+    fig.add_trace(go.Bar(x=np.arange(S), y=alpha, marker_color=BLUE, name="α",
+                         customdata=np.array(source, dtype=object),
+                         hovertemplate="source i = %{x} (%{customdata})<br>α = %{y:.6g}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=np.arange(len(context)), y=context, marker_color=GREEN, name="c_t",
+                         hovertemplate="unit %{x}<br>c = %{y:.6g}<extra></extra>"), row=1, col=2)
+    words = shown(list(target_vocab))
+    colours = [VERMILLION if v == chosen else SKY_BLUE for v in range(len(words))]
+    fig.add_trace(go.Bar(x=np.arange(len(words)), y=p, marker_color=colours, name="p", customdata=np.array(
+        words, dtype=object), hovertemplate="%{customdata}<br>p = %{y:.6g}<extra></extra>"), row=1, col=3)
+    fig.add_annotation(x=chosen, y=float(p[chosen]), text=f"chosen: {words[chosen]}", showarrow=True, arrowhead=2,
+                       ax=0, ay=-22, font=dict(color=VERMILLION, size=12), row=1, col=3)
+    token_ticks(fig, "x", source, MAX_TICKS, row=1, col=1)
+    token_ticks(fig, "x", words, MAX_TICKS, row=1, col=3)
+    fig.update_xaxes(title_text="source token i", row=1, col=1)
+    fig.update_xaxes(title_text="unit of c_t", row=1, col=2)
+    fig.update_xaxes(title_text="output token", row=1, col=3)
+    fig.update_yaxes(title_text="weight α", range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text="c_t", row=1, col=2)
+    fig.update_yaxes(title_text="probability", range=[0, 1.15], row=1, col=3)
+    fig.update_annotations(font=dict(size=12), selector=dict(showarrow=False))
+    fig = finish(fig, f"Decoding step t = {t}: attend, read c<sub>{t}</sub>, write '{words[chosen]}'")
+    return fig.update_layout(showlegend=False)
+
+
+# ------------------------------------------------------------------ a transformer's heads
+
+Tokens = list[str] | dict[str, list[str]]
+
+
+def tokens_for(site: Site, tokens: Tokens) -> tuple[list[str], list[str]]:
+    """(query tokens, key tokens) of a site. `tokens` is a list for a model of one stack, or per
+    stack ({"encoder": source, "decoder": the decoder's inputs}): a cross-attention's queries are
+    the decoder's, its keys the encoder's."""
+    if isinstance(tokens, list):
+        return tokens, tokens
+    keys_stack = "encoder" if site.kind == "cross" else site.stack
+    missing = [s for s in (site.stack, keys_stack) if s not in tokens]
+    if missing:
+        raise ValueError(f"{site.label} needs the tokens of the {missing[0]}; give tokens[{missing[0]!r}]")
+    return tokens[site.stack], tokens[keys_stack]
+
+
+def sites_of(rec: Recording, stack: str | None, kind: str) -> list[Site]:
+    """The sites of one kind in one stack, by layer. `stack` may be None when one stack has them."""
+    sites = [s for s in rec.attention_traces if s.kind == kind and (stack is None or s.stack == stack)]
+    if not sites:
+        known = ", ".join(s.label for s in rec.attention_traces) or "none"
+        raise ValueError(f"no {kind} attention{f' in the {stack}' if stack else ''}; this recording has: {known}")
+    stacks = sorted({s.stack for s in sites})
+    if len(stacks) > 1:
+        raise ValueError(f"both the {' and the '.join(stacks)} have {kind} attention; pick one with stack=")
+    return sorted(sites, key=lambda s: s.layer or 0)
+
+
+def head_grid(rec: Recording, tokens: Tokens, stack: str | None = None, kind: str = "self",
+              average: bool = False) -> go.Figure:
+    """Every layer (rows) x head (columns) of a transformer's attention of one kind, as small maps
+    on one colour scale 0..1; each map's z is exactly that head's weights [T_q, T_k]. A decoder's
+    causal mask shows as the grey triangle above the diagonal (weights exactly 0).
+
+    tokens   a list (a model of one stack: task.symbols_of(rec.x)) or per stack, see tokens_for
+    stack    "encoder" or "decoder"; None when only one stack has attention of this kind
+    kind     "self" or "cross"
+    average  one map per layer, the mean over its heads, instead of every head
+    """
+    sites = sites_of(rec, stack, kind)
+    heads = rec.attention_traces[sites[0]].weights.shape[0]
+    columns = [None] if average else list(range(heads))
+    titles = [f"layer {site.layer} · " + ("mean of heads" if head is None else f"head {head}")
+              for site in sites for head in columns]
+    fig = make_subplots(rows=len(sites), cols=len(columns), shared_xaxes=True, shared_yaxes=True,
+                        horizontal_spacing=0.02, vertical_spacing=0.1 / len(sites) + 0.03, subplot_titles=titles)
+    any_masked = False
+    for row, site in enumerate(sites, start=1):
+        trace = rec.attention_traces[site]
+        query, key = tokens_for(site, tokens)
+        T_q, T_k = trace.weights.shape[1:]
+        query, key = checked_tokens(query, T_q, f"{site.label} queries"), checked_tokens(key, T_k, f"{site.label} keys")
+        masked = masked_of(trace)
+        any_masked |= bool(masked.any())
+        for col, head in enumerate(columns, start=1):
+            fig.add_trace(weights_heatmap(weights_of(trace, head), query, key, ("query", "key", "weight")),
+                          row=row, col=col)
+            overlay = mask_overlay(masked)
+            if overlay is not None:
+                fig.add_trace(overlay, row=row, col=col)
+        token_ticks(fig, "y", query, GRID_TICKS, row=row, col=1)
+        if row == len(sites):
+            for col in range(1, len(columns) + 1):
+                token_ticks(fig, "x", key, GRID_TICKS, row=row, col=col)
+    fig.update_yaxes(autorange="reversed", showline=True, mirror=True, linecolor=GREY)
+    fig.update_xaxes(showline=True, mirror=True, linecolor=GREY)
+    fig.update_xaxes(title_text="key (looked at)", row=len(sites))
+    fig.update_yaxes(title_text="query (asks)", col=1)
+    fig.update_layout(coloraxis=weight_axis("weight"))
+    fig.update_annotations(font=dict(size=12))
+    what = "mean over heads" if average else f"{heads} heads"
+    place = f"{sites[0].stack} " if not sites[0].alone else ""
+    fig = finish(fig, f"{kind.capitalize()}-attention of every {place}layer, {what}",
+                 height=max(HEIGHT, 70 + 190 * len(sites)))
+    return with_note(fig, any_masked, room=95)
+
+
+def focused_head(trace: AttentionTrace, head: int | None, query_tokens: list[str],
+                 key_tokens: list[str] | None = None) -> go.Figure:
+    """One head of one attention at full size (head None: the mean of its heads); z is exactly
+    that head's weights [T_q, T_k]. key_tokens default to query_tokens (self-attention); a
+    cross-attention's keys are the source."""
+    T_q, T_k = trace.weights.shape[1:]
+    query = checked_tokens(query_tokens, T_q, "query_tokens")
+    key = checked_tokens(query_tokens if key_tokens is None else key_tokens, T_k, "key_tokens")
+    z = weights_of(trace, head)
+    fig = single_map(z, masked_of(trace), query, key, ("query", "key", "weight"),
+                     ("query: the token that asks", "key: the token looked at"))
+    which = f"mean of {trace.weights.shape[0]} heads" if head is None else f"head {head}"
+    fig = finish(fig, f"{trace.site.label.capitalize()}, {which}: softmax(QK<sup>T</sup>/√d<sub>k</sub>)",
+                 height=map_height(T_q))
+    return with_note(fig, bool(masked_of(trace).any()))
+
+
+# ------------------------------------------------------------------ linked view (Vega-Lite)
+
+def alignment_frame(trace: AttentionTrace, source: list[str], output: list[str], head: int) -> pd.DataFrame:
+    """One row per cell: t, i, their tokens and alpha_ti."""
+    z = weights_of(trace, head)  # [T_out, S]
+    t, i = np.meshgrid(np.arange(z.shape[0]), np.arange(z.shape[1]), indexing="ij")  # each [T_out, S]
+    return pd.DataFrame({"t": t.ravel(), "i": i.ravel(), "alpha": z.ravel().astype(float),
+                         "output": np.array(output, dtype=object)[t.ravel()],
+                         "source": np.array(source, dtype=object)[i.ravel()]})
+
+
+def plain(token: str) -> str:
+    """A token as Vega-Lite text: whitespace as a visible mark, as labels.visible does, but no
+    HTML escapes (Vega draws text as it is, so &lt; would show as such)."""
+    return "".join(VISIBLE.get(ch, ch) if ch.isspace() else ch for ch in str(token))
+
+
+def token_labels(tokens: list[str]) -> str:
+    """A Vega expression naming each position's token on an axis (tokens repeat, so the axis is
+    by position, labelled by token)."""
+    return f"{json.dumps(tokens)}[datum.value]"
+
+
+def alignment_linked(trace: AttentionTrace, source_tokens: list[str], output_tokens: list[str],
+                     head: int = 0) -> alt.VConcatChart:
+    """The alignment as a Vega-Lite chart whose cells, pointed at (hover, or a tap on a touch
+    screen), light up their source token (the strip above) and output step (the strip at the
+    right) and say alpha_ti. Same inputs as alignment(); the data are the trace's weights."""
+    T_out, S = trace.weights.shape[1:]
+    checked_tokens(source_tokens, S, "source_tokens"), checked_tokens(output_tokens, T_out, "output_tokens")
+    source, output = [plain(tok) for tok in source_tokens], [plain(tok) for tok in output_tokens]
+    frame = alignment_frame(trace, source, output, head)
+    at_i = alt.selection_point(name="source_i", fields=["i"], on="pointerover", clear="pointerout", empty=False)
+    at_t = alt.selection_point(name="output_t", fields=["t"], on="pointerover", clear="pointerout", empty=False)
+    cell = min(28, max(10, 440 // max(S, T_out)))
+    x = alt.X("i:O", title="source token i", axis=alt.Axis(labelExpr=token_labels(source), labelAngle=0))
+    y = alt.Y("t:O", title="output token (step t)", axis=alt.Axis(labelExpr=token_labels(output)))
+    cells = alt.Chart(frame).mark_rect(strokeWidth=2).encode(
+        x=x, y=y,
+        color=alt.Color("alpha:Q", title="α_ti",
+                        scale=alt.Scale(domain=[0, 0.5, 1], range=LINKED_BLUES, interpolate="rgb")),
+        stroke=alt.condition(at_i & at_t, alt.value(VERMILLION), alt.value(None)),
+        tooltip=[alt.Tooltip("t:O", title="output step t"), alt.Tooltip("output:N", title="writes"),
+                 alt.Tooltip("i:O", title="source i"), alt.Tooltip("source:N", title="reads"),
+                 alt.Tooltip("alpha:Q", title="α_ti", format=".6g")],
+    ).add_params(at_i, at_t).properties(width=cell * S, height=cell * T_out)
+    source_strip = strip(pd.DataFrame({"i": range(S), "token": source}), "i", at_i, cell * S, cell)
+    output_strip = strip(pd.DataFrame({"t": range(T_out), "token": output}), "t", at_t, cell, cell * T_out)
+    readout = alt.Chart(frame).mark_text(align="left", fontSize=14, color=VERMILLION).encode(
+        x=alt.value(0), text=alt.Text("label:N")).transform_filter(at_i).transform_filter(at_t).transform_calculate(
+        label="'α(' + datum.t + ',' + datum.i + ') = ' + format(datum.alpha, '.4f') + ': step ' + datum.t + "
+              "' writes ' + datum.output + ', reads ' + datum.source").properties(
+        width=max(cell * S, 320), height=20, view=alt.ViewBackground(stroke=None))
+    top = alt.hconcat(source_strip, alt.Chart().mark_text().properties(width=cell, height=cell))
+    body = alt.hconcat(cells, output_strip).resolve_scale(y="shared")
+    chart = alt.vconcat(top, body, readout).resolve_scale(x="shared")
+    return chart.properties(title=alt.Title("Alignment α_ti: point at a cell to see what it links",
+                                            anchor="start", fontSize=15))
+
+
+def strip(frame: pd.DataFrame, field: str, picked, width: int, height: int) -> alt.LayerChart:
+    """A row (field "i") or column (field "t") of tokens, the picked one lit in vermillion."""
+    place = alt.X(f"{field}:O", axis=None) if field == "i" else alt.Y(f"{field}:O", axis=None)
+    lit = alt.condition(picked, alt.value(VERMILLION), alt.value("#F2F2F2"))
+    boxes = alt.Chart(frame).mark_rect().encode(place, color=lit)
+    words = alt.Chart(frame).mark_text(fontSize=13).encode(
+        place, text="token:N", color=alt.condition(picked, alt.value("white"), alt.value("black")))
+    return alt.layer(boxes, words).properties(width=width, height=height)

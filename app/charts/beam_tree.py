@@ -1,0 +1,103 @@
+"""Beam search (engine/beam.py) as a tree: every prefix the beam kept is a node, joined to the
+prefix it extends, with its token and its cumulative log-probability log p(y_1..y_t | x); the
+hypothesis the search returns is drawn in vermillion from <sos> to its end. No streamlit here.
+
+Leaves are stacked best first and each node sits at the middle of its children, so no two
+edges cross: a glance shows where hypotheses split and which branches the beam dropped.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.charts.labels import visible
+from app.charts.style import BLUE, GREY, HEIGHT, VERMILLION, finish
+from engine import Beam, Candidate
+from engine.seq2seq import EOS
+
+ROOT = Candidate((), 0.0)  # <sos>: nothing written, log p = 0
+
+
+def children_of(beam: Beam) -> dict[tuple[int, ...], list[Candidate]]:
+    """Each kept prefix's extensions that the beam kept, best first."""
+    children: dict[tuple[int, ...], list[Candidate]] = {}
+    for step in beam.steps:
+        for candidate in step:
+            children.setdefault(candidate.tokens[:-1], []).append(candidate)
+    return {prefix: sorted(kids, key=lambda c: -c.score) for prefix, kids in children.items()}
+
+
+def tree_layout(children: dict[tuple[int, ...], list[Candidate]]) -> dict[tuple[int, ...], float]:
+    """y of every node: leaves 0, -1, -2, ... in depth-first order (best child first), each
+    inner node at the mean of its children's."""
+    ys: dict[tuple[int, ...], float] = {}
+    leaves = iter(range(0, -10**6, -1))
+
+    def place(node: Candidate) -> float:
+        kids = children.get(node.tokens, [])
+        ys[node.tokens] = float(np.mean([place(k) for k in kids])) if kids else float(next(leaves))
+        return ys[node.tokens]
+
+    place(ROOT)
+    return ys
+
+
+def edges(nodes: list[Candidate], ys: dict[tuple[int, ...], float]) -> tuple[list, list]:
+    """x and y of lines from each node to its parent, None between lines (one trace for all)."""
+    x, y = [], []
+    for node in nodes:
+        x += [len(node.tokens) - 1, len(node.tokens), None]
+        y += [ys[node.tokens[:-1]], ys[node.tokens], None]
+    return x, y
+
+
+def beam_tree(beam: Beam, vocab: tuple[str, ...]) -> go.Figure:
+    """The beam as a tree: x is how many tokens are written, y orders the hypotheses (best at the
+    top). Each node reads "token · log p"; the hover adds the whole prefix and p. Squares end with
+    <eos> (finished hypotheses); the returned one, beam.best, is the vermillion path.
+
+    vocab  the text of each target token (task.target_vocab), <sos> and <eos> included
+    """
+    children = children_of(beam)
+    ys = tree_layout(children)
+    nodes = [c for step in beam.steps for c in step]  # every kept prefix, root excluded
+    best = beam.best.tokens
+    on_best = {best[:k] for k in range(len(best) + 1)}
+    fig = go.Figure()
+    for chosen, colour, width in ((False, GREY, 1.5), (True, VERMILLION, 3.5)):
+        x, y = edges([n for n in nodes if (n.tokens in on_best) == chosen], ys)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=colour, width=width), hoverinfo="skip",
+                                   name="the returned hypothesis" if chosen else "other kept prefixes"))
+    everything = [ROOT, *nodes]
+    words = ["<sos>" if not n.tokens else vocab[n.tokens[-1]] for n in everything]
+    prefixes = [" ".join(visible(vocab[t]) for t in n.tokens) or "(nothing yet)" for n in everything]
+    scores = np.array([n.score for n in everything], dtype=np.float64)  # [nodes]
+    fig.add_trace(go.Scatter(
+        x=[len(n.tokens) for n in everything], y=[ys[n.tokens] for n in everything], mode="markers+text",
+        text=[f"{visible(w)} · {s:.2f}" if n.tokens else "&lt;sos&gt;" for w, s, n in zip(words, scores, everything)],
+        textposition="top center", textfont=dict(size=12),
+        marker=dict(size=11, symbol=["square" if n.tokens[-1:] == (EOS,) else "circle" for n in everything],
+                    color=[VERMILLION if n.tokens in on_best else BLUE for n in everything],
+                    line=dict(color="white", width=1)),
+        customdata=np.stack([np.array(prefixes, dtype=object), scores, np.exp(scores)], axis=1), showlegend=False,
+        hovertemplate="written: %{customdata[0]}<br>log p = %{customdata[1]:.6g}<br>p = %{customdata[2]:.4g}"
+                      "<extra></extra>",
+    ))
+    return style_tree(fig, beam, vocab, ys)
+
+
+def style_tree(fig: go.Figure, beam: Beam, vocab: tuple[str, ...], ys: dict[tuple[int, ...], float]) -> go.Figure:
+    depth = len(beam.steps)
+    fig.update_xaxes(title_text="tokens written (decoding step)", tickmode="array", tickvals=list(range(depth + 1)),
+                     range=[-0.4, depth + 0.6], zeroline=False)
+    fig.update_yaxes(title_text="hypotheses, best first", showticklabels=False, zeroline=False, showgrid=False,
+                     range=[min(ys.values()) - 0.6, 0.8])
+    best = beam.best
+    written = " ".join(visible(vocab[t]) for t in best.tokens)
+    kept = max(len(step) for step in beam.steps)
+    fig = finish(fig, f"Beam search keeping {kept}: returns '{written}', log p = {best.score:.3f}",
+                 height=max(HEIGHT, 90 + 34 * len(set(ys.values()))))
+    fig.update_layout(title_subtitle=dict(
+        text="each node: its token · log p(everything written so far | source); a square ends with &lt;eos&gt;",
+        font=dict(size=12)), margin=dict(t=75, b=80))
+    return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.18, yanchor="top"))
