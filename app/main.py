@@ -3,6 +3,8 @@ import streamlit as st
 import torch
 
 from app import pages
+from app.widgets.header import current_lab
+from app.widgets.no_cells import no_cells_here
 
 # Many students share one server: one thread per training keeps them from crowding each other,
 # and for models this small one thread is also the fastest.
@@ -10,4 +12,7 @@ torch.set_num_threads(1)
 
 st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layout="wide")
 page = st.navigation(pages.sections())
-page.run()
+if page.url_path in pages.CELL_PAGES and current_lab().setup.model.arch == "transformer":
+    no_cells_here(page.title)
+else:
+    page.run()

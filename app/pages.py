@@ -16,6 +16,9 @@ SECTIONS = {
     ],
 }
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}
+# Pages that open a recurrent network's cells up, which a transformer has none of (Compare cells
+# trains its own cells on the task, whatever the model is).
+CELL_PAGES = ("unroll", "gates", "gradients")
 
 
 def sections() -> dict[str, list[st.Page]]:

@@ -73,8 +73,11 @@ def stack_name(rec: Recording, stack: str | None) -> str:
 
 
 def head_reads(parts: Sequence[Part]) -> tuple[Read, ...]:
-    """The states the model's head reads, from its own description (model.describe())."""
-    return tuple(read for part in parts if part.role == "head" for read in part.reads)
+    """The states the model's head reads, from its own description (model.describe()); with
+    attention the head reads them through W_c, which combines s_t with the context c_t, so the
+    states are the ones the parts before the head name."""
+    direct = tuple(read for part in parts if part.role == "head" for read in part.reads)
+    return direct or tuple(read for part in parts for read in part.reads)
 
 
 def read_step(read: Read, x: int, T: int) -> int:

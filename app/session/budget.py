@@ -11,7 +11,8 @@ import engine
 from app.session.link import Setup
 from engine.build import build_model
 
-# One training step keeps batch x steps x units x layers x directions activations; past this many
+# One training step keeps batch x steps x units x layers x directions activations (a transformer's
+# block: d_model + d_ff + heads x steps, its attention maps growing with the square); past this many
 # a step takes seconds on a 2-core CPU and a class sharing one server would stall.
 MAX_STEP_COST = 2**24
 # Weights a lab holds four times over (the weights, Adam's two moments, the best step's copy):
@@ -29,7 +30,10 @@ def step_cost(setup: Setup, task: engine.Task) -> tuple[int, int]:
     if task.spec.mapping == "encdec":
         steps += task.spec.out_len
     cfg = setup.model
-    return setup.train.batch_size * steps * cfg.hidden_size * cfg.num_layers * cfg.num_directions, steps
+    per_step = cfg.hidden_size * cfg.num_directions
+    if cfg.arch == "transformer":  # each block also keeps its feed-forward layer and every head's T x T map
+        per_step = cfg.hidden_size + cfg.feedforward_size + cfg.num_heads * steps
+    return setup.train.batch_size * steps * per_step * cfg.num_layers, steps
 
 
 def parameters(setup: Setup, task: engine.Task) -> int:
@@ -45,11 +49,13 @@ def check_cost(setup: Setup, task: engine.Task) -> None:
     cost, steps = step_cost(setup, task)
     if cost > MAX_STEP_COST:
         cfg = setup.model
+        per_step = (f"({cfg.hidden_size} d_model + {cfg.feedforward_size} d_ff + {cfg.num_heads} heads x {steps} "
+                    f"positions) x {cfg.num_layers} blocks" if cfg.arch == "transformer" else
+                    f"{cfg.hidden_size} units x {cfg.num_layers * cfg.num_directions} layer-directions")
         raise ValueError(
-            f"one step would process batch {setup.train.batch_size} x {steps} steps x {cfg.hidden_size} "
-            f"units x {cfg.num_layers * cfg.num_directions} layer-directions = {cost:,} activations, over "
-            f"this app's limit of {MAX_STEP_COST:,} for a shared CPU; lower the batch size, the sequence "
-            "length or the hidden size"
+            f"one step would process batch {setup.train.batch_size} x {steps} steps x {per_step} = {cost:,} "
+            f"activations, over this app's limit of {MAX_STEP_COST:,} for a shared CPU; lower the batch size, "
+            "the sequence length or the hidden size"
         )
     count = parameters(setup, task)
     if count > MAX_PARAMETERS:

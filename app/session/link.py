@@ -6,17 +6,15 @@ arch=lstm&lr=0.003...`); uploaded text or CSV files cannot travel in a link and 
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import typing
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import engine
-from engine.config import ARCHS
 
-FILE_PARAMS = ("text", "csv_text")
-# Settings of the engine's configs that no page of the app shows yet (attention models and
-# transformers, scheduled sampling for decoders): in a link only when they differ from the preset.
-NOT_IN_THE_FORM = ("attention", "reverse_source", "num_heads", "dim_feedforward", "position_encoding",
-                   "scheduled_sampling")  # task parameters filled by an upload, never put in a link
+FILE_PARAMS = ("text", "csv_text")  # task parameters filled by an upload, never put in a link
 SHARED = ("seed",)  # one seed for the task's data and the training run
 
 
@@ -26,17 +24,6 @@ class Setup:
     model: engine.ModelConfig
     train: engine.TrainConfig
     task_params: dict = field(default_factory=dict)  # as make_task takes them, without seed
-
-    def __post_init__(self) -> None:
-        # The engine builds transformers and attention models; no page opens them up yet, so the
-        # app refuses them (from a link or an uploaded checkpoint) rather than draw them wrong.
-        if not opens(self.model):
-            what = "a transformer" if self.model.arch not in ARCHS else f"{self.model.attention} attention"
-            raise ValueError(
-                f"the app's pages open recurrent networks without attention so far, and this is {what}; "
-                f"use arch {', '.join(ARCHS)} with no attention (the engine itself trains and records "
-                "attention models and transformers from a notebook: see the README)"
-            )
 
     def make_task(self, upload: str | bytes | None = None) -> engine.Task:
         params = dict(self.task_params)
@@ -50,26 +37,53 @@ class Setup:
         return next((p for p in FILE_PARAMS if p in engine.task_params(self.task)), None)
 
     def to_query(self) -> dict[str, str]:
-        """Every setting by name, but those no page lets a student set (attention, transformer
-        heads, scheduled sampling...) while they hold the task preset's value: the link still
-        reproduces the setup (parse_query fills them in), and says nothing the form does not show."""
-        preset = preset_setup(self.task)
+        """Every setting that means something for this model, by name: a recurrent network's link
+        leaves out a transformer's heads and positions, a transformer's the cell's activation and
+        initialisation, a one-stack task's the decoder's settings (parse_query fills them in from
+        the preset), so a link says nothing the form does not show."""
         query = {"task": self.task}
         query |= {k: format_value(v) for k, v in self.task_params.items()}
-        for values, defaults in ((self.model.to_dict(), preset.model.to_dict()),
-                                 (self.train.to_dict(), preset.train.to_dict())):
-            query |= {k: format_value(v) for k, v in values.items() if k not in NOT_IN_THE_FORM or v != defaults[k]}
+        unused = unused_fields(self.model, self.encdec)
+        for values in (self.model.to_dict(), self.train.to_dict()):
+            query |= {k: format_value(v) for k, v in values.items() if k not in unused}
         return query
 
+    @functools.cached_property
+    def encdec(self) -> bool:
+        """Whether the task is an encoder-decoder's (it depends on the parameters: not on the class)."""
+        return self.make_task().spec.mapping == "encdec"
 
-def opens(cfg: engine.ModelConfig) -> bool:
-    """Whether the app's pages open a model of this config: recurrent, without attention, so far."""
-    return cfg.arch in ARCHS and cfg.attention is None
+
+# Settings that mean nothing for a model of this family or a task of this shape.
+TRANSFORMER_ONLY = ("num_heads", "dim_feedforward", "position_encoding")
+RECURRENT_ONLY = ("activation", "peephole", "embedding_dim", "init", "spectral_radius", "forget_bias")
+DECODER_ONLY = ("attention", "reverse_source", "scheduled_sampling")
 
 
-# The tasks the app offers: those whose lesson preset its pages open (copy and dates teach
-# attention, and join when a page shows it).
-OFFERED = tuple(name for name, task in engine.TASKS.items() if opens(task.preset.model))
+def unused_fields(model: engine.ModelConfig | dict, encdec: bool) -> set[str]:
+    """The settings of a model (a config, or its fields as a dict) that mean nothing for it."""
+    arch = model["arch"] if isinstance(model, dict) else model.arch
+    unused = set(RECURRENT_ONLY if arch == "transformer" else TRANSFORMER_ONLY)
+    if not encdec:
+        unused |= set(DECODER_ONLY)
+    elif arch == "transformer":  # its decoder always attends, and reading backwards means nothing to it
+        unused |= {"attention", "reverse_source"}
+    return unused
+
+
+DEFAULTS = {f.name: f.default for cls in (engine.ModelConfig, engine.TrainConfig) for f in dataclasses.fields(cls)}
+
+
+def default_where_unused(model: dict, train: dict, encdec: bool, given: Iterable[str] = ()) -> None:
+    """Set the settings that mean nothing for this model (a transformer's cell activation, a cell's
+    heads, a one-stack task's decoder settings) to the configs' defaults, in place, but those
+    `given` by name (a link that names one gets the config's own message if it cannot be)."""
+    for name in unused_fields(model, encdec) - set(given):
+        (model if name in model else train)[name] = DEFAULTS[name]
+
+
+# The tasks the app offers: every task of the engine.
+OFFERED = tuple(engine.TASKS)
 
 
 def preset_setup(task_name: str) -> Setup:
@@ -133,6 +147,8 @@ def parse_query(query: dict[str, str]) -> Setup:
             problems.append(str(err))
     if problems:
         raise ValueError("; ".join(problems))
+    task = engine.make_task(task_name, seed=values["train"]["seed"], **values["task"])
+    default_where_unused(values["model"], values["train"], task.spec.mapping == "encdec", given=query)
     setup = Setup(
         task_name,
         engine.ModelConfig(**values["model"]),

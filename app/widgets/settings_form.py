@@ -12,13 +12,19 @@ import dataclasses
 import streamlit as st
 
 import engine
-from app.session.link import FILE_PARAMS, OFFERED, Setup, preset_setup
+from app.session.link import FILE_PARAMS, OFFERED, Setup, default_where_unused, preset_setup
 from app.widgets import state
 from app.widgets.state import form_key as key
-from engine.config import ACTIVATIONS, ARCHS, INITS
+from engine.config import ACTIVATIONS, INITS, MODEL_ARCHS, POSITION_ENCODINGS, SCORES
 from engine.train_config import OPTIMIZERS
 
 KEEP = "session"  # widgets keep their values while hidden (a GRU has no forget bias) and across pages
+ARCH_NAMES = {"rnn": "RNN (Elman)", "lstm": "LSTM", "gru": "GRU", "transformer": "Transformer"}
+NO_ATTENTION = "none"
+SCORE_NAMES = {NO_ATTENTION: "none (the final state only)", "dot": "dot: s·h (Luong)",
+               "general": "general: sᵀW h (Luong)", "additive": "additive: vᵀtanh(W[s; h]) (Bahdanau)",
+               "scaled_dot": "scaled dot: s·h / √d", "cosine": "content-based: β cos(s, h)",
+               "location": "location-based: softmax(W s), no h"}
 
 
 def fill(setup: Setup) -> None:
@@ -33,8 +39,11 @@ def fill(setup: Setup) -> None:
             if name in values:  # optional numbers: a checkbox says whether they are on
                 st.session_state[key(section, name + "_on")] = values[name] is not None
                 st.session_state[key(section, name)] = 1.0 if values[name] is None else values[name]
-        if section == "model" and values["spectral_radius"] is None:  # shown only with init="scaled"
-            st.session_state[key(section, "spectral_radius")] = 1.0
+        if section == "model":
+            if values["spectral_radius"] is None:  # shown only with init="scaled"
+                st.session_state[key(section, "spectral_radius")] = 1.0
+            st.session_state[key(section, "attention")] = values["attention"] or NO_ATTENTION
+            st.session_state[key(section, "dim_feedforward")] = values["dim_feedforward"] or 0
     st.session_state[state.FORM_SYNCED] = setup
 
 
@@ -73,9 +82,13 @@ def task_params_form(current: Setup) -> dict:
 
 
 def model_form(task_spec: engine.TaskSpec) -> dict:
+    """The fields that mean something for the network picked and the task's shape (the others
+    take the configs' defaults: link.default_where_unused)."""
     s = "model"
-    values = {"arch": st.selectbox("Cell", ARCHS, key=key(s, "arch"), persist_state=KEEP, format_func=str.upper)}
-    arch = values["arch"]
+    arch = st.selectbox("Network", MODEL_ARCHS, key=key(s, "arch"), persist_state=KEEP, format_func=ARCH_NAMES.get)
+    if arch == "transformer":
+        return {"arch": arch, **transformer_form(task_spec)}
+    values = {"arch": arch}
     values["activation"] = (
         st.selectbox("Activation", ACTIVATIONS, key=key(s, "activation"), persist_state=KEEP)
         if arch == "rnn" else "tanh"
@@ -104,10 +117,56 @@ def model_form(task_spec: engine.TaskSpec) -> dict:
         optional_number(s, "forget_bias", "Forget-gate bias", "start the forget gate open: 1 to 3 are common")
         if arch == "lstm" else None
     )
+    if task_spec.mapping == "encdec":
+        values |= attention_form()
     return values
 
 
-def train_form() -> dict:
+def attention_form() -> dict:
+    """A recurrent encoder-decoder's attention over the encoder's states (the course's table of
+    score functions), and whether the encoder reads the source backwards."""
+    s = "model"
+    score = st.selectbox("Attention (score function)", (NO_ATTENTION,) + SCORES, key=key(s, "attention"),
+                         persist_state=KEEP, format_func=SCORE_NAMES.get,
+                         help="how the decoder state s_t scores each encoder state h_i before the softmax; "
+                         "none: the decoder sees only the encoder's final state (the bottleneck)")
+    reverse = st.checkbox("Encoder reads the source backwards", key=key(s, "reverse_source"), persist_state=KEEP,
+                          help="Sutskever et al. 2014: the first source tokens end next to the first target tokens")
+    return {"attention": None if score == NO_ATTENTION else score, "reverse_source": reverse}
+
+
+def transformer_form(task_spec: engine.TaskSpec) -> dict:
+    """A transformer's width, heads, blocks and positions (Vaswani et al. 2017)."""
+    s = "model"
+    values = {
+        "hidden_size": st.number_input("Model width d_model", key=key(s, "hidden_size"), persist_state=KEEP, step=8),
+        "num_heads": st.number_input("Attention heads", key=key(s, "num_heads"), persist_state=KEEP, step=1,
+                                     help="each head gets d_model / heads dimensions: heads must divide d_model"),
+        "num_layers": st.number_input("Blocks per stack", key=key(s, "num_layers"), persist_state=KEEP, step=1),
+        "dim_feedforward": st.number_input("Feed-forward width d_ff (0 = 4 × d_model)", key=key(s, "dim_feedforward"),
+                                           persist_state=KEEP, step=16) or None,
+        "position_encoding": st.radio("Positions", POSITION_ENCODINGS, key=key(s, "position_encoding"),
+                                      persist_state=KEEP, horizontal=True,
+                                      help="sinusoidal: fixed, PE(pos, 2i) = sin(pos / 10000^(2i/d)); "
+                                      "learned: one trained vector per position"),
+        "dropout": st.number_input("Dropout", key=key(s, "dropout"), persist_state=KEEP, format="%g", step=0.1),
+    }
+    if task_spec.mapping != "encdec":  # an encoder-decoder's encoder always sees both sides, its decoder never
+        values["bidirectional"] = st.checkbox(
+            "Every position sees both sides (an encoder, BERT)", key=key(s, "bidirectional"), persist_state=KEEP,
+            help="off: each position sees only itself and the past (a causal decoder, GPT)")
+    return values
+
+
+def scheduled_sampling_form() -> dict:
+    """An encoder-decoder's scheduled sampling (Bengio et al. 2015)."""
+    return {"scheduled_sampling": st.number_input(
+        "Scheduled sampling: P(decoder reads its own guess)", key=key("train", "scheduled_sampling"),
+        persist_state=KEEP, format="%g", step=0.1, min_value=0.0, max_value=1.0,
+        help="0 = teacher forcing (the decoder always reads the true previous token in training)")}
+
+
+def train_form(encdec: bool) -> dict:
     s = "train"
     return {
         "optimizer": st.selectbox("Optimizer", OPTIMIZERS, key=key(s, "optimizer"), persist_state=KEEP),
@@ -116,6 +175,7 @@ def train_form() -> dict:
         "clip_norm": optional_number(s, "clip_norm", "Clip gradient norm",
                                      "rescale the whole gradient to at most this norm"),
         "clip_value": optional_number(s, "clip_value", "Clip each gradient value", "clamp every entry to ±value"),
+        **(scheduled_sampling_form() if encdec else {}),
         "bptt_window": st.number_input(
             "Truncated BPTT window (0 = full)", key=key(s, "bptt_window"), persist_state=KEEP, step=1,
             help="backpropagate through at most this many steps",
@@ -138,11 +198,12 @@ def read(current: Setup, task_spec: engine.TaskSpec) -> Setup:
         if name != current.task:  # a new task starts from its own preset
             return preset_setup(name)
         params = task_params_form(current)
+    encdec = task_spec.mapping == "encdec"
     with model_tab:
-        model_values = model_form(task_spec)
+        model_values = {**dataclasses.asdict(current.model), **model_form(task_spec)}
     with train_tab:
-        train_values = train_form()
-    defaults = dataclasses.asdict(current.model)
-    model = engine.ModelConfig(**{**defaults, **model_values})
+        train_values = {**dataclasses.asdict(current.train), **train_form(encdec)}
+    default_where_unused(model_values, train_values, encdec)
+    model = engine.ModelConfig(**model_values)
     train = engine.TrainConfig(**train_values)
     return Setup(name, model, train, {k: v for k, v in params.items() if k not in FILE_PARAMS})

@@ -279,12 +279,36 @@ def test_a_hidden_setting_comes_back_as_it_was():
     assert lab(at).setup.model.forget_bias == 3.0
 
 
-@pytest.mark.parametrize("query", [{"arch": "transformer", "num_heads": "2"}, {"task": "reverse", "attention": "dot"}])
-def test_a_link_to_a_model_no_page_opens_yet_falls_back_with_a_message(query):
-    at = app(query)
+@pytest.mark.parametrize("query", [{"arch": "transformer", "num_heads": "2", "hidden_size": "16"},
+                                   {"task": "reverse", "attention": "additive"}])
+def test_a_link_to_a_transformer_or_an_attention_model_opens_it_and_the_form_shows_it(query):
+    at = build_page(app(query))
+    assert not at.exception and not at.warning
+    cfg = lab(at).setup.model
+    assert cfg.arch == query.get("arch", "lstm") and cfg.attention == query.get("attention")
+    if cfg.arch == "transformer":
+        assert at.number_input(key="form.model.num_heads").value == 2
+        assert at.number_input(key="form.model.hidden_size").value == 16
+    else:
+        assert at.selectbox(key="form.model.attention").value == "additive"
+        assert at.number_input(key="form.train.scheduled_sampling").value == 0.0
+    at.button(key="step").click().run()
+    assert not at.exception and lab(at).trainer.steps_done == 1
+
+
+def test_the_form_builds_a_transformer_and_refuses_heads_that_do_not_divide_d_model_keeping_the_model():
+    at = build_page(app({"task": "charlm"}))
+    at.selectbox(key="form.model.arch").set_value("transformer").run()
     assert not at.exception
-    assert "recurrent networks without attention" in at.warning[0].value
-    assert lab(at).setup == DEFAULT
+    cfg = lab(at).setup.model
+    assert cfg.arch == "transformer" and cfg.init == "default" and cfg.forget_bias is None
+    assert lab(at).model.cfg == cfg
+    kept = lab(at).model
+    at.number_input(key="form.model.num_heads").set_value(3).run()
+    assert "num_heads=3 does not divide hidden_size (d_model) = 128" in at.error[0].value
+    assert "The model you had is unchanged" in at.error[0].value and lab(at).model is kept
+    at.number_input(key="form.model.num_heads").set_value(4).run()
+    assert not at.error and lab(at).setup.model.num_heads == 4
 
 
 def test_a_link_whose_settings_cannot_train_together_falls_back_with_a_message():

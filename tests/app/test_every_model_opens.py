@@ -1,7 +1,8 @@
 """Every model the app can build opens on the Unroll and Gates pages: every task the app offers,
 each mapping its parameters allow (sine forecasts or generates, parity answers at every step or
 once), as a tanh RNN, an LSTM and a GRU, some bidirectional and some two layers deep (issue 12,
-item 2: Unroll stopped on a vector-to-sequence model)."""
+item 2: Unroll stopped on a vector-to-sequence model), the encoder-decoders with attention among
+them; and a transformer on each kind of task, where those pages say what they open up instead."""
 import dataclasses
 
 import pytest
@@ -20,6 +21,9 @@ SMALL = {  # each task's parameters, small enough that the whole file runs in ab
     "charlm": [{"seq_len": 12}],
     "sentiment": [{"seq_len": 12}],
     "reverse": [{"seq_len": 4}],
+    "copy": [{"seq_len": 4}],  # attention (dot, the preset's) over a bidirectional encoder
+    "dates": [{}],
+    "sort": [{"seq_len": 4}],  # a pointer network: its output is the attention over the inputs
 }
 CELLS = {  # each cell with its own shape: one-way, bidirectional, two layers
     "rnn": dict(bidirectional=True, num_layers=1),
@@ -68,3 +72,27 @@ def test_unroll_and_gates_open(setup: link.Setup):
         opened(at, "unroll")
         assert at.get("plotly_chart"), "Unroll drew nothing"
         opened(at, "gates")
+
+
+TRANSFORMER = dict(arch="transformer", hidden_size=8, num_heads=2, num_layers=1, embedding_dim=16, init="default",
+                   spectral_radius=None, forget_bias=None, peephole=False, attention=None, reverse_source=False,
+                   activation="tanh", bidirectional=False)
+
+
+@pytest.mark.parametrize("task", ["adding", "charlm", "sine", "reverse"])
+def test_the_cell_pages_say_what_they_open_up_when_the_model_is_a_transformer(task):
+    base = link.preset_setup(task)
+    setup = dataclasses.replace(base, model=dataclasses.replace(base.model, **TRANSFORMER),
+                                task_params={**base.task_params, **SMALL[task][0]})
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for key, value in setup.to_query().items():
+        at.query_params[key] = value
+    at.run()
+    assert at.session_state["lab"].setup == setup
+    for page in nav.CELL_PAGES:
+        opened(at, page)
+        assert "opens up a recurrent network's cells" in at.info[0].value and "transformer (1 block(s) of 2" in (
+            at.info[0].value)
+        assert at.session_state["lab"].setup == setup and not at.get("plotly_chart")
+    opened(at, "build")  # its own page trains and draws it
+    assert at.get("plotly_chart")

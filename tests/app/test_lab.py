@@ -19,13 +19,40 @@ def test_a_link_round_trips_every_preset_and_lesson(setup):
     assert parse_query(query) == setup
 
 
-def test_a_link_names_no_setting_the_form_does_not_show():
+TRANSFORMERS = [  # a transformer on a task of each shape: values in, tokens in, an encoder-decoder
+    dataclasses.replace(preset_setup(task), model=engine.ModelConfig(
+        arch="transformer", hidden_size=32, num_heads=4, num_layers=2, bidirectional=task == "sentiment",
+        position_encoding="learned" if task == "charlm" else "sinusoidal"))
+    for task in ("adding", "charlm", "sentiment", "reverse")
+]
+
+
+@pytest.mark.parametrize("setup", TRANSFORMERS, ids=[s.task for s in TRANSFORMERS])
+def test_a_transformers_link_round_trips(setup):
+    assert parse_query(setup.to_query()) == setup
+
+
+def test_a_link_names_no_setting_that_means_nothing_for_its_model():
     """The address bar carried attention, heads, positional-encoding and scheduled-sampling
-    settings that no page shows; a link still reproduces every setup (the test above)."""
-    from app.session.link import NOT_IN_THE_FORM
+    settings that no page showed; now it names a setting only where the model has it (a
+    transformer's heads, a recurrent decoder's attention), and a link still reproduces every
+    setup (the tests above)."""
+    from app.session.link import DECODER_ONLY, RECURRENT_ONLY, TRANSFORMER_ONLY
 
     for setup in [preset_setup(t) for t in OFFERED] + [lesson.setup for lesson in LESSONS]:
-        assert not set(setup.to_query()) & set(NOT_IN_THE_FORM)
+        named = set(setup.to_query())
+        assert not named & set(TRANSFORMER_ONLY), setup.task
+        assert ("attention" in named) == setup.encdec and ("scheduled_sampling" in named) == setup.encdec
+    for setup in TRANSFORMERS:
+        named = set(setup.to_query())
+        assert {"num_heads", "position_encoding"} <= named and not named & set(RECURRENT_ONLY)
+        assert not named & {"attention", "reverse_source"}
+        assert (set(DECODER_ONLY) & named) == ({"scheduled_sampling"} if setup.encdec else set())
+
+
+def test_a_link_that_names_a_setting_its_model_has_not_gets_the_configs_message():
+    with pytest.raises(ValueError, match="num_heads applies to arch='transformer' only"):
+        parse_query({"task": "adding", "num_heads": "4"})
 
 
 @pytest.mark.parametrize("query, fragments", [
@@ -168,14 +195,15 @@ def test_a_setup_too_heavy_for_a_shared_cpu_is_refused_with_the_numbers():
     assert lab.setup == DEFAULT
 
 
-def test_a_transformer_checkpoint_is_refused_until_a_page_can_open_it():
+def test_a_transformer_checkpoint_opens_with_its_weights_and_a_link_that_reproduces_its_settings():
     task = engine.make_task("parity")
-    transformer = engine.build_model(engine.ModelConfig(arch="transformer", hidden_size=16, num_heads=2), task)
+    transformer = engine.build_model(engine.ModelConfig(arch="transformer", hidden_size=16, num_heads=2), task, seed=3)
     lab = Lab(DEFAULT)
-    model = lab.model
-    with pytest.raises(ValueError, match="recurrent networks without attention"):
-        lab.load_model(engine.to_bytes(transformer))
-    assert lab.model is model and lab.setup == DEFAULT
+    lab.load_model(engine.to_bytes(transformer))
+    assert lab.setup.task == "parity" and lab.setup.model == transformer.cfg
+    for (name, ours), theirs in zip(lab.model.state_dict().items(), transformer.state_dict().values(), strict=True):
+        assert torch.equal(ours, theirs), name
+    assert parse_query(lab.setup.to_query()) == lab.setup
 
 
 def test_each_probe_sample_is_recorded_once_per_model_version(monkeypatch):
