@@ -28,6 +28,11 @@ def sequence_accuracy(model, task):
         return task.sequence_accuracy(model(x), y)  # greedy decoding, no teacher
 
 
+def about(value: float, stated: float, within: float) -> bool:
+    """`value` is the `stated` figure to within a relative `within` either way."""
+    return stated * (1 - within) < value < stated * (1 + within)
+
+
 def train(task, cfg, steps, train_cfg=None, seed=0):
     model = engine.build_model(cfg, task, seed=seed)
     trainer = engine.Trainer(model, task, train_cfg or engine.TrainConfig(lr=3e-3, batch_size=64, clip_norm=1.0))
@@ -226,3 +231,55 @@ def test_sentiment_runs_on_a_transformer():
     _, trainer = train(task, cfg, 400, engine.TrainConfig(lr=3e-3, batch_size=32, clip_norm=1.0))
     loss, accuracy = trainer.evaluate()
     assert loss < task.baseline_loss and accuracy > 0.7
+
+
+# ---------------------------------------------------------------- location-based attention and the pointer network
+
+@pytest.mark.training
+def test_location_based_attention_reverses_by_position_alone():
+    """alpha_t = softmax(W_a s_t) reads no encoder state, and reversal's alignment depends on the
+    step alone (target step t looks at source position S-1-t). Measured 2026-11-23 (torch 2.13,
+    one thread): the reverse preset with attention="location" gets 100% of 500 held-out
+    sequences right after 300 steps (about 1 s), its alignment the anti-diagonal."""
+    task = engine.make_task("reverse")
+    model, _ = train(task, dataclasses.replace(task.preset.model, attention="location"), 300, task.preset.train)
+    assert sequence_accuracy(model, task) > 0.95
+    x, y = held_out(task, 20)
+    S = x.shape[1]
+    for i in range(len(x)):
+        alpha = engine.record(model, x, y, index=i, jacobians=False).attention["alignment"][0]  # [S+1, S]
+        assert alpha[:S].argmax(-1).tolist() == list(range(S - 1, -1, -1))
+
+
+def pointer_matrices(model, x, y, n):
+    """The recorded pointer distributions of the first n samples: [n, T_out, end + positions]."""
+    return torch.stack([engine.record(model, x, y, index=i, jacobians=False).attention["pointer"][0]
+                        for i in range(n)])
+
+
+@pytest.mark.training
+def test_a_pointer_network_learns_to_sort_and_points_with_a_permutation_matrix():
+    """The sort preset (5 numbers, LSTM 64, additive pointer, batch 128, Adam 3e-3, 1500 steps).
+    Measured 2026-11-23 (torch 2.13, one thread, 28 s of training on this 2-core CPU shared with
+    other jobs, load ~8): 90.5% of 1000 held-out lists sorted entirely right by greedy decoding,
+    97.5% of the pointers, 96-99% at each step (the end 100%). Of 200 recorded (teacher-forced)
+    pointer matrices 93.5% are permutations by their argmax, their largest distance from that
+    permutation 0.016 (median), and 89% point at the t-th smallest number at every step t."""
+    task = engine.make_task("sort")
+    preset = task.preset
+    model, _ = train(task, preset.model, preset.steps, preset.train, seed=preset.train.seed)
+    x, y = held_out(task, 1000)
+    model.eval()
+    with torch.no_grad():
+        y_hat = model(x)  # greedy decoding: each step reads the value it pointed to itself
+    assert about(task.sequence_accuracy(y_hat, y), 0.9, 0.1)  # "about 90% of the lists sorted entirely right"
+    assert torch.all(task.position_accuracy(y_hat, y) > 0.93)  # "95% or more at every step"
+    alpha = pointer_matrices(model, x, y, 200)  # [200, 6, 6], teacher-forced
+    one_hot = torch.nn.functional.one_hot(alpha.argmax(-1), 6).to(alpha.dtype)  # [200, 6, 6]
+    torch.testing.assert_close(alpha.sum(-1), torch.ones(200, 6, dtype=alpha.dtype), atol=1e-5, rtol=0)
+    permutation = (one_hot.sum(1) == 1).all(-1)  # [200]: every position (and the end) pointed at once
+    assert permutation.float().mean() > 0.9
+    assert (alpha - one_hot).abs().amax((1, 2))[permutation].median() < 0.05  # near 0 and 1, not just argmax
+    right = one_hot.argmax(-1) == torch.cat([y[:200, :-1] - 1, torch.zeros(200, 1, dtype=torch.long)], 1)
+    assert right.all(-1).float().mean() > 0.85  # row t points at the t-th smallest, the last at the end
+
