@@ -166,7 +166,7 @@ def alignment(trace: AttentionTrace, source_tokens: list[str], output_tokens: li
     fig = single_map(weights_of(trace, head), masked_of(trace), output, source,
                      ("output step t", "source i", "α<sub>ti</sub>"), ("output token (step t)", "source token i"))
     heads = f", head {head}" if trace.weights.shape[0] > 1 else ""
-    fig = finish(fig, f"Alignment α<sub>ti</sub>{heads}: which source token each output step reads",
+    fig = finish(fig, f"Alignment α<sub>ti</sub>{heads}: where each output step looks",
                  height=map_height(T_out))
     return with_note(fig, bool(masked_of(trace).any()))
 
@@ -218,7 +218,7 @@ def decoding_step(trace: AttentionTrace, logits: Tensor, t: int, source_tokens: 
     fig.update_xaxes(title_text="output token", row=1, col=3)
     fig.update_yaxes(title_text="weight α", range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(title_text="c_t", row=1, col=2)
-    fig.update_yaxes(title_text="probability", range=[0, 1.15], row=1, col=3)
+    fig.update_yaxes(title_text="probability", range=[0, 1.3], tickvals=[0, 0.5, 1], row=1, col=3)
     fig.update_annotations(font=dict(size=12), selector=dict(showarrow=False))
     fig = finish(fig, f"Decoding step t = {t}: attend, read c<sub>{t}</sub>, write '{words[chosen]}'")
     return fig.update_layout(showlegend=False)
