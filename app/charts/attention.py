@@ -197,6 +197,8 @@ def decoding_step(trace: AttentionTrace, logits: Tensor, t: int, source_tokens: 
     context = trace.context[head, t].numpy().astype(np.float32)  # [d_v]
     p = softmax_row(logits[t]).astype(np.float32)  # [V]
     chosen = int(p.argmax()) if chosen is None else chosen
+    if not 0 <= chosen < len(target_vocab):
+        raise ValueError(f"chosen must be a token id 0..{len(target_vocab) - 1}, got {chosen}")
     titles = [f"α<sub>{t},i</sub> over the source",
               f"context c<sub>{t}</sub> = Σ<sub>i</sub> α<sub>{t},i</sub> h<sub>i</sub>", f"p(token at step {t})"]
     fig = make_subplots(rows=1, cols=3, column_widths=[0.3, 0.4, 0.3], horizontal_spacing=0.08, subplot_titles=titles)

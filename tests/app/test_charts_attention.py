@@ -127,6 +127,8 @@ def test_a_decoding_step_shows_alpha_t_c_t_and_the_next_token(fresh):
     assert forced["data"][2]["marker"]["color"].index(VERMILLION) == (greedy + 1) % 10
     with pytest.raises(ValueError, match="t must be"):
         ca.decoding_step(trace, rec.y_hat, S + 1, source, task.target_vocab)
+    with pytest.raises(ValueError, match="chosen must be"):
+        ca.decoding_step(trace, rec.y_hat, t, source, task.target_vocab, chosen=10)
 
 
 # ------------------------------------------------------------------ a transformer's heads
