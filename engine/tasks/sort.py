@@ -44,6 +44,8 @@ class SortTask(Task):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int("seq_len", self.seq_len, 2, MAX_NUMBERS)
+        # The text of each class, as an encoder-decoder task's target_vocab: what a pointer points at.
+        self.target_vocab = SPECIALS + tuple(f"position {j}" for j in range(self.seq_len))
         self.spec = TaskSpec(
             "sort", "pointer", "values", input_size=1, output_size=self.seq_len + 2, loss="ce",
             out_len=self.seq_len + 1,
@@ -57,7 +59,7 @@ class SortTask(Task):
 
     @property
     def class_names(self) -> tuple[str, ...]:
-        return SPECIALS + tuple(f"position {j}" for j in range(self.seq_len))
+        return self.target_vocab
 
     def input_features(self, symbols: list[str] | None, x: Tensor) -> dict[str, np.ndarray]:
         """Each number, and its rank among the sample's: what a unit that helps sort would follow."""

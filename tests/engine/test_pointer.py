@@ -42,7 +42,7 @@ def test_sort_targets_point_at_the_numbers_from_the_smallest_then_end():
     for xs, ys in zip(x[..., 0].tolist(), y.tolist()):
         assert [xs[c - 2] for c in ys[:-1]] == sorted(xs) and ys[-1] == EOS
         assert sorted(ys[:-1]) == list(range(2, 9))  # every position once: a permutation
-    assert task.class_names == ("<sos>", "<eos>") + tuple(f"position {j}" for j in range(7))
+    assert task.class_names == task.target_vocab == ("<sos>", "<eos>") + tuple(f"position {j}" for j in range(7))
     assert engine.task_params("sort") == {"seed": 0, "seq_len": 5}
 
 
