@@ -3,7 +3,7 @@ benchmarks/README.md holds them). Torch runs on one thread, as app/main.py sets 
 From the repository's root (`app` and `engine` import from there):
 
     PYTHONPATH=. python benchmarks/run_all.py [--quick]
-        [--only training|recording|attention|app|memory|history|gradlog|lessons]
+        [--only training|recording|attention|app|memory|history|gradlog|lessons|unroll]
 """
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ import memory
 import record_cost
 import torch
 import train_throughput
+import unroll_speed
+import unroll_speed
 from timing import load_average, machine
 
 SECTIONS = {
@@ -30,6 +32,8 @@ SECTIONS = {
     "history": history_tick.run,
     "gradlog": gradient_log.run,
     "lessons": lesson_speed.run,
+    "unroll": unroll_speed.run,
+    "unroll": unroll_speed.run,
 }
 
 

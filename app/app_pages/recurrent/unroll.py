@@ -66,7 +66,11 @@ def stepper(lab: Lab) -> None:
             st.session_state[state.UNROLL_PLAYING] = False
             st.rerun()  # the whole page: the button says Play again, the timer stops
         t += 1
-    st.session_state[state.UNROLL_T] = t
+    if state.get(state.UNROLL_T) != t:
+        # Only a step the script moves (playing, or a shorter sample): a value written back to the
+        # slider is sent to it and puts its thumb there, and under a burst of arrow presses the
+        # thumb has moved on meanwhile, so every such write lost the presses made during a run.
+        st.session_state[state.UNROLL_T] = t
     st.slider("Time step t", min_value=0, max_value=T - 1, key=state.UNROLL_T, persist_state="session")
     symbols = lab.symbols(index, stack) if stack != "decoder" else None
     inputs = step_labels.input_labels(lab.task, rec, stack, symbols)
