@@ -20,7 +20,6 @@ import record_cost
 import torch
 import train_throughput
 import unroll_speed
-import unroll_speed
 from timing import load_average, machine
 
 SECTIONS = {
@@ -32,7 +31,6 @@ SECTIONS = {
     "history": history_tick.run,
     "gradlog": gradient_log.run,
     "lessons": lesson_speed.run,
-    "unroll": unroll_speed.run,
     "unroll": unroll_speed.run,
 }
 
