@@ -14,6 +14,9 @@ SECTIONS = {
         ("app_pages/recurrent/gradients.py", "Gradients", "gradients", ":material/trending_down:"),
         ("app_pages/recurrent/compare.py", "Compare cells", "compare", ":material/compare_arrows:"),
     ],
+    "Attention": [
+        ("app_pages/attention/encoder_decoder.py", "Encoder-decoder", "attention", ":material/join_inner:"),
+    ],
 }
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}
 # Pages that open a recurrent network's cells up, which a transformer has none of (Compare cells

@@ -74,7 +74,8 @@ def beam_tree(beam: Beam, vocab: tuple[str, ...]) -> go.Figure:
     scores = np.array([n.score for n in everything], dtype=np.float64)  # [nodes]
     fig.add_trace(go.Scatter(
         x=[len(n.tokens) for n in everything], y=[ys[n.tokens] for n in everything], mode="markers+text",
-        text=[f"{visible(w)} · {s:.2f}" if n.tokens else "&lt;sos&gt;" for w, s, n in zip(words, scores, everything)],
+        # token over log p, one above the other: side by side they ran into the next node at 1024 px
+        text=[f"{visible(w)}<br>{s:.2f}" if n.tokens else "&lt;sos&gt;" for w, s, n in zip(words, scores, everything)],
         textposition="top center", textfont=dict(size=12),
         marker=dict(size=11, symbol=["square" if n.tokens[-1:] == (EOS,) else "circle" for n in everything],
                     color=[VERMILLION if n.tokens in on_best else BLUE for n in everything],
@@ -96,8 +97,8 @@ def style_tree(fig: go.Figure, beam: Beam, vocab: tuple[str, ...], ys: dict[tupl
     written = " ".join(visible(vocab[t]) for t in best.tokens)
     kept = max(len(step) for step in beam.steps)
     fig = finish(fig, f"Beam search keeping {kept}: returns '{written}', log p = {best.score:.3f}",
-                 height=max(HEIGHT, 90 + 34 * len(set(ys.values()))))
+                 height=max(HEIGHT, 110 + 48 * len(set(ys.values()))))
     fig.update_layout(title_subtitle=dict(
-        text="each node: its token · log p(everything written so far | source); a square ends with &lt;eos&gt;",
-        font=dict(size=12)), margin=dict(t=75, b=80))
-    return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.18, yanchor="top"))
+        text="each node: its token over log p(everything written so far | source); a square ends with &lt;eos&gt;",
+        font=dict(size=12)), margin=dict(t=75, b=105))
+    return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.3, yanchor="top"))  # under the axis title

@@ -30,6 +30,9 @@ UNROLL_LAST_STEP = "unroll_last_step"  # the last t of the sample shown, for Pla
 UNROLL_UNIT = "unroll_unit"
 # Gradients
 GRADIENTS_DRAWN = "gradients_drawn"  # what the live figures show, for downloads made on click
+# Attention
+ATTENTION_T = "attention_t"  # the output step the decoding figure opens
+BEAM_WIDTH = "beam_width"
 # Compare cells
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"

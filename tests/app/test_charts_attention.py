@@ -214,7 +214,7 @@ def test_the_beam_tree_draws_every_kept_prefix_with_its_score_and_the_best_path(
     scores = [row[1] for row in nodes["customdata"]]
     assert scores == pytest.approx([0.0] + [c.score for c in kept], abs=1e-12)
     assert plotted(nodes["x"]) == [0] + [len(c.tokens) for c in kept]
-    assert nodes["text"][1] == f"{visible(task.target_vocab[kept[0].tokens[-1]])} · {kept[0].score:.2f}"
+    assert nodes["text"][1] == f"{visible(task.target_vocab[kept[0].tokens[-1]])}<br>{kept[0].score:.2f}"
     best = fig["data"][1]
     assert best["line"]["color"] == VERMILLION
     assert [x for x in best["x"] if x is not None] == [v for k in range(len(beam.best.tokens)) for v in (k, k + 1)]

@@ -1,0 +1,179 @@
+"""Attention: where an encoder-decoder's decoder looks at the source, trained live, one output
+step at a time (Bahdanau et al. 2015; Luong et al. 2015; a pointer network's pointer)."""
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+import engine
+from app.charts import attention as cattention
+from app.charts.beam_tree import beam_tree
+from app.session import decoding
+from app.session.lab import Lab
+from app.session.link import preset_setup
+from app.widgets import downloads as exports
+from app.widgets import state
+from app.widgets.controls import live, training_controls
+from app.widgets.figures import show
+from app.widgets.header import page_header
+from app.widgets.settings_form import NO_ATTENTION, SCORE_NAMES
+from engine.beam import beam_search
+from engine.config import SCORES
+
+# Encoder-decoders to open from here, each its task's measured preset (engine/tasks).
+OPEN = {
+    "copy": "Copy 20 symbols, dot attention",
+    "dates": "Dates to YYYY-MM-DD, dot attention",
+    "reverse": "Reverse 8 symbols, no attention (the bottleneck)",
+    "sort": "Sort 5 numbers, a pointer network",
+}
+SCORE_EQUATIONS = {
+    "dot": r"e_{ti} = s_t^\top h_i",
+    "general": r"e_{ti} = s_t^\top W_a h_i",
+    "additive": r"e_{ti} = v_a^\top \tanh(W_a [s_{t-1}; h_i])",
+    "scaled_dot": r"e_{ti} = s_t^\top h_i / \sqrt{n}",
+    "cosine": r"e_{ti} = \beta \cos(s_t, h_i)",
+    "location": r"\alpha_t = \mathrm{softmax}(W_a s_t)",
+}
+ATTEND = r"\alpha_{ti} = \frac{\exp(e_{ti})}{\sum_j \exp(e_{tj})}, \qquad c_t = \sum_i \alpha_{ti} h_i"
+
+
+def run() -> None:
+    lab = page_header("Attention", summary=False)
+    if lab.task.spec.mapping not in ("encdec", "pointer"):
+        offer_models(lab, "The model on Build & Train reads a sequence and answers without a decoder, so it has no "
+                          "attention over a source to show. Open an encoder-decoder:")
+        return
+    if lab.setup.model.arch != "transformer" and lab.task.spec.mapping == "encdec":
+        score_picker(lab)
+    training_controls(lab)
+    if lab.setup.model.arch != "transformer" and lab.setup.model.attention is None:
+        st.info("No attention: the decoder starts from the encoder's final state and never looks back at the "
+                "source, so every source token must squeeze through that one vector (the bottleneck). Pick a "
+                "score function above to give the decoder an alignment over the source.", icon=":material/info:")
+        return
+    sample_and_step(lab)
+    live(lab, draw)
+    downloads(lab)
+
+
+def offer_models(lab: Lab, why: str) -> None:
+    st.info(why, icon=":material/info:")
+    for column, (task, label) in zip(st.columns(len(OPEN)), OPEN.items(), strict=True):
+        if column.button(label, key=f"attention.open.{task}", width="stretch"):
+            open_model(lab, task)
+
+
+def open_model(lab: Lab, task: str) -> None:
+    try:
+        lab.start(preset_setup(task))
+    except ValueError as err:  # over the size budget: say so, keep the model
+        st.error(f"{err}. The model you had is unchanged.", icon=":material/block:")
+        return
+    st.session_state.pop(state.LESSON, None)
+    st.session_state[state.TARGET_STEPS] = engine.TASKS[task].preset.steps
+    st.rerun()
+
+
+def score_picker(lab: Lab) -> None:
+    """The course's table of score functions, one click apart: a new score is a new model."""
+    current = lab.setup.model.attention or NO_ATTENTION
+    # No key: the widget shows the model's score, also after Build & Train changed it (a keyed
+    # widget would keep the old choice and change the model back).
+    options = (NO_ATTENTION,) + SCORES
+    chosen = st.columns(2)[0].selectbox(
+        "Score function", options, index=options.index(current), format_func=SCORE_NAMES.get,
+        help="a new score function builds a fresh model (new weights), the other settings kept")
+    if current != NO_ATTENTION:  # under the picker: beside it, at 1024 px c_t was cut at the right
+        st.latex(SCORE_EQUATIONS[current] + r", \quad " + ATTEND)
+    if chosen != current:
+        wanted = dataclasses.replace(lab.setup, model=dataclasses.replace(
+            lab.setup.model, attention=None if chosen == NO_ATTENTION else chosen))
+        try:
+            lab.change(wanted, lab.upload)
+        except ValueError as err:
+            st.error(f"{err}. The model you had is unchanged.", icon=":material/block:")
+            return
+        st.rerun()
+
+
+def sample_and_step(lab: Lab) -> None:
+    """The probe sample, the output step to decode, and the beam's width: set while it plays."""
+    sample, step, width = st.columns(3)
+    sample.number_input("Sample to open up", min_value=0, max_value=len(lab.probes.samples[0]) - 1, step=1,
+                        key=state.PROBE_INDEX, persist_state="session",
+                        help="one of a few fixed samples the model never trains on")
+    out_len = lab.task.spec.out_len
+    if state.get(state.ATTENTION_T, 0) > out_len - 1:
+        st.session_state[state.ATTENTION_T] = out_len - 1
+    step.slider("Output step t to decode", 0, out_len - 1, key=state.ATTENTION_T, persist_state="session")
+    width.slider("Beam width", 1, 5, value=3, key=state.BEAM_WIDTH, persist_state="session",
+                 help="1 is greedy decoding")
+
+
+def draw(lab: Lab) -> None:
+    index = state.probe_index()
+    rec = lab.recording(index)
+    x, y = lab.probes.samples
+    words = decoding.target_words(lab.task)
+    site = decoding.alignment_site(rec)
+    source = decoding.source_words(lab.task, x[index], site)
+    forced, source, padding = decoding.without_padding(rec.attention_traces[site], source)
+    free = decoding.free_run(lab.model, x, y, index)
+    written = len(free.tokens)
+    free_trace, _, _ = decoding.without_padding(decoding.first_rows(free.rec.attention_traces[site], written),
+                                                decoding.source_words(lab.task, x[index], site))
+    held = lab.held_out.log.last
+    score = "" if held is None else f"; held-out {lab.task.metric_name} {held['metric']:.3f} (step {held['step']:,})"
+    left_out = f" The source's {padding} padding tokens get weight 0 and are left out of the maps." if padding else ""
+    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}{score}. "
+               f"Target: {' '.join(words[t] for t in y[index].tolist())}.{left_out}")
+
+    left, right = st.columns(2)
+    forced_map = cattention.alignment(forced, source, [words[t] for t in y[index].tolist()])
+    show(forced_map.update_layout(title_text="Teacher forcing: alignment α<sub>ti</sub>"), "forced", left)
+    left.caption("Teacher forcing, as in training: the decoder reads the true previous token y_{t−1}. Row t is "
+                 "α_t, how much output step t takes from each source token; each row sums to 1.")
+    free_map = cattention.alignment(free_trace, source, [words[t] for t in free.tokens])
+    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", right)
+    verdict = "the whole sequence right" if free.right else "not the target"
+    right.caption(f"Free running, as at test time: the decoder reads its own previous guess and wrote "
+                  f"{written} tokens ({verdict}). Where the two maps part, a wrong guess sent the decoder elsewhere.")
+
+    t = min(state.get(state.ATTENTION_T, 0), rec.y_hat.shape[0] - 1)
+    show(cattention.decoding_step(forced, rec.y_hat, t, source, words), "decoding_step")
+    st.caption(f"Output step t = {t}, teacher-forced: the weights α_t over the source, the context c_t they mix "
+               "from the encoder's states, and the distribution over the next token (the chosen one in vermillion).")
+
+    beam = beam_search(lab.model, x[index], width=state.get(state.BEAM_WIDTH, 3))
+    show(beam_tree(beam, words), "beam_tree")
+    best = " ".join(words[t] for t in beam.best.tokens)
+    st.caption(f"Beam search keeps the {state.get(state.BEAM_WIDTH, 3)} most likely prefixes at every step "
+               f"(log p summed over the tokens). Best: {best} (log p = {beam.best.score:.3f}); greedy "
+               f"decoding wrote {' '.join(words[t] for t in free.tokens)}.")
+    with st.expander("Point at a cell: the alignment with its source token and output step lit up"):
+        st.altair_chart(cattention.alignment_linked(forced, source, [words[t] for t in y[index].tolist()]))
+
+
+def downloads(lab: Lab) -> None:
+    """Made when clicked, from the model as it is then (see exports.py)."""
+    recorded = exports.chosen_recording(lab)
+
+    def weights_csv() -> str:
+        rec, _ = recorded()
+        site = decoding.alignment_site(rec)
+        x, y = lab.probes.samples
+        index = state.probe_index()
+        words = decoding.target_words(lab.task)
+        frame = cattention.alignment_frame(rec.attention_traces[site], decoding.source_words(lab.task, x[index], site),
+                                           [words[t] for t in y[index].tolist()], 0)
+        return frame.to_csv(index=False)
+
+    with st.expander(exports.EXPANDER):
+        st.download_button("Alignment α_ti, teacher-forced (.csv)", weights_csv, f"{exports.stem(lab)}-alignment.csv",
+                           mime="text/csv")
+        st.caption(exports.PNG_NOTE)
+
+
+run()

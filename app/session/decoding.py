@@ -1,0 +1,82 @@
+"""An encoder-decoder's decoding of one probe sample, the three ways the Attention page shows
+it: teacher-forced (the recording, reading the true y_{t-1}), free running (reading its own
+previous guess), and beam search. No Streamlit here.
+
+Free running is recorded exactly: greedy decoding feeds back the token it chose, so replaying
+the decoder teacher-forced on its own greedy output is the free run, and engine.record gives its
+attention row by row like any recording.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+import engine
+from engine.seq2seq import EOS
+from engine.sites import AttentionTrace, Site
+
+
+@dataclass(frozen=True)
+class FreeRun:
+    tokens: tuple[int, ...]  # what the decoder wrote, up to and with its first <eos>
+    rec: engine.Recording  # the replay on those tokens: its attention, logits, loss
+    right: bool  # the whole sequence equals the target
+
+
+def alignment_site(rec: engine.Recording) -> Site:
+    """Where the decoder looks at the source: a recurrent decoder's alignment, a pointer network's
+    pointer, or a transformer decoder's last cross-attention."""
+    kinds = {"alignment": 0, "pointer": 0, "cross": 1}
+    sites = [s for s in rec.attention_traces if s.kind in kinds]
+    if not sites:
+        raise ValueError("this model has no attention over the source: its decoder sees only the encoder's "
+                         "final state")
+    return max(sites, key=lambda s: (kinds[s.kind], s.layer or 0))
+
+
+def first_rows(trace: AttentionTrace, rows: int) -> AttentionTrace:
+    """The trace's first `rows` output steps (a free run that wrote <eos> early)."""
+    return dataclasses.replace(trace, weights=trace.weights[:, :rows], logits=trace.logits[:, :rows],
+                               context=trace.context[:, :rows])
+
+
+def without_padding(trace: AttentionTrace, keys: list[str]) -> tuple[AttentionTrace, list[str], int]:
+    """The trace and key words without the keys no query may look at (a padded source's padding:
+    logit -inf, weight exactly 0 in every row), and how many were left out. At 1024 px a date's
+    ten padding columns took half of each map."""
+    looked_at = ~torch.isneginf(trace.logits).all(dim=0).all(dim=0)  # [T_k]
+    kept = dataclasses.replace(trace, weights=trace.weights[:, :, looked_at], logits=trace.logits[:, :, looked_at],
+                               context=trace.context)
+    return kept, [k for k, keep in zip(keys, looked_at.tolist(), strict=True) if keep], int((~looked_at).sum())
+
+
+def free_run(model, x: torch.Tensor, y: torch.Tensor, index: int) -> FreeRun:
+    """Decode sample `index` of x greedily and record the decoder on what it wrote. x, y: the
+    probe batch ([N, S] / [N, S, D] and [N, T_out])."""
+    written = engine.beam_search(model, x[index], width=1).best.tokens
+    out_len = y.shape[1]
+    padded = list(written) + [EOS] * (out_len - len(written))  # the replay needs out_len targets
+    ys = y.clone()
+    ys[index] = torch.tensor(padded[:out_len], dtype=y.dtype)
+    rec = engine.record(model, x, ys, index=index, jacobians=False)
+    return FreeRun(tuple(written), rec, tuple(written) == tuple(y[index].tolist()))
+
+
+def target_words(task: engine.Task) -> tuple[str, ...]:
+    """The text of each output class: the task's target vocabulary, or for a pointer network
+    <sos>, <eos> and "x_j" for a pointer at input position j."""
+    vocab = getattr(task, "target_vocab", None)
+    if vocab is not None:
+        return tuple(vocab)
+    return ("<sos>", "<eos>") + tuple(f"x{j}" for j in range(task.spec.output_size - 2))
+
+
+def source_words(task: engine.Task, x: torch.Tensor, site: Site) -> list[str]:
+    """What the decoder at `site` looks at, for one sample, as text: the source's symbols, or its
+    values; a pointer network's keys start with its end marker (engine/pointer.py)."""
+    symbols = task.symbols_of(x)
+    if symbols is None:
+        symbols = [f"x{j}={v:.2f}" for j, v in enumerate(x.reshape(len(x), -1)[:, 0].tolist())]
+    return ["<eos>", *symbols] if site.kind == "pointer" else list(symbols)

@@ -1,0 +1,100 @@
+"""The Attention page: an encoder-decoder's alignment as it trains, teacher-forced and free
+running, one decoding step, and the beam, each read back against the model's own recording."""
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+import engine
+from app import pages as nav
+from app.session import decoding
+from engine.sites import ALIGNMENT
+
+from .conftest import MAIN, chart, plotted
+
+ATTENTION = nav.PATHS["attention"]
+
+
+def page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run().switch_page(ATTENTION).run()
+
+
+def lab(at: AppTest):
+    return at.session_state["lab"]
+
+
+def heatmap_z(spec: dict) -> np.ndarray:
+    [z] = [plotted(trace["z"]) for trace in spec["data"] if trace["type"] == "heatmap" and "z" in trace
+           and trace.get("name") != "masked"][:1]
+    return np.asarray(z, dtype=np.float64)
+
+
+def test_a_model_without_a_decoder_gets_the_encoder_decoders_to_open_and_a_button_opens_one():
+    at = page()
+    assert not at.exception
+    assert "has no attention over a source" in at.info[0].value
+    at.button(key="attention.open.dates").click().run()
+    assert not at.exception and lab(at).setup.task == "dates" and lab(at).setup.model.attention == "dot"
+    assert at.session_state["target_steps"] == engine.TASKS["dates"].preset.steps
+
+
+def test_the_plotted_alignment_is_the_recordings_and_the_free_run_is_the_greedy_decoding():
+    at = page({"task": "copy", "seq_len": "6"})
+    assert not at.exception
+    for _ in range(3):
+        at.button(key="step").click().run()
+    rec = lab(at).recording(0)
+    forced = rec.attention_traces[ALIGNMENT].weights[0].double().numpy()  # [T_out, S]
+    z = heatmap_z(chart(at, "Teacher forcing: alignment"))
+    np.testing.assert_allclose(z[: len(forced)], forced, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(forced.sum(axis=1), 1.0, atol=1e-5)
+
+    x, y = lab(at).probes.samples
+    greedy = engine.beam_search(lab(at).model, x[0], width=1).best.tokens
+    free = decoding.free_run(lab(at).model, x, y, 0)
+    assert free.tokens == greedy
+    # the free run replays the decoder on its own guesses: the same logits a step-by-step decode gives
+    state = lab(at).model.start(x[:1])
+    last = torch.tensor([engine.seq2seq.SOS])
+    for t, token in enumerate(greedy):
+        logits, state = lab(at).model.step(last, state)
+        torch.testing.assert_close(logits[0], free.rec.y_hat[t], rtol=1e-4, atol=1e-5)
+        last = torch.tensor([token])
+
+
+def test_the_decoding_step_shows_row_t_of_the_alignment_and_the_models_next_token_distribution():
+    at = page({"task": "dates"})
+    at.slider(key="attention_t").set_value(3).run()
+    assert not at.exception
+    rec = lab(at).recording(0)
+    spec = chart(at, "Decoding step t = 3")
+    alpha, _, p = (np.asarray(plotted(trace["y"]), dtype=np.float64) for trace in spec["data"])
+    trace = rec.attention_traces[ALIGNMENT]
+    source = ~torch.isinf(trace.logits[0, 3])  # the padding (logit -inf, weight exactly 0) is left out of the plot
+    assert (trace.weights[0, 3][~source] == 0).all() and 0 < len(alpha) == int(source.sum()) < len(source)
+    np.testing.assert_allclose(alpha, trace.weights[0, 3][source].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(p, torch.softmax(rec.y_hat[3].double(), -1).numpy(), rtol=1e-5)
+
+
+def test_the_score_picker_builds_each_score_of_the_course_and_none_says_why_there_is_no_map():
+    at = page({"task": "reverse", "seq_len": "5"})
+    assert "No attention" in at.info[0].value and not at.get("plotly_chart")
+    for score in engine.config.SCORES:
+        at.selectbox[0].set_value(score).run()
+        assert not at.exception, score
+        assert lab(at).setup.model.attention == score
+        assert chart(at, "Teacher forcing: alignment")
+
+
+@pytest.mark.parametrize("query", [{"task": "sort"}, {"task": "copy", "seq_len": "5", "arch": "transformer",
+                                                       "num_heads": "2", "hidden_size": "16"}])
+def test_a_pointer_network_and_a_transformers_cross_attention_open(query):
+    at = page(query)
+    assert not at.exception
+    rec = lab(at).recording(0)
+    site = decoding.alignment_site(rec)
+    z = heatmap_z(chart(at, "Teacher forcing: alignment"))
+    np.testing.assert_allclose(z, rec.attention_traces[site].weights[0].double().numpy(), rtol=1e-6, atol=1e-7)
