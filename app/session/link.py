@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import engine
+from engine.tasks.base import DECODERS
 
 FILE_PARAMS = ("text", "csv_text")  # task parameters filled by an upload, never put in a link
 SHARED = ("seed",)  # one seed for the task's data and the training run
@@ -43,15 +44,16 @@ class Setup:
         the preset), so a link says nothing the form does not show."""
         query = {"task": self.task}
         query |= {k: format_value(v) for k, v in self.task_params.items()}
-        unused = unused_fields(self.model, self.encdec)
+        unused = unused_fields(self.model, self.decodes)
         for values in (self.model.to_dict(), self.train.to_dict()):
             query |= {k: format_value(v) for k, v in values.items() if k not in unused}
         return query
 
     @functools.cached_property
-    def encdec(self) -> bool:
-        """Whether the task is an encoder-decoder's (it depends on the parameters: not on the class)."""
-        return self.make_task().spec.mapping == "encdec"
+    def decodes(self) -> bool:
+        """Whether the task's model has a decoder (an encoder-decoder's or a pointer network's task;
+        it depends on the parameters, not on the class)."""
+        return self.make_task().spec.mapping in DECODERS
 
 
 # Settings that mean nothing for a model of this family or a task of this shape.
@@ -60,11 +62,11 @@ RECURRENT_ONLY = ("activation", "peephole", "embedding_dim", "init", "spectral_r
 DECODER_ONLY = ("attention", "reverse_source", "scheduled_sampling")
 
 
-def unused_fields(model: engine.ModelConfig | dict, encdec: bool) -> set[str]:
+def unused_fields(model: engine.ModelConfig | dict, decodes: bool) -> set[str]:
     """The settings of a model (a config, or its fields as a dict) that mean nothing for it."""
     arch = model["arch"] if isinstance(model, dict) else model.arch
     unused = set(RECURRENT_ONLY if arch == "transformer" else TRANSFORMER_ONLY)
-    if not encdec:
+    if not decodes:
         unused |= set(DECODER_ONLY)
     elif arch == "transformer":  # its decoder always attends, and reading backwards means nothing to it
         unused |= {"attention", "reverse_source"}
@@ -74,11 +76,11 @@ def unused_fields(model: engine.ModelConfig | dict, encdec: bool) -> set[str]:
 DEFAULTS = {f.name: f.default for cls in (engine.ModelConfig, engine.TrainConfig) for f in dataclasses.fields(cls)}
 
 
-def default_where_unused(model: dict, train: dict, encdec: bool, given: Iterable[str] = ()) -> None:
+def default_where_unused(model: dict, train: dict, decodes: bool, given: Iterable[str] = ()) -> None:
     """Set the settings that mean nothing for this model (a transformer's cell activation, a cell's
     heads, a one-stack task's decoder settings) to the configs' defaults, in place, but those
     `given` by name (a link that names one gets the config's own message if it cannot be)."""
-    for name in unused_fields(model, encdec) - set(given):
+    for name in unused_fields(model, decodes) - set(given):
         (model if name in model else train)[name] = DEFAULTS[name]
 
 
@@ -148,7 +150,7 @@ def parse_query(query: dict[str, str]) -> Setup:
     if problems:
         raise ValueError("; ".join(problems))
     task = engine.make_task(task_name, seed=values["train"]["seed"], **values["task"])
-    default_where_unused(values["model"], values["train"], task.spec.mapping == "encdec", given=query)
+    default_where_unused(values["model"], values["train"], task.spec.mapping in DECODERS, given=query)
     setup = Setup(
         task_name,
         engine.ModelConfig(**values["model"]),

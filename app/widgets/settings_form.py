@@ -16,6 +16,7 @@ from app.session.link import FILE_PARAMS, OFFERED, Setup, default_where_unused, 
 from app.widgets import state
 from app.widgets.state import form_key as key
 from engine.config import ACTIVATIONS, INITS, MODEL_ARCHS, POSITION_ENCODINGS, SCORES
+from engine.tasks.base import DECODERS
 from engine.train_config import OPTIMIZERS
 
 KEEP = "session"  # widgets keep their values while hidden (a GRU has no forget bias) and across pages
@@ -117,7 +118,7 @@ def model_form(task_spec: engine.TaskSpec) -> dict:
         optional_number(s, "forget_bias", "Forget-gate bias", "start the forget gate open: 1 to 3 are common")
         if arch == "lstm" else None
     )
-    if task_spec.mapping == "encdec":
+    if task_spec.mapping in DECODERS:
         values |= attention_form()
     return values
 
@@ -166,7 +167,7 @@ def scheduled_sampling_form() -> dict:
         help="0 = teacher forcing (the decoder always reads the true previous token in training)")}
 
 
-def train_form(encdec: bool) -> dict:
+def train_form(decodes: bool) -> dict:
     s = "train"
     return {
         "optimizer": st.selectbox("Optimizer", OPTIMIZERS, key=key(s, "optimizer"), persist_state=KEEP),
@@ -175,7 +176,7 @@ def train_form(encdec: bool) -> dict:
         "clip_norm": optional_number(s, "clip_norm", "Clip gradient norm",
                                      "rescale the whole gradient to at most this norm"),
         "clip_value": optional_number(s, "clip_value", "Clip each gradient value", "clamp every entry to ±value"),
-        **(scheduled_sampling_form() if encdec else {}),
+        **(scheduled_sampling_form() if decodes else {}),
         "bptt_window": st.number_input(
             "Truncated BPTT window (0 = full)", key=key(s, "bptt_window"), persist_state=KEEP, step=1,
             help="backpropagate through at most this many steps",
@@ -198,12 +199,12 @@ def read(current: Setup, task_spec: engine.TaskSpec) -> Setup:
         if name != current.task:  # a new task starts from its own preset
             return preset_setup(name)
         params = task_params_form(current)
-    encdec = task_spec.mapping == "encdec"
+    decodes = task_spec.mapping in DECODERS
     with model_tab:
         model_values = {**dataclasses.asdict(current.model), **model_form(task_spec)}
     with train_tab:
-        train_values = {**dataclasses.asdict(current.train), **train_form(encdec)}
-    default_where_unused(model_values, train_values, encdec)
+        train_values = {**dataclasses.asdict(current.train), **train_form(decodes)}
+    default_where_unused(model_values, train_values, decodes)
     model = engine.ModelConfig(**model_values)
     train = engine.TrainConfig(**train_values)
     return Setup(name, model, train, {k: v for k, v in params.items() if k not in FILE_PARAMS})

@@ -42,12 +42,12 @@ def test_a_link_names_no_setting_that_means_nothing_for_its_model():
     for setup in [preset_setup(t) for t in OFFERED] + [lesson.setup for lesson in LESSONS]:
         named = set(setup.to_query())
         assert not named & set(TRANSFORMER_ONLY), setup.task
-        assert ("attention" in named) == setup.encdec and ("scheduled_sampling" in named) == setup.encdec
+        assert ("attention" in named) == setup.decodes and ("scheduled_sampling" in named) == setup.decodes
     for setup in TRANSFORMERS:
         named = set(setup.to_query())
         assert {"num_heads", "position_encoding"} <= named and not named & set(RECURRENT_ONLY)
         assert not named & {"attention", "reverse_source"}
-        assert (set(DECODER_ONLY) & named) == ({"scheduled_sampling"} if setup.encdec else set())
+        assert (set(DECODER_ONLY) & named) == ({"scheduled_sampling"} if setup.decodes else set())
 
 
 def test_a_link_that_names_a_setting_its_model_has_not_gets_the_configs_message():
