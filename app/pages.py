@@ -17,6 +17,10 @@ SECTIONS = {
     "Attention": [
         ("app_pages/attention/encoder_decoder.py", "Encoder-decoder", "attention", ":material/join_inner:"),
     ],
+    "Transformers": [
+        ("app_pages/transformer/positions.py", "Positional encoding", "positions", ":material/waves:"),
+        ("app_pages/transformer/self_attention.py", "Self-attention", "self-attention", ":material/grid_on:"),
+    ],
 }
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}
 # Pages that open a recurrent network's cells up, which a transformer has none of (Compare cells

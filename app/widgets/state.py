@@ -40,6 +40,18 @@ COMPARE_STEPS = "compare_steps"
 LOADED_FILE = "loaded_file"  # the id of the checkpoint last loaded, so a rerun does not load it again
 MODEL_UPLOAD = "model_upload"
 FORM_SYNCED = "form_synced_with"  # the Lab setup the settings form last showed
+# Transformers: Positional encoding
+PE_POSITIONS = "pe_positions"  # positions shown (rows of the table)
+PE_WIDTH = "pe_width"  # d, the width of the table
+PE_POSITION = "pe_position"  # the position read off the figure (the course's 22)
+PE_PAIR = "pe_pair"  # the even dimension i of the pair (i, i+1) read (the course's 100)
+# Transformers: Self-attention
+SA_KIND = "sa_kind"  # an encoder-decoder's decoder: its "self" or its "cross" attention
+SA_HEAD = "sa_head"  # the focused head (an int), or "mean of heads"
+SA_AVERAGE = "sa_average"  # the grid shows each layer's mean over heads
+SA_QUERY = "sa_query"  # the query the why-sqrt(d_k) pair opens
+SA_TEXT = "sa_text"  # text a student types for a character model to read instead of a sample
+SA_DRAWN = "sa_drawn"  # what the live figures show, for downloads made on click
 
 
 def form_key(section: str, name: str) -> str:
