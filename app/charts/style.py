@@ -15,6 +15,9 @@ ORANGE, SKY_BLUE, GREEN, BLUE, VERMILLION, PURPLE, BLACK = (
 )
 GREY = "#777777"
 HEIGHT = 300  # px
+# Under the plot, in px at the default 12 px type: the x axis's tick labels and title, then each row
+# of a legend. The narrowest plot a legend must fit: half a page at 1024 px, less the margins.
+UNDER_AXIS, LEGEND_ROW, NARROWEST_PLOT = 50, 22, 230
 
 
 def finish(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
@@ -54,6 +57,34 @@ def top_of(settings: dict) -> float:
     return 10 ** settings["range"][1] if settings["type"] == "log" else settings["range"][1]
 
 
+def legend_rows(fig: go.Figure, font_px: float = 12, width: float = NARROWEST_PLOT) -> int:
+    """How many rows a horizontal legend of `fig`'s named traces takes in a plot `width` px wide:
+    each entry is its symbol (40 px) and its name (about 0.55 of the type's size per character)."""
+    names = [t.name for t in fig.data if t.name and t.showlegend is not False]
+    rows, used = 1, 0.0
+    for name in names:
+        entry = 40 + 0.55 * font_px * len(name)
+        if used and used + entry > width:
+            rows, used = rows + 1, 0.0
+        used += entry
+    return rows
+
+
+def legend_below(fig: go.Figure, under_axis: float = UNDER_AXIS, row: float = LEGEND_ROW,
+                 font_px: float = 12) -> go.Figure:
+    """The legend in rows under the x axis's tick labels and title, where it covers no data: its
+    top `under_axis` px below the plot, whatever the width. A fraction of the plot's height put it
+    on the axis title of a short plot and far below a tall one; the plot's height in px is known
+    (the figure's, less its margins), so the fraction is worked out from it. The figure grows by
+    every row past the first, so a long legend does not squeeze the plot."""
+    rows = legend_rows(fig, font_px)
+    height = (fig.layout.height or HEIGHT) + int(row * (rows - 1))
+    bottom = int(under_axis + row * rows + 5)
+    plot = height - (fig.layout.margin.t or 50) - bottom
+    return fig.update_layout(height=height, margin=dict(b=bottom), legend=dict(
+        orientation="h", x=0, xanchor="left", y=-under_axis / plot, yanchor="top", font=dict(size=font_px)))
+
+
 def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
     """A copy of `fig` for a projector at the back of a room: larger type, thicker lines and
     markers, at most six ticks an axis, and the legend under the plot, where it covers no data.
@@ -61,9 +92,9 @@ def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
     if diagram:
         return go.Figure(fig).update_layout(title_font=dict(size=18), height=int((fig.layout.height or HEIGHT) * 1.2))
     big = go.Figure(fig)
-    big.update_layout(font=dict(size=16), title_font=dict(size=21),
-                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.22, yanchor="top", font=dict(size=15)))
-    big.update_layout(margin=dict(b=max(90, (fig.layout.margin.b or 0) + 45)))
+    # The top margin grows with the title's type (15 to 21 px), or a subtitle sat on the plot's top.
+    top = round((fig.layout.margin.t or 50) * 1.4)
+    big.update_layout(font=dict(size=16), title_font=dict(size=21), margin=dict(t=top))
     big.update_xaxes(title_font=dict(size=17), tickfont=dict(size=15), nticks=6)
     big.update_yaxes(title_font=dict(size=17), tickfont=dict(size=15), nticks=6)
     big.update_traces(line=dict(width=3), selector=dict(type="scatter"))
@@ -71,7 +102,9 @@ def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
     big.update_annotations(font=dict(size=15))
     if fig.layout.height:
         big.update_layout(height=int(fig.layout.height * 1.3))
-    return big
+    under_axis = 70 + 20 * str(fig.layout.xaxis.title.text).count("<br>")  # 15 px ticks, a 17 px title per line
+    # A page's width at 1024 px holds twice a column's 34 characters of a 15 px title (fewer at 21 px).
+    return wrap_title(legend_below(big, under_axis=under_axis, row=27, font_px=15), chars=68)
 
 
 def export_config(fig: go.Figure) -> dict:
@@ -82,10 +115,13 @@ def export_config(fig: go.Figure) -> dict:
 
 
 def wrap_title(fig: go.Figure, chars: int = 34) -> go.Figure:
-    """A copy of `fig` whose title breaks into lines of at most about `chars` characters, at
-    spaces, with room above the plot for them: half a page at 1024 px holds about 34 characters
-    of a 15 px title, and a longer one was cut at the plot's edge."""
-    words = (fig.layout.title.text or "").split(" ")
+    """A copy of `fig` whose title breaks into lines of at most about `chars` characters of a
+    15 px title (fewer of a larger one: presentation mode's 21 px), at spaces, with room above the
+    plot for them: half a page at 1024 px holds about 34 characters of a 15 px title, and a
+    longer one was cut at the plot's edge."""
+    size = fig.layout.title.font.size or 15
+    chars, line_px = int(chars * 15 / size), round(20 * size / 15)
+    words = (fig.layout.title.text or "").replace("<br>", " ").split(" ")  # wrapped before: wrap again
     lines = [""]
     for word in words:
         if lines[-1] and len(lines[-1]) + 1 + len(word) > chars:
@@ -95,5 +131,6 @@ def wrap_title(fig: go.Figure, chars: int = 34) -> go.Figure:
     if len(lines) == 1:
         return fig
     wrapped = go.Figure(fig).update_layout(title_text="<br>".join(lines))
-    top = (fig.layout.margin.t or 50) + 20 * (len(lines) - 1)
-    return wrapped.update_layout(margin=dict(t=top), height=(fig.layout.height or HEIGHT) + 20 * (len(lines) - 1))
+    more = line_px * (len(lines) - 1)
+    height = (fig.layout.height or HEIGHT) + more
+    return wrapped.update_layout(margin=dict(t=(fig.layout.margin.t or 50) + more), height=height)
