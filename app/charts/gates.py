@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from app.charts.labels import T_AXIS, visible
 from app.charts.sites import label, trace_of, whose
-from app.charts.style import BLUE, GREEN, GREY, HEIGHT, ORANGE, VERMILLION, finish
+from app.charts.style import BLUE, GREEN, GREY, HEIGHT, ORANGE, UNDER_AXIS, VERMILLION, finish, legend_below
 from engine import Recording, StackTrace
 
 NAMES = {
@@ -25,6 +25,7 @@ TANH = ("g", "n")  # the candidates; every other gate is a sigmoid
 SEQUENTIAL, DIVERGING = "Viridis", "RdBu"  # RdBu reversed: positive red, negative blue
 PANEL_PX = 170  # px per heatmap panel
 MAX_TICKS = 60  # one tick per step, labelled with its token, up to this many steps
+TICK_CHAR_PX = 0.55 * 12  # px a character of a 12 px tick label takes, about, in Source Sans
 SHARE_COLOURS = {"near 0": BLUE, "in between": "#DDDDDD", "near 1": ORANGE, "near ±1": VERMILLION}
 
 
@@ -122,16 +123,25 @@ def saturation_table(rec: Recording, stack: str | None = None, low: float = 0.05
     return pd.DataFrame(rows)
 
 
+def bar_label(gate: str, tanh: bool, part: str | None) -> str:
+    """A saturation bar's label: the gate's name on its own line, then what sets the bar apart
+    (|·| for a tanh candidate; the layer and direction when there are several), one per line,
+    so the labels stay narrow in half a page."""
+    return "<br>".join([NAMES[gate], *(["(|·|, tanh)"] if tanh else []), *([part] if part else [])])
+
+
 def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high: float = 0.95) -> go.Figure:
     """saturation_table as stacked horizontal bars, one per gate (and layer and direction when
-    there are several), in the gate order, top to bottom; a tanh candidate's "near 1" is near ±1."""
+    there are several), in the gate order, top to bottom; a tanh candidate's "near 1" is near ±1.
+    The legend goes under the bars, and the left margin holds the longest line of a bar's label:
+    in half a page at 1024 px the legend at the right took a third of the width, and plotly's
+    automargin still cut "g: candidate (|·|, tanh)" at the edge."""
     table = saturation_table(rec, stack, low, high)
     trace = trace_of(rec, stack)
     several = int(np.prod(trace.hidden.shape[:2])) > 1
-    bars = [NAMES[g] + (" (|·|, tanh)" if a == "tanh" else "") + (f" · {label(ly, ('forward', 'backward').index(d))}"
-            if several else "") for g, a, ly, d in zip(table["gate"], table["activation"], table["layer"],
-                                                     table["direction"], strict=True)]
     tanh = (table["activation"] == "tanh").to_numpy()
+    bars = [bar_label(g, t, label(ly, ("forward", "backward").index(d)) if several else None)
+            for g, t, ly, d in zip(table["gate"], tanh, table["layer"], table["direction"], strict=True)]
     fig = go.Figure()
     for part, column, rows in (("near 0", "near 0", tanh | ~tanh), ("in between", "in between", tanh | ~tanh),
                                ("near 1", "near 1", ~tanh), ("near ±1", "near 1", tanh)):
@@ -143,17 +153,19 @@ def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high
                 hovertemplate=f"%{{y}}<br>{part}: %{{x:.1%}}<extra></extra>",
             ))
     candidates = ", ".join(name for name in trace.gates if name in TANH)  # g for an LSTM, n for a GRU
-    rule = f"near 0: < {low:g} · near 1: > {high:g} · tanh {candidates}: of |value|"
-    fig.update_xaxes(title_text=f"share of (t, unit) values<br><span style='font-size:11px'>{rule}</span>",
-                     range=[0, 1], tickformat=".0%",
+    rule = [f"near 0: < {low:g} · near 1: > {high:g}", f"tanh {candidates}: of |value|"]  # two lines: one was cut
+    fig.update_xaxes(title_text="share of (t, unit) values" + "".join(f"<br><span style='font-size:11px'>{line}</span>"
+                                                                      for line in rule),
+                     range=[0, 1], tickformat=".0%", tickvals=[0, 0.5, 1],  # three: presentation's six turned on end
                      title_font=dict(size=12))
-    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=bars, automargin=True)
-    fig.update_layout(barmode="stack", uniformtext=dict(minsize=9, mode="hide"),
-                      legend=dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
-                                  traceorder="normal"))  # beside the bars: above, it ran into the title
+    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=bars)
+    fig.update_layout(barmode="stack", uniformtext=dict(minsize=9, mode="hide"), legend_traceorder="normal")
     title = "How saturated the gates are" + (f" ({stack})" if stack else "")
-    fig = finish(fig, title, height=max(HEIGHT, 120 + 24 * len(bars)))
-    return fig.update_layout(margin=dict(l=10))
+    lines_per_bar = max(bar.count("<br>") + 1 for bar in bars)
+    fig = finish(fig, title, height=max(HEIGHT, 110 + (12 + 14 * lines_per_bar) * len(bars)))
+    longest_line = max(len(line) for bar in bars for line in bar.split("<br>"))
+    fig.update_layout(margin=dict(l=int(TICK_CHAR_PX * longest_line) + 12))
+    return legend_below(fig, under_axis=UNDER_AXIS + 30)  # the axis title's two more lines, the rule
 
 
 def carousel_unit(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0) -> int:

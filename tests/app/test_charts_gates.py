@@ -113,7 +113,26 @@ def test_saturation_shares_match_numpy_and_sum_to_one(stacked, low, high):
 def test_single_layer_saturation_labels_only_the_gate():
     _, rec = recorded("gru")
     fig = cgt.saturation(rec)
-    assert list(fig.data[0].y) == ["r: reset gate", "z: update gate", "n: candidate state (|·|, tanh)"]
+    assert list(fig.data[0].y) == ["r: reset gate", "z: update gate", "n: candidate state<br>(|·|, tanh)"]
+
+
+# Source Sans, plotly's 12 px tick labels: about 6.6 px a character (0.55 of the size), measured
+# on the Gates page's screenshot at 1024 px ("g: candidate (|·|, tanh)", 24 characters, 125 px).
+TICK_CHAR_PX = 0.55 * 12
+
+
+def test_saturation_labels_fit_the_left_margin_and_the_legend_is_under_the_bars(stacked):
+    """At 1024 px, in half a page, "g: candidate (|·|, tanh)" was cut at the figure's left edge
+    (a 10 px margin), and the legend at the right took a third of the width from the bars."""
+    fig = cgt.saturation(stacked)
+    lines = [line for bar in fig.data[0].y for line in bar.split("<br>")]
+    assert fig.layout.margin.l >= TICK_CHAR_PX * max(map(len, lines)) + 8
+    assert max(map(len, lines)) <= max(map(len, cgt.NAMES.values()))  # the gate's name, then what sets it apart
+    legend = fig.layout.legend
+    assert legend.orientation == "h" and legend.y < 0 and legend.yanchor == "top"
+    axis_title_px = 50 + 30  # tick labels, and the axis title's three lines
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert -legend.y * plot_px >= axis_title_px  # under the axis title, not on it
 
 
 @pytest.mark.parametrize("layer, direction", [(0, 0), (1, 1)])
