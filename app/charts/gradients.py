@@ -13,8 +13,8 @@ import plotly.graph_objects as go
 from app.charts.labels import STEP_AXIS, T_AXIS
 from app.charts.log_lines import PALETTE, band, empty_or, floor_of, lines_by, log_axis, log_line, mark_zeros
 from app.charts.sites import label, trace_of, whose
-from app.charts.style import BLACK, GREY, HEIGHT, finish, top_of
-from app.charts.training import steps_of
+from app.charts.style import BLACK, GREY, HEIGHT, finish, legend_below, top_of
+from app.charts.training import steps_of, whole_steps
 from engine import Recording, StackTrace
 
 SYMBOLS = ("circle", "x", "diamond", "square", "triangle-up", "star")
@@ -151,13 +151,19 @@ def eigenvalue_plane(rec: Recording, stack: str | None = None) -> go.Figure:
         ))
     top = np.unravel_index(int(moduli.argmax()), tuple(moduli.shape))
     rho, where, lam = float(moduli.max()), part_name(trace, *top[:3]), trace.eigenvalues[top]
-    fig.add_annotation(x=float(lam.real), y=float(lam.imag), text="ρ" + (f" ({where})" if where != "W_hh" else ""),
-                       showarrow=True, arrowhead=2, arrowwidth=1.2, arrowcolor=BLACK, ax=25, ay=-30,
+    x, y = float(lam.real), float(lam.imag)
+    fig.add_annotation(x=x, y=y, text="ρ" + (f" ({where})" if where != "W_hh" else ""),
+                       showarrow=True, arrowhead=2, arrowwidth=1.2, arrowcolor=BLACK,
+                       ax=-25 if x >= 0 else 25, ay=30 if y >= 0 else -30,  # towards 0, in px (ay counts down)
                        font=dict(size=11), bgcolor="rgba(255,255,255,0.8)")
     reach = 1.1 * max(1.0, rho)
     fig.update_xaxes(title_text="Re λ", range=[-reach, reach], zeroline=True)
     fig.update_yaxes(title_text="Im λ", range=[-reach, reach], zeroline=True, scaleanchor="x", scaleratio=1)
-    return finish(fig, f"Eigenvalues of {whose(stack)}W_hh — spectral radius ρ = {rho:.3g}", height=360)
+    fig = finish(fig, f"Eigenvalues of {whose(stack)}W_hh — spectral radius ρ = {rho:.3g}", height=360)
+    # Under the plane: at the right, in half a page, the legend squeezed the plane to a sliver and
+    # the ρ label, then set up and to the right of its point, ran into it. Towards 0 from ρ is
+    # inside the circle, in every direction the largest eigenvalue may lie.
+    return legend_below(fig)
 
 
 def singular_values(rec: Recording, stack: str | None = None) -> go.Figure:
@@ -218,6 +224,7 @@ def gradient_ratio_over_training(points: pd.DataFrame) -> go.Figure:
     else:
         fig = lines_by(long, run, "step", "ratio", "ratio", "step", markers=True)
     fig.update_xaxes(title_text=STEP_AXIS)
+    whole_steps(fig, long["step"].max() if len(long) else 0)
     fig.update_yaxes(title_text=READING_ORDER_AXIS if both_directions(long) else RATIO_AXIS)
     return finish(fig, "How much gradient reaches the first step, over training")
 
@@ -231,6 +238,7 @@ def parameter_gradient_norms(history: pd.DataFrame) -> go.Figure:
     history = empty_or(history, ["step", "parameter", "value"])
     fig = lines_by(history, "parameter", "step", "value", "‖∂L/∂W‖", "step")
     fig.update_xaxes(title_text=STEP_AXIS)
+    whole_steps(fig, history["step"].max() if len(history) else 0)
     fig.update_yaxes(title_text="‖∂L/∂W‖ (log)")
     fig.update_layout(legend=dict(x=1.02, xanchor="left", y=1, yanchor="top", font=dict(size=11)))
     return finish(fig, "Gradient norm per parameter", height=max(HEIGHT, 80 + 19 * history["parameter"].nunique()))

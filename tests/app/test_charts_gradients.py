@@ -9,6 +9,7 @@ import torch
 
 import engine
 from app.charts import gradients as cg
+from app.charts.style import UNDER_AXIS
 
 T = 12
 GATES = {"rnn": 1, "lstm": 4, "gru": 3}
@@ -150,6 +151,29 @@ def test_eigenvalues_are_those_of_each_block_of_w_hh_with_the_unit_circle(stacke
     assert f"spectral radius ρ = {largest:.3g}" in fig.layout.title.text
     [arrow] = fig.layout.annotations  # at the eigenvalue whose modulus is ρ
     assert abs(complex(arrow.x, arrow.y)) == pytest.approx(largest, rel=1e-5) and arrow.text.startswith("ρ")
+
+
+@pytest.mark.parametrize("arch, layers", [("rnn", 1), ("lstm", 2)])
+def test_the_rho_label_points_into_the_circle_and_the_legend_is_under_the_plane(arch, layers):
+    """In half a page at 1024 px the legend at the right squeezed the plane to a sliver, and the
+    ρ label, set up and to the right of its eigenvalue, ran into that legend."""
+    _, rec = recorded(arch, num_layers=layers, bidirectional=layers > 1)
+    fig = cg.eigenvalue_plane(rec)
+    [arrow] = fig.layout.annotations
+    assert arrow.ax * arrow.x <= 0 and arrow.ay * arrow.y >= 0  # towards 0 (ay counts down): inside the circle
+    assert abs(arrow.ax) + abs(arrow.ay) > 0  # px from the point, away from it
+    legend = fig.layout.legend
+    assert legend.orientation == "h" and legend.yanchor == "top"
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert -legend.y * plot_px >= UNDER_AXIS  # under the axis title
+
+
+def test_training_step_axes_tick_whole_steps(over_training):
+    """After a Step or two the ratio's axis read -1, -0.5, 0, 0.5, 1: a step has no halves."""
+    ratios, norms = over_training
+    first = ratios[ratios["step"] == ratios["step"].min()]
+    for fig in (cg.gradient_ratio_over_training(first), cg.parameter_gradient_norms(norms.head(3))):
+        assert fig.layout.xaxis.dtick == 1 and fig.layout.xaxis.tickformat == "d"
 
 
 def test_singular_values_are_those_of_each_block_largest_first(stacked):
