@@ -165,7 +165,7 @@ def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high
     fig = finish(fig, title, height=max(HEIGHT, 110 + (12 + 14 * lines_per_bar) * len(bars)))
     longest_line = max(len(line) for bar in bars for line in bar.split("<br>"))
     fig.update_layout(margin=dict(l=int(TICK_CHAR_PX * longest_line) + 12))
-    return legend_below(fig, under_axis=UNDER_AXIS + 30)  # the axis title's two more lines, the rule
+    return legend_below(fig, under_axis=UNDER_AXIS + 45)  # the axis title's two more lines, the rule
 
 
 def carousel_unit(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0) -> int:
@@ -206,10 +206,10 @@ def constant_error_carousel(rec: Recording, stack: str | None = None, layer: int
     c_range = [0, 1.1 * max(float(c.max()), 1e-9)] if unit is None else None
     fig.update_yaxes(title_text=f"{c_name} ({which})", range=c_range, showgrid=False, zeroline=unit is not None,
                      tickmode="auto", secondary_y=True)  # not "sync", plotly.js 3's default for an overlay
-    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.22, yanchor="top"))
     fig = finish(fig, "The constant error carousel: f ≈ 1 and i ≈ 0 keep c_t flat", height=HEIGHT + 60)
-    fig.update_layout(title_subtitle=dict(text=f"{whose(stack)}{label(layer, direction)}, {which}", font=dict(size=12)))
-    return fig.update_layout(margin=dict(t=70, r=65, b=80))
+    fig.update_layout(title_subtitle=dict(text=f"{whose(stack)}{label(layer, direction)}, {which}", font=dict(size=12)),
+                      margin=dict(t=70, r=65))
+    return legend_below(fig)  # at y = -0.22 of the plot, 'time step t' sat on the legend at 1024 px
 
 
 def gates_table(rec: Recording, stack: str | None = None) -> pd.DataFrame:

@@ -5,6 +5,7 @@ import pytest
 
 import engine
 from app.charts import gates as cgt
+from app.charts.style import UNDER_AXIS
 
 T = 12
 GATES = {"lstm": ["i", "f", "g", "o"], "gru": ["r", "z", "n"]}
@@ -121,6 +122,13 @@ def test_single_layer_saturation_labels_only_the_gate():
 TICK_CHAR_PX = 0.55 * 12
 
 
+def test_the_carousels_legend_is_under_its_axis_title(lstm):
+    """At 1024 px its legend, at -0.22 of the plot's height, lay on 'time step t'."""
+    fig = cgt.constant_error_carousel(lstm)
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert fig.layout.legend.yanchor == "top" and -fig.layout.legend.y * plot_px >= UNDER_AXIS
+
+
 def test_saturation_labels_fit_the_left_margin_and_the_legend_is_under_the_bars(stacked):
     """At 1024 px, in half a page, "g: candidate (|·|, tanh)" was cut at the figure's left edge
     (a 10 px margin), and the legend at the right took a third of the width from the bars."""
@@ -130,7 +138,7 @@ def test_saturation_labels_fit_the_left_margin_and_the_legend_is_under_the_bars(
     assert max(map(len, lines)) <= max(map(len, cgt.NAMES.values()))  # the gate's name, then what sets it apart
     legend = fig.layout.legend
     assert legend.orientation == "h" and legend.y < 0 and legend.yanchor == "top"
-    axis_title_px = 50 + 30  # tick labels, and the axis title's three lines
+    axis_title_px = 50 + 45  # tick labels, and the axis title's three lines
     plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
     assert -legend.y * plot_px >= axis_title_px  # under the axis title, not on it
 
