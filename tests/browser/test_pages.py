@@ -4,7 +4,7 @@ The pages come from the app itself: the navigation message Streamlit sends the b
 that st.navigation draws as the sidebar or top menu, and the only list while the app has a single
 page, when no menu is drawn). A page added to st.navigation is picked up without editing this test.
 Each page's full-page screenshots land in tests/artifacts/screenshots/<url path, or 'home'>-<size>.png,
-at a projector's 1024x768 and at 1400 wide: look at them.
+at a projector's 1024x768, at 1280x720 and at 1400 wide: look at them.
 """
 import re
 from urllib.parse import urlsplit
@@ -14,7 +14,8 @@ from .conftest import wait_for_app
 # Links of the page menu where st.navigation draws it: the sidebar, or the top bar. Pages folded
 # into a collapsed menu are not in the DOM, so this only checks the links that are drawn.
 NAV_LINKS = '[data-testid="stSidebarNav"] a[href], [data-testid="stTopNavLink"][href]'
-SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
+SIZES = {"projector": {"width": 1024, "height": 768}, "hd": {"width": 1280, "height": 720},
+         "wide": {"width": 1400, "height": 900}}
 
 
 def _url_path(href: str) -> str:

@@ -7,7 +7,7 @@ PROJECTOR = {"width": 1024, "height": 768}
 # Elements whose content is wider than the box that shows it: a cut label, a scrolled tab list.
 CUT = """selector => [...document.querySelectorAll(selector)]
     .filter(el => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
-    .map(el => el.innerText.trim())"""
+    .map(el => el.textContent.trim())"""
 
 
 def test_build_and_train_holds_at_1024_by_768_and_presentation_mode_enlarges_it(app_page):
