@@ -45,6 +45,7 @@ PE_POSITIONS = "pe_positions"  # positions shown (rows of the table)
 PE_WIDTH = "pe_width"  # d, the width of the table
 PE_POSITION = "pe_position"  # the position read off the figure (the course's 22)
 PE_PAIR = "pe_pair"  # the even dimension i of the pair (i, i+1) read (the course's 100)
+PE_START = "pe_start"  # (model, step, its learned table) when the page first drew that model
 # Transformers: Self-attention
 SA_KIND = "sa_kind"  # an encoder-decoder's decoder: its "self" or its "cross" attention
 SA_HEAD = "sa_head"  # the focused head (an int), or "mean of heads"

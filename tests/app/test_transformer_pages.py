@@ -82,12 +82,15 @@ def test_the_default_lab_is_offered_a_learned_table_that_trains_live():
     assert rows == max(lab.task.spec.out_len, lab.recording(0).x.shape[0])  # every position reversal trains
     assert np.array_equal(before[0], table[:rows].float().numpy())
     assert np.array_equal(before[1], engine.positional_encoding(rows, table.shape[1]).float().numpy())
+    assert any("Since its random start, the 9 rows trained have moved 0.0%" in c.value for c in at.caption)
     at.button(key="step").click().run()
     no_exception(at)
     assert lab.trainer.steps_done == 1
     after = maps(chart(at, "Learned positions beside the sinusoid"))
     assert not np.array_equal(after[0], before[0])  # trained, and drawn again
     assert np.array_equal(after[0], lab.model.positions.table.weight.detach()[:rows].float().numpy())
+    change = np.linalg.norm(after[0].astype(np.float64) - before[0]) / np.linalg.norm(before[0].astype(np.float64))
+    assert any(f"have moved {change:.1%}" in c.value for c in at.caption) and change > 0
 
 
 def test_a_sinusoidal_transformer_is_told_it_has_nothing_to_learn():

@@ -3,6 +3,7 @@ course's eq. 15 and its worked value at d = 512, position 22), and a learned tab
 from __future__ import annotations
 
 import streamlit as st
+import torch
 
 from app.app_pages.transformer.models import LEARNED_REVERSAL, is_transformer, open_button
 from app.charts import positional as cpos
@@ -16,7 +17,7 @@ from app.widgets.header import page_header, sidebar_summary
 FORMULA = (r"pe_{p,i} = \begin{cases} \sin\left(\dfrac{p}{10000^{i/d}}\right) & i \text{ even} \\[6pt]"
            r"\cos\left(\dfrac{p}{10000^{(i-1)/d}}\right) & i \text{ odd} \end{cases}")
 MAX_POSITIONS, MAX_D = 512, 1024
-LEARNED_STEPS = 400  # reversal with learned positions: held-out accuracy 1.0 by step 250 here (2026-11-23)
+LEARNED_STEPS = 400  # reversal with learned positions: held-out accuracy 1.0 by step 100 here (2026-11-23)
 
 
 def run() -> None:
@@ -95,7 +96,9 @@ def learned_positions(lab: Lab, max_len: int) -> None:
                 "one step at a time, and needs no position signal.")
         st.info(what + " A transformer can instead learn one vector per position, as BERT and GPT do. "
                 "Open a small one on a task where positions are everything, reversing 8 symbols, and train it "
-                "to watch its table learn.", icon=":material/info:")
+                "to see how far its table moves. Measured here (2026-11-23): every held-out sequence reversed by "
+                "step 100, which playing in a browser reached after about 25 s (load 10 on 2 cores).",
+                icon=":material/info:")
         open_button(lab, "Open a transformer with learned positions (reverse 8 symbols)", LEARNED_REVERSAL,
                     LEARNED_STEPS, key="positions.open.learned")
         return
@@ -104,24 +107,40 @@ def learned_positions(lab: Lab, max_len: int) -> None:
 
 
 def trained_positions(lab: Lab) -> int:
-    """The positions the task trains: the sample's length, and an encoder-decoder's target
-    length too (source and target share one table)."""
+    """The positions the task trains: the longest stack's (an encoder-decoder's source and
+    target share one table)."""
     rec = lab.recording(state.probe_index())
-    lengths = [rec.x.shape[0]] + ([rec.y.shape[0]] if lab.task.spec.mapping == "encdec" else [])
-    return max(lengths)
+    return max(trace.hidden.shape[2] for trace in rec.stacks.values())  # each [layers, 1, T, d]
+
+
+def start_of(lab: Lab, table: torch.Tensor) -> tuple[int, torch.Tensor]:
+    """(step, table) the first time this page drew this model: its random start when that was
+    before any training. A new model (Reset, a new setup) starts again."""
+    start = state.get(state.PE_START)
+    if start is None or start[0] is not lab.model:
+        start = (lab.model, lab.trainer.steps_done, table.clone())
+        st.session_state[state.PE_START] = start
+    return start[1], start[2]
 
 
 def draw_learned(lab: Lab) -> None:
     table = lab.model.positions.table.weight.detach().clone()  # [positions, d], under the lab's lock
     rows = min(trained_positions(lab), table.shape[0])
-    st.caption(f"Recorded at step {lab.trainer.steps_done:,}.")
+    step, start = start_of(lab, table)
+    moved = (table[:rows] - start[:rows]).double()  # [rows, d]
+    since = "its random start" if step == 0 else f"step {step:,}, when this page first drew it"
+    st.caption(f"Recorded at step {lab.trainer.steps_done:,}. Since {since}, the {rows} rows trained have moved "
+               f"{float(moved.norm() / start[:rows].double().norm()):.1%} (largest change "
+               f"{float(moved.abs().max()):.3f}).")
     show(cpos.learned_vs_sinusoidal(table, rows), "pe_learned")
     st.caption(
-        "Left, the model's own table: one trained vector per position, starting as random numbers. Right, "
-        "the sinusoid of the same size. Training moves each row so that the attention heads can tell the "
-        "positions apart; nothing makes it a smooth wave, and a position the task never shows (past "
-        f"{rows - 1} here) keeps its random start, which is why a learned table cannot read longer inputs "
-        "than it was trained on, and the sinusoid can.")
+        "Left, the model's own table: one vector per position, starting as random numbers; right, the sinusoid "
+        "of the same size. Random vectors of this width are already nearly orthogonal, so they tell the "
+        "positions apart from the start, and training only nudges them (measured on this reversal model: "
+        "5% by step 100, when it already reversed every held-out sequence, and no more by step 1,500). "
+        "Nothing makes a learned table a smooth wave, and a position the task never shows (past "
+        f"{rows - 1} here) keeps its random start: a learned table cannot read longer inputs than it was "
+        "trained on; the sinusoid can.")
 
 
 run()

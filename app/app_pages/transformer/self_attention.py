@@ -25,24 +25,27 @@ FORMULA = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\left(\frac{QK^\top}{\
 MEAN = "mean of heads"
 MAX_SHOWN = 128  # positions drawn: 2 layers x 4 heads of 128 x 128 float32 are 0.5 MB a redraw, 2.5 a second
 KINDS = {"self": "its own tokens (self)", "cross": "the source (cross)"}
-# (label, setup, "Train up to step", what was measured: said in the caption)
+# (label, setup, "Train up to step", what it is and what was measured: played for 60 s in chromium at 1400 px on
+# this 2-core machine, 2026-11-23 01:46-01:50, load average 8-12 from other work; held-out figures from the page)
 OFFERS = (
     ("Causal char LM", CHAR_LM, 1000,
      "2 blocks x 4 heads, d = 48, on 48 characters: each character looks only at itself and the ones before "
-     "(the causal mask). Measured here: loss 2.57 to 1.52 and next-character accuracy 38% to 57% in 50 s "
-     "(630 steps, 2026-11-23, load 8 on 2 cores)."),
+     "(the causal mask). Measured here, playing for 60 s: 310 steps, held-out next-character accuracy 0.3% to "
+     "49% (loss 5.26 to 1.93)."),
     ("Encoder: sentiment", SENTIMENT_ENCODER, 800,
-     "2 blocks x 2 heads, d = 32, on 40 words of a review: every word looks at every other (no mask)."),
+     "2 blocks x 2 heads, d = 32, on 40 words of a review: every word looks at every other (no mask). Measured "
+     "here, playing for 60 s: 408 steps, held-out accuracy 46% to 77%."),
     ("Encoder-decoder: reverse", REVERSAL, 400,
-     "2 + 2 blocks x 2 heads, d = 32: the encoder's self-attention, the decoder's causal self-attention, "
-     "and its cross-attention over the source, which learns the anti-diagonal."),
+     "2 + 2 blocks x 2 heads, d = 32: the encoder's self-attention, the decoder's causal self-attention and its "
+     "cross-attention over the source. Measured here, playing: held-out accuracy 11% to 99.8% by step 100 "
+     "(within 40 s)."),
 )
 
 
 @dataclass
 class Probe:
-    """What the figures open: a recording, its tokens (a list, or per stack for an
-    encoder-decoder), and what it is."""
+    """What the figures open: a recording and its tokens (a list, or per stack for an
+    encoder-decoder)."""
 
     rec: engine.Recording
     tokens: list[str] | dict[str, list[str]]
@@ -79,6 +82,8 @@ def offer(lab: Lab) -> None:
         button, words = st.columns([2, 3], vertical_alignment="center")
         open_button(lab, label, setup, steps, key=f"self_attention.open.{setup.task}", where=button)
         words.caption(said)
+    st.caption("Measured on 2026-11-23 in chromium on this 2-core server while other work kept its load average at "
+               "8-12; a quieter machine trains faster.")
 
 
 # ------------------------------------------------------------------ pickers (outside the live fragment)
