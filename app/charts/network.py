@@ -13,7 +13,7 @@ from app.charts.style import BLACK, BLUE, GREEN, GREY, ORANGE, PURPLE, SKY_BLUE,
 from engine.describe import Part
 
 KIND_COLOURS = {"embedding": PURPLE, "positional encoding": PURPLE, "recurrent": SKY_BLUE, "attention": BLUE,
-                "transformer block": SKY_BLUE, "linear": GREY, "linear head": ORANGE}
+                "transformer block": SKY_BLUE, "linear": GREY, "linear head": ORANGE, "pointer": ORANGE}
 DIRECTIONS = (("forward", "forward →"), ("backward", "← backward"))  # box name, box text
 
 
@@ -73,6 +73,8 @@ def part_title(part: Part, model) -> str:
         return f"head · linear, {where}" + (f" · reads [{reads}]" if len(part.reads) > 1 else "")
     if part.kind == "attention":
         return f"attention · {part.score.replace('_', ' ')} score"
+    if part.kind == "pointer":  # the head: its attention weights are the output
+        return f"pointer · {part.score.replace('_', ' ')} score over the inputs"
     if part.kind == "transformer block":
         return f"{label} · block, {part.heads} head{'s' * (part.heads > 1)}"
     if part.kind == "positional encoding":
@@ -88,6 +90,8 @@ def part_size(part: Part, model) -> str:
     if part.kind == "linear head":
         outputs = part.output_shape[-1]
         return f"→ {outputs} value{'s' * (outputs > 1)}" if model.spec.loss == "mse" else f"→ {outputs} classes"
+    if part.kind == "pointer":
+        return "→ p(end marker, each input position)"
     return shape_text(part, model)
 
 
@@ -176,7 +180,7 @@ def join_stacks(fig: go.Figure, model, source: list[Part], target: list[Part], l
     transformer's decoder blocks read the last encoder block's output (cross-attention)."""
     top = left[-1][-1]
     y_top = (top[2] + top[3]) / 2
-    readers = [i for i, p in enumerate(target) if p.kind in ("attention", "transformer block")]
+    readers = [i for i, p in enumerate(target) if p.kind in ("attention", "pointer", "transformer block")]
     if readers:
         for i in readers:
             rect = right[i + 1][0]  # row 0 is the decoder's input box

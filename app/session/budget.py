@@ -10,6 +10,7 @@ import torch
 import engine
 from app.session.link import Setup
 from engine.build import build_model
+from engine.tasks.base import DECODERS
 
 # One training step keeps batch x steps x units x layers x directions activations (a transformer's
 # block: d_model + d_ff + heads x steps, its attention maps growing with the square); past this many
@@ -27,7 +28,7 @@ def step_cost(setup: Setup, task: engine.Task) -> tuple[int, int]:
     """(activations one training step keeps, time steps it runs)."""
     x, _ = task.batch(1)
     steps = x.shape[1] if x.dim() > 1 else task.spec.out_len
-    if task.spec.mapping == "encdec":
+    if task.spec.mapping in DECODERS:
         steps += task.spec.out_len
     cfg = setup.model
     per_step = cfg.hidden_size * cfg.num_directions

@@ -65,12 +65,8 @@ def free_run(model, x: torch.Tensor, y: torch.Tensor, index: int) -> FreeRun:
 
 
 def target_words(task: engine.Task) -> tuple[str, ...]:
-    """The text of each output class: the task's target vocabulary, or for a pointer network
-    <sos>, <eos> and "x_j" for a pointer at input position j."""
-    vocab = getattr(task, "target_vocab", None)
-    if vocab is not None:
-        return tuple(vocab)
-    return ("<sos>", "<eos>") + tuple(f"x{j}" for j in range(task.spec.output_size - 2))
+    """The text of each output class (a pointer network's: <sos>, <eos>, then each input position)."""
+    return tuple(task.target_vocab)
 
 
 def source_words(task: engine.Task, x: torch.Tensor, site: Site) -> list[str]:

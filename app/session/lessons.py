@@ -88,6 +88,31 @@ LESSONS = [
         "2000 steps. Forward-only, it stays at chance.",
         "recall", arch="rnn", forget_bias=None, bidirectional=True,
     ),
+    lesson(
+        "attention-aligns", "Attention aligns", "attention",
+        "An LSTM encoder-decoder with dot attention rewrites dates given in five formats as YYYY-MM-DD "
+        "(Bahdanau et al. 2015 drew such alignments for translation). Press Play: by step 300 it writes "
+        "every held-out character right, and the alignment shows where each output digit comes from: "
+        "about 9 in 10 of the year's digits look hardest at that very digit of the source. Pick “none” "
+        "as the score function and play again: after 300 steps it gets about 85% of the characters right.",
+        "dates",
+    ),
+    lesson(
+        "bottleneck", "The encoder-decoder bottleneck", "attention",
+        "An encoder-decoder copies 20 symbols. With dot attention, press Play: after 400 steps it writes "
+        "about 98% of the held-out symbols right, and its alignment is the diagonal (output step t looks "
+        "at source token t). Pick “none” as the score function and play again: the whole source must "
+        "pass through the encoder's last state, and after the same 400 steps about 30% are right.",
+        "copy",
+    ),
+    lesson(
+        "pointer-sorts", "A pointer network sorts", "attention",
+        "A pointer network (Vinyals et al. 2015) answers with its attention over the input positions: "
+        "here, the 5 input numbers from the smallest to the largest. Press Play: after 1500 steps it "
+        "points right about 97% of the time on held-out lists, and its pointer matrix is a permutation "
+        "matrix, one bright cell in each row.",
+        "sort",
+    ),
 ]
 
 BY_KEY = {lesson.key: lesson for lesson in LESSONS}

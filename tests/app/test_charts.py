@@ -231,9 +231,10 @@ def test_every_class_build_model_can_return_is_drawn_from_its_description(key):
     never parameter names (which raised StopIteration for every attention model and transformer)."""
     family, shape = key
     kind = dict(arch="transformer", num_heads=2) if family == "transformer" else dict(arch="gru")
-    attention = "additive" if "attention" in shape else None
+    attention = "additive" if "attention" in shape or "pointer" in shape else None
     cfg = engine.ModelConfig(**kind, hidden_size=8, num_layers=2, attention=attention)
-    model = engine.build_model(cfg, engine.make_task("reverse" if "encoder" in shape else "charlm"), seed=0)
+    task = "sort" if "pointer" in shape else "reverse" if "encoder" in shape else "charlm"
+    model = engine.build_model(cfg, engine.make_task(task), seed=0)
     assert type(model) is engine.build.MODELS[key]
     fig, table = charts_network.network_diagram(model), charts_network.layer_table(model)
     total = sum(p.numel() for p in model.parameters())

@@ -9,9 +9,11 @@ import functools
 
 import numpy as np
 import pytest
+import torch
 
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
+from engine.sites import ALIGNMENT, POINTER
 
 pytestmark = pytest.mark.training
 
@@ -122,3 +124,58 @@ def test_lstm_gates_lesson_forget_gate_stays_open_and_input_gate_does_not_close(
     unit = int(f.mean(dim=0).argmax())  # "its most open forget gate"
     assert f[:, unit].min() > 0.95  # "stays above 0.95 at every step"
     assert about(i[1:, unit].mean().item(), 0.6, 0.15)  # "its input gate stays around 0.6"
+
+
+def trained(lab: Lab, steps: int) -> Lab:
+    with lab.lock:  # as a playing page trains it: Lab.advance, the probes measured every 25 steps
+        while lab.trainer.steps_done < steps:
+            lab.advance(until=steps)
+    return lab
+
+
+def without_attention(lesson) -> Lab:
+    setup = lesson.setup
+    return Lab(dataclasses.replace(setup, model=dataclasses.replace(setup.model, attention=None)))
+
+
+def test_attention_aligns_every_date_right_the_years_digits_look_at_themselves_and_none_gets_about_85():
+    lesson = BY_KEY["attention-aligns"]
+    assert lesson.steps == 300 and lesson.setup.model.attention == "dot"
+    lab = trained(Lab(lesson.setup), lesson.steps)
+    assert lab.trainer.evaluate(1000)[1] > 0.99  # "every held-out character right"
+    x, y = lab.probes.samples
+    hits = []
+    for index in range(len(x)):
+        weights = lab.recording(index).attention_traces[ALIGNMENT].weights[0]  # [T_out, S]
+        source = lab.task.symbols_of(x[index])
+        for t in range(4):  # the year's digits come first in YYYY-MM-DD
+            hits.append(source[int(weights[t].argmax())] == lab.task.target_vocab[int(y[index, t])])
+    assert about(np.mean(hits), 0.9, 0.12)  # "about 9 in 10 of the year's digits"
+    plain = trained(without_attention(lesson), lesson.steps)
+    assert about(plain.trainer.evaluate(1000)[1], 0.85, 0.08)  # "about 85% of the characters"
+
+
+def test_bottleneck_copy_with_attention_about_98_on_the_diagonal_and_without_about_30():
+    lesson = BY_KEY["bottleneck"]
+    assert lesson.steps == 400 and lab_len(lesson) == 20
+    lab = trained(Lab(lesson.setup), lesson.steps)
+    assert about(lab.trainer.evaluate(1000)[1], 0.98, 0.02)  # "about 98% of the held-out symbols"
+    weights = lab.recording(0).attention_traces[ALIGNMENT].weights[0]  # [T_out, S]
+    on_diagonal = (weights[:20].argmax(dim=1) == torch.arange(20)).float().mean()
+    assert on_diagonal > 0.9  # "its alignment is the diagonal"
+    plain = trained(without_attention(lesson), lesson.steps)
+    assert about(plain.trainer.evaluate(1000)[1], 0.3, 0.2)  # "about 30% are right"
+
+
+def lab_len(lesson) -> int:
+    return lesson.setup.task_params["seq_len"]
+
+
+def test_pointer_network_points_right_about_97_percent_and_its_matrix_is_a_permutation():
+    lesson = BY_KEY["pointer-sorts"]
+    assert lesson.steps == 1500 and lab_len(lesson) == 5
+    lab = trained(Lab(lesson.setup), lesson.steps)
+    assert about(lab.trainer.evaluate(1000)[1], 0.97, 0.03)  # "about 97% of the time"
+    pointer = lab.recording(0).attention_traces[POINTER].weights[0]  # [T_out, 1 + n]: the end marker, then x_j
+    assert sorted(pointer.argmax(dim=1).tolist()) == list(range(6))  # one bright cell in each row and column
+    assert pointer.max(dim=1).values.min() > 0.5
