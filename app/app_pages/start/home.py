@@ -21,11 +21,13 @@ def open_lesson(lesson: Lesson) -> None:
 def run() -> None:
     page_header("Unrolled", lesson=False)
     st.markdown(
-        "Build, train and open up recurrent networks live, on this computer's CPU: hidden states "
-        "unrolled through time, LSTM and GRU gates, and the gradient that backpropagation through "
-        "time sends to every step. Pick a lesson to load its task, model and settings, or go to "
+        "Build, train and open up sequence models live, on this computer's CPU: hidden states "
+        "unrolled through time, LSTM and GRU gates, the gradient that backpropagation through "
+        "time sends to every step, where an encoder-decoder's attention looks, and the heads and "
+        "positions of a transformer. Pick a lesson to load its task, model and settings, or go to "
         "**Build & Train** and set them yourself; **Unroll**, **Gates**, **Gradients** and "
-        "**Compare cells** open the model up while it trains."
+        "**Compare cells** open a recurrent network up while it trains, **Encoder-decoder** its "
+        "attention, **Positional encoding** and **Self-attention** a transformer."
     )
     st.subheader("Lessons")
     for row in range(0, len(LESSONS), 3):
@@ -36,7 +38,8 @@ def run() -> None:
                 if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
                     open_lesson(lesson)
     st.subheader("On the way")
-    st.markdown("- **Attention & transformers**: where an encoder-decoder or a transformer head looks")
+    st.markdown("- **Pretrained models and transfer learning**: open a trained model, freeze its lower layers, "
+                "train a new head")
 
 
 run()
