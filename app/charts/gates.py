@@ -7,6 +7,8 @@ diverging scale centred on 0, positive red.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -24,7 +26,8 @@ NAMES = {
 TANH = ("g", "n")  # the candidates; every other gate is a sigmoid
 SEQUENTIAL, DIVERGING = "Viridis", "RdBu"  # RdBu reversed: positive red, negative blue
 PANEL_PX = 170  # px per heatmap panel
-MAX_TICKS = 60  # one tick per step, labelled with its token, up to this many steps
+MAX_TICKS = 60  # steps labelled with their tokens, up to this many steps
+TOKEN_TICKS = 25  # of those, at most this many ticks (every k-th step)
 TICK_CHAR_PX = 0.55 * 12  # px a character of a 12 px tick label takes, about, in Source Sans
 SHARE_COLOURS = {"near 0": BLUE, "in between": "#DDDDDD", "near 1": ORANGE, "near ±1": VERMILLION}
 
@@ -56,7 +59,8 @@ def gate_heatmaps(rec: Recording, stack: str | None = None, layer: int = 0, dire
     on a shared time axis. Each panel has its own small colourbar: 0..1 for a sigmoid gate, −1..1
     for a tanh candidate, ±max|c_t| for the cell state.
 
-    tokens   one label per step (e.g. the characters read): the ticks when T <= 60, and the hover
+    tokens   one label per step (e.g. the characters read): the ticks when T <= 60 (every k-th past
+             TOKEN_TICKS), and every one in the hover
     """
     trace = gated(rec, stack, layer, direction)
     panels = {name: values[layer, direction] for name, values in trace.gates.items()}  # each [T, H]
@@ -89,9 +93,10 @@ def gate_heatmaps(rec: Recording, stack: str | None = None, layer: int = 0, dire
             hovertemplate=f"{NAMES[name]}<br>t %{{x}}{token}<br>unit %{{y}}<br>value %{{z:.4g}}<extra></extra>",
         ), row=row, col=1)
         fig.update_yaxes(title_text="unit", title_standoff=4, row=row, col=1)
-    if shown is not None and T <= MAX_TICKS:
-        fig.update_xaxes(tickmode="array", tickvals=list(range(T)), ticktext=shown, tickangle=0,
-                         tickfont=dict(size=11 if T <= 30 else 9))
+    if shown is not None and T <= MAX_TICKS:  # at most TOKEN_TICKS at 11 px: 50 at 9 px were a smear at 1024 px
+        every = math.ceil(T / TOKEN_TICKS)
+        fig.update_xaxes(tickmode="array", tickvals=list(range(0, T, every)), ticktext=shown[::every], tickangle=0,
+                         tickfont=dict(size=11))
     fig.update_xaxes(title_text=T_AXIS, row=len(panels), col=1)
     fig.update_annotations(font=dict(size=12), xanchor="left", x=0)  # the panel titles, at the left
     reading = " (reads right to left)" if direction == 1 else ""

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from app.charts.labels import STEP_AXIS, T_AXIS
 from app.charts.log_lines import PALETTE, band, empty_or, floor_of, lines_by, log_axis, log_line, mark_zeros
 from app.charts.sites import label, trace_of, whose
-from app.charts.style import BLACK, GREY, HEIGHT, finish, legend_below, top_of
+from app.charts.style import BLACK, GREY, finish, legend_below, top_of
 from app.charts.training import steps_of, whole_steps
 from engine import Recording, StackTrace
 
@@ -230,8 +230,9 @@ def gradient_ratio_over_training(points: pd.DataFrame) -> go.Figure:
 
 
 def parameter_gradient_norms(history: pd.DataFrame) -> go.Figure:
-    """‖∂L/∂W‖ of every named parameter against the training step, one line each, legend at the
-    right (the figure grows with the number of parameters).
+    """‖∂L/∂W‖ of every named parameter against the training step, one line each, legend under
+    the plot (at the right, in a half-page column at 1024 px, it scrolled; the figure grows by each
+    row of parameter names instead).
 
     history  columns step, parameter, value (recorded every N steps)
     """
@@ -240,8 +241,7 @@ def parameter_gradient_norms(history: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title_text=STEP_AXIS)
     whole_steps(fig, history["step"].max() if len(history) else 0)
     fig.update_yaxes(title_text="‖∂L/∂W‖ (log)")
-    fig.update_layout(legend=dict(x=1.02, xanchor="left", y=1, yanchor="top", font=dict(size=11)))
-    return finish(fig, "Gradient norm per parameter", height=max(HEIGHT, 80 + 19 * history["parameter"].nunique()))
+    return legend_below(finish(fig, "Gradient norm per parameter"), font_px=11)
 
 
 def compare_runs(curves: pd.DataFrame) -> go.Figure:

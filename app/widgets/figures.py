@@ -38,6 +38,6 @@ def show(fig: go.Figure, key: str, where=st, diagram: bool = False) -> None:
     """st.plotly_chart(fig) in `where` (a column, or the page), as the presentation setting asks
     (a diagram's boxes are sized to their text: only the diagram grows, not its words)."""
     shown = for_projector(fig, diagram) if state.get(state.PRESENTATION) else fig
-    if where is not st and not diagram:  # a column: half the page or less, so a long title breaks
-        shown = wrap_title(shown)
+    if where is not st:  # a column: half the page or less, so a long title breaks (a diagram's too:
+        shown = wrap_title(shown)  # "RNN (tanh), 1 layer × 64 units — 4,417 parameters" was cut at 1024 px)
     where.plotly_chart(shown, key=key, config=camera_config(shown))
