@@ -44,13 +44,16 @@ FORM_SYNCED = "form_synced_with"  # the Lab setup the settings form last showed
 PE_POSITIONS = "pe_positions"  # positions shown (rows of the table)
 PE_WIDTH = "pe_width"  # d, the width of the table
 PE_POSITION = "pe_position"  # the position read off the figure (the course's 22)
+PE_POSITION_BOX = "pe_position_box"  # its number box (its range changes: see transformer/models.shadowed)
 PE_PAIR = "pe_pair"  # the even dimension i of the pair (i, i+1) read (the course's 100)
+PE_PAIR_BOX = "pe_pair_box"  # its number box
 PE_START = "pe_start"  # (model, step, its learned table) when the page first drew that model
 # Transformers: Self-attention
 SA_KIND = "sa_kind"  # an encoder-decoder's decoder: its "self" or its "cross" attention
 SA_HEAD = "sa_head"  # the focused head (an int), or "mean of heads"
 SA_AVERAGE = "sa_average"  # the grid shows each layer's mean over heads
 SA_QUERY = "sa_query"  # the query the why-sqrt(d_k) pair opens
+SA_QUERY_SLIDER = "sa_query_slider"  # its slider (0..T-1, a range that changes with the stack)
 SA_TEXT = "sa_text"  # text a student types for a character model to read instead of a sample
 SA_DRAWN = "sa_drawn"  # what the live figures show, for downloads made on click
 

@@ -66,7 +66,7 @@ def test_the_positional_heatmap_is_engine_positional_encoding_with_the_course_ce
     no_exception(at)
     assert np.array_equal(z(chart(at, "Positional encoding, d = 128")["data"][0]),
                           engine.positional_encoding(16, 128).float().numpy())
-    assert at.number_input(key=state.PE_POSITION).value == 15
+    assert at.number_input(key=state.PE_POSITION_BOX).value == 15
 
 
 def test_the_default_lab_is_offered_a_learned_table_that_trains_live():
@@ -156,7 +156,7 @@ def test_step_trains_and_redraws_the_grid():
 
 def test_the_why_sqrt_dk_pair_opens_the_picked_query_of_the_focused_head():
     at = page(SELF_ATTENTION, transformer_link("charlm", seq_len=12))
-    at.slider(key=state.SA_QUERY).set_value(5).run()
+    at.slider(key=state.SA_QUERY_SLIDER).set_value(5).run()
     no_exception(at)
     rec = at.session_state["lab"].recording(0)
     trace = rec.attention_traces[sorted(rec.attention_traces, key=lambda s: s.layer)[0]]

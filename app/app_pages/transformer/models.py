@@ -49,3 +49,16 @@ def open_button(lab: Lab, label: str, setup: Setup, steps: int, key: str, where=
     st.session_state.pop(state.LESSON, None)  # the lesson's text speaks of the model it opened
     st.session_state[state.TARGET_STEPS] = steps
     st.rerun()
+
+
+def shadowed(key: str, widget: str, value: int) -> None:
+    """Keep a number in `key` and show it in the widget keyed `widget` (drawn with
+    on_change=copied, args=(key, widget)). A widget whose range depends on the model (a query
+    slider up to T - 1) is a new widget when the range changes, and in the browser it came back
+    at its minimum (measured: the query went from 4 to 0 on opening the decoder); the value kept
+    apart, clamped by the caller, is written into the new widget before it is drawn."""
+    st.session_state[key] = st.session_state[widget] = value
+
+
+def copied(key: str, widget: str) -> None:
+    st.session_state[key] = st.session_state[widget]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from app.app_pages.transformer.models import LEARNED_REVERSAL, is_transformer, open_button
+from app.app_pages.transformer.models import LEARNED_REVERSAL, copied, is_transformer, open_button, shadowed
 from app.charts import positional as cpos
 from app.charts.positional import COURSE_D, COURSE_DIMS, COURSE_POS
 from app.session.lab import Lab
@@ -61,14 +61,16 @@ def controls() -> tuple[int, int, int, int]:
                           persist_state="session", help="rows of the table: positions 0 .. this − 1")
     d_model = width.slider("Width d (d_model)", 8, MAX_D, COURSE_D, step=8, key=state.PE_WIDTH, persist_state="session",
                            help="the model's width; the course and Vaswani et al. use 512")
-    # The course's cell by default, set here rather than as the widgets' defaults: kept in range below.
-    st.session_state.setdefault(state.PE_POSITION, COURSE_POS)
-    st.session_state.setdefault(state.PE_PAIR, COURSE_DIMS[0])
-    st.session_state[state.PE_POSITION] = min(st.session_state[state.PE_POSITION], max_len - 1)
-    st.session_state[state.PE_PAIR] = min(st.session_state[state.PE_PAIR], d_model - 2)
-    pos = at.number_input("Position p to read", 0, max_len - 1, key=state.PE_POSITION, persist_state="session")
-    pair = dims.number_input("Dimensions i, i+1 (i even)", 0, d_model - 2, step=2, key=state.PE_PAIR,
-                             persist_state="session", help="a sine and its cosine: one clock")
+    # The course's cell by default, kept in range of the table (see models.shadowed).
+    pos = min(state.get(state.PE_POSITION, COURSE_POS), max_len - 1)
+    pair = min(state.get(state.PE_PAIR, COURSE_DIMS[0]), d_model - 2)
+    shadowed(state.PE_POSITION, state.PE_POSITION_BOX, pos)
+    shadowed(state.PE_PAIR, state.PE_PAIR_BOX, pair)
+    pos = at.number_input("Position p to read", 0, max_len - 1, key=state.PE_POSITION_BOX, on_change=copied,
+                          args=(state.PE_POSITION, state.PE_POSITION_BOX))
+    pair = dims.number_input("Dimensions i, i+1 (i even)", 0, d_model - 2, step=2, key=state.PE_PAIR_BOX,
+                             on_change=copied, args=(state.PE_PAIR, state.PE_PAIR_BOX),
+                             help="a sine and its cosine: one clock")
     return max_len, d_model, int(pos), int(pair) - int(pair) % 2
 
 

@@ -11,7 +11,15 @@ import streamlit as st
 import torch
 
 import engine
-from app.app_pages.transformer.models import CHAR_LM, REVERSAL, SENTIMENT_ENCODER, is_transformer, open_button
+from app.app_pages.transformer.models import (
+    CHAR_LM,
+    REVERSAL,
+    SENTIMENT_ENCODER,
+    copied,
+    is_transformer,
+    open_button,
+    shadowed,
+)
 from app.charts import attention as cattention
 from app.charts import scaling as cscaling
 from app.session.lab import Lab
@@ -119,14 +127,12 @@ def pick_head_and_query(lab: Lab, probe: Probe, stack: str | None, kind: str, la
     options = [*range(heads), MEAN]
     if state.get(state.SA_HEAD, 0) not in options:  # a choice made on a model with more heads
         st.session_state[state.SA_HEAD] = 0
-    st.session_state.setdefault(state.SA_QUERY, T_q // 2)  # set here, not as the widget's default: clamped below
-    if st.session_state[state.SA_QUERY] > T_q - 1:
-        st.session_state[state.SA_QUERY] = T_q - 1
+    shadowed(state.SA_QUERY, state.SA_QUERY_SLIDER, min(state.get(state.SA_QUERY, T_q // 2), T_q - 1))
     head, query, average = st.columns([2, 3, 3], vertical_alignment="bottom")  # [2, 3, 2] cut the toggle at 1024
     head.selectbox("Head (focused map)", options, key=state.SA_HEAD, persist_state="session",
                    format_func=lambda h: h if h == MEAN else f"head {h}")
-    query.slider("Query for the √d_k figures", 0, max(T_q - 1, 1), key=state.SA_QUERY,
-                 persist_state="session", disabled=T_q == 1)
+    query.slider("Query for the √d_k figures", 0, max(T_q - 1, 1), key=state.SA_QUERY_SLIDER, on_change=copied,
+                 args=(state.SA_QUERY, state.SA_QUERY_SLIDER), disabled=T_q == 1)
     average.toggle("Grid: mean of heads", key=state.SA_AVERAGE, persist_state="session",
                    help="one map per layer, the mean of its heads, instead of every head")
 
