@@ -65,14 +65,22 @@ def free_run(model, x: torch.Tensor, y: torch.Tensor, index: int) -> FreeRun:
 
 
 def target_words(task: engine.Task) -> tuple[str, ...]:
-    """The text of each output class (a pointer network's: <sos>, <eos>, then each input position)."""
-    return tuple(task.target_vocab)
+    """The text of each output class; a pointer network's "position j" as x_j, the name its input
+    has on the same figures (source_words), short enough for a tick under a narrow map."""
+    return tuple(word.replace("position ", "x") for word in task.target_vocab)
 
 
 def source_words(task: engine.Task, x: torch.Tensor, site: Site) -> list[str]:
     """What the decoder at `site` looks at, for one sample, as text: the source's symbols, or its
     values; a pointer network's keys start with its end marker (engine/pointer.py)."""
     symbols = task.symbols_of(x)
-    if symbols is None:
-        symbols = [f"x{j}={v:.2f}" for j, v in enumerate(x.reshape(len(x), -1)[:, 0].tolist())]
+    if symbols is None:  # values: named x_j, their values said by input_values
+        symbols = [f"x{j}" for j in range(len(x))]
     return ["<eos>", *symbols] if site.kind == "pointer" else list(symbols)
+
+
+def input_values(task: engine.Task, x: torch.Tensor) -> str:
+    """A sample of values as text for a caption ("x0 = 0.52, x1 = 0.21, ..."); "" for symbols."""
+    if task.symbols_of(x) is not None:
+        return ""
+    return ", ".join(f"x{j} = {v:.2f}" for j, v in enumerate(x.reshape(len(x), -1)[:, 0].tolist()))

@@ -127,7 +127,9 @@ def draw(lab: Lab) -> None:
     held = lab.held_out.log.last
     score = "" if held is None else f"; held-out {lab.task.metric_name} {held['metric']:.3f} (step {held['step']:,})"
     left_out = f" The source's {padding} padding tokens get weight 0 and are left out of the maps." if padding else ""
-    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}{score}. "
+    values = decoding.input_values(lab.task, x[index])
+    inputs = f" Input: {values}." if values else ""
+    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}{score}.{inputs} "
                f"Target: {' '.join(words[t] for t in y[index].tolist())}.{left_out}")
 
     left, right = st.columns(2)
