@@ -1,6 +1,6 @@
 """Every lesson as a teacher opens it in front of a class (issue 12, item 8): from its link, on a
-projector's 1024x768, then at 1280x720 and 1400x900, and once more at 1024x768 in
-presentation mode. Each time the lesson's banner is there, nothing raised, no button label or tab
+projector's 1024x768, then at 1400x900, and once more at 1024x768 in presentation mode (every
+page is also shot at 1280x720 in test_pages.py). Each time the lesson's banner is there, nothing raised, no button label or tab
 list is cut, and no text of a figure lies outside the figure. Screenshots land in
 tests/artifacts/screenshots/lesson-<key>-<size>.png: look at them."""
 from urllib.parse import urlencode
@@ -13,7 +13,7 @@ from app.widgets.state import LESSON_PARAM
 from .conftest import wait_for_app
 from .test_projector import CUT, PROJECTOR
 
-SIZES = {"projector": PROJECTOR, "hd": {"width": 1280, "height": 720}, "wide": {"width": 1400, "height": 900}}
+SIZES = {"projector": PROJECTOR, "wide": {"width": 1400, "height": 900}}
 BANNER = '[data-testid="stAlert"]'
 # The figures a student sees: not those folded in a closed expander, which keep their old width
 # until it opens.
