@@ -2,8 +2,8 @@
 rerun after moving a control there, the time the lesson's budget takes at that pace beside what
 its card promises, and the plain training rate of the same setup (Lab.advance in this process),
 so the table shows what share of the training capacity the page delivers. Then one playing run
-of each lesson's page under AppTest, in this process, split into training, recording, charts and
-the rest (where a tick's time goes).
+of each lesson's live fragment (a tick) under AppTest, in this process, split into training,
+recording, charts and the rest (where a tick's time goes).
 
     PYTHONPATH=. python benchmarks/lesson_speed.py [--quick]   # 30 s of play per lesson (--quick: 10 s)
 """
@@ -407,10 +407,13 @@ def categorised(split: Split) -> None:
 
 
 def profile_case(case: Case, runs: int) -> dict[str, float]:
-    """A session with the case's setup on its page, playing: a few runs to warm up, then `runs`
-    timed runs of the whole page (each: header, picker, the live fragment's drawing and its
-    0.3 s of training, downloads). Seconds per run by category; "total" the whole run."""
+    """A session with the case's setup on its page, playing: a few ticks to warm up, then `runs`
+    timed ticks, runs of the live fragment alone as its run_every timer asks for them (each: its
+    drawing and its training; a whole-page run trains nothing). Seconds per tick by category;
+    "total" the whole tick."""
     from streamlit.testing.v1 import AppTest
+
+    from tests.app.test_page_reruns import tick
 
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
@@ -424,18 +427,18 @@ def profile_case(case: Case, runs: int) -> dict[str, float]:
     lab = at.session_state[state.LAB]
     lab.playing = True
     for _ in range(2):
-        at.run()
+        tick(at)
     split = Split()
     categorised(split)
     try:
         start = time.perf_counter()
         for _ in range(runs):
             lab.playing = True  # a lesson that reaches its target stops playing
-            at.run()
+            drawn = tick(at)
         total = (time.perf_counter() - start) / runs
     finally:
         split.undo()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not drawn.exception, [e.value for e in drawn.exception]
     slowest = sorted(split.by_figure.items(), key=lambda item: -item[1])[:3]
     return {"total": total, **{k: v / runs for k, v in split.spent.items()},
             "slowest": ", ".join(f"{name} {seconds / runs * 1000:.0f} ms" for name, seconds in slowest)}
@@ -457,8 +460,8 @@ def profile_table(runs: int) -> str:
                      spent["total"] - named, f"{spent.get(CATEGORIES[0], 0.0) / spent['total']:.0%}",
                      spent["slowest"]])
     return table(
-        f"Where a playing page's run goes (AppTest in this process, mean of {runs} whole-page runs while playing), s",
-        ["case", "page", "whole run", *CATEGORIES, "the rest (Streamlit, widgets, page code)", "training's share",
+        f"Where a playing page's tick goes (AppTest in this process, mean of {runs} ticks of its live fragment), s",
+        ["case", "page", "tick", *CATEGORIES, "the rest (Streamlit, widgets, page code)", "training's share",
          "slowest figures (per run)"],
         rows,
     )
