@@ -41,7 +41,7 @@ def run() -> None:
     dims = curve_dims(d_model, pair)  # full width, one under the other: side by side at 1024 px the legend and
     show(cpos.dimension_curves(max_len, d_model, dims, pos), "pe_curves")  # subtitle ran into the axes
     st.caption(
-        "Each pair of dimensions (2i, 2i+1) is a clock: a sine and a cosine of one frequency, one hand "
+        "Each pair of dimensions (i, i+1), i even, is a clock: a sine and a cosine of one frequency, one hand "
         "turning as the position grows, slower for larger i. Dimension 0 turns once every 2π ≈ 6.3 positions, "
         f"dimension {dims[-2]} once every {period(d_model, dims[-2]):,.0f}. Together the clocks tell every "
         "position apart, like the hands of a watch.")

@@ -116,7 +116,7 @@ def typed_text_box(lab: Lab) -> None:
     """A character model reads text a student types, instead of a probe sample."""
     if reads_text(lab):
         st.text_input("Or type text for it to read (empty: the sample)", key=state.SA_TEXT, max_chars=MAX_SHOWN + 1,
-                      persist_state="session", placeholder="the cat sat on the mat",
+                      persist_state="session", placeholder="for name in names: print(name)",
                       help=f"up to {MAX_SHOWN + 1} characters of its corpus's alphabet; it reads all but the last "
                       "and predicts each next one")
 
