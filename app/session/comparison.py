@@ -7,6 +7,10 @@ Comparison's lock, one whole step at a time.
 """
 from __future__ import annotations
 
+import time
+from abc import abstractmethod
+from collections import deque
+
 import pandas as pd
 import torch
 
@@ -27,6 +31,7 @@ CELLS = {
 }
 KEPT = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "init", "spectral_radius", "attention",
         "reverse_source")
+TIMED_STEPS = 200  # the latest training steps whose wall-clock time each run keeps
 DIRECTIONS = ("forward", "backward")  # held-out samples the loss is measured on, the same ones for every run
 
 
@@ -45,17 +50,18 @@ def cell_configs(model: engine.ModelConfig, names: tuple[str, ...]) -> dict[str,
     }
 
 
-class Run:
-    """One cell's model and trainer, measured every RECORD_EVERY steps: ||dL/dh_t|| of the first
-    layer's every direction on probe sample 0 and the share of it that reaches the first step each
-    direction reads (first_step_ratios), and the loss and metric on held-out data."""
+class TrainedRun:
+    """One model and its trainer, trained one step at a time: its loss and metric on the held-out
+    samples logged every RECORD_EVERY steps (and at the budget's last step), and the wall-clock
+    time of its latest training steps kept (measurements not included)."""
 
     def __init__(self, name: str, cfg: engine.ModelConfig, task: engine.Task, train: engine.TrainConfig,
-                 probe: tuple[torch.Tensor, torch.Tensor], held_out: tuple[torch.Tensor, torch.Tensor]):
-        self.name = name
+                 held_out: tuple[torch.Tensor, torch.Tensor]):
+        self.name, self.cfg = name, cfg
         self.model = engine.build_model(cfg, task, seed=train.seed)  # as the Lab builds it
         self.trainer = engine.Trainer(self.model, task, train)
-        self.probe, self.held_out = probe, held_out
+        self.held_out = held_out
+        self.step_seconds: deque[float] = deque(maxlen=TIMED_STEPS)
         self.log = BoundedRows()  # a row every RECORD_EVERY steps, thinned when long
         self.measure()
 
@@ -66,6 +72,30 @@ class Run:
     @property
     def stopped(self) -> bool:
         return self.trainer.diverged_at is not None
+
+    def measure(self) -> None:
+        loss, metric = score(self.model, self.trainer.task, *self.held_out)
+        self.log.append({"run": self.name, "step": self.steps_done, "loss": loss, "metric": metric})
+
+    def advance(self, final: bool) -> None:
+        """One training step, timed; measured every RECORD_EVERY steps and at the `final` step of
+        the budget, never after a step that diverged (it was not applied)."""
+        start = time.perf_counter()
+        self.trainer.step(1)
+        self.step_seconds.append(time.perf_counter() - start)
+        if not self.stopped and (final or self.steps_done % RECORD_EVERY == 0):
+            self.measure()
+
+
+class Run(TrainedRun):
+    """One cell's run, also measured on probe sample 0 every RECORD_EVERY steps: ||dL/dh_t|| of
+    the first layer's every direction and the share of it that reaches the first step each
+    direction reads (first_step_ratios)."""
+
+    def __init__(self, name: str, cfg: engine.ModelConfig, task: engine.Task, train: engine.TrainConfig,
+                 probe: tuple[torch.Tensor, torch.Tensor], held_out: tuple[torch.Tensor, torch.Tensor]):
+        self.probe = probe
+        super().__init__(name, cfg, task, train, held_out)
 
     @property
     def curves(self) -> torch.Tensor:
@@ -81,15 +111,67 @@ class Run:
                          "loss": loss, "metric": metric})
         self.measured = (self.steps_done, rec.grad_norm_h[0])  # [directions, T]
 
-    def advance(self, final: bool) -> None:
-        """One training step; measured every RECORD_EVERY steps and at the `final` step of the
-        budget, never after a step that diverged (it was not applied)."""
-        self.trainer.step(1)
-        if not self.stopped and (final or self.steps_done % RECORD_EVERY == 0):
-            self.measure()
+
+class RoundRobin(Playback):
+    """Runs on one task trained in turns, one step each, so they stay within one step of each
+    other; a subclass makes them in build(), again on reset."""
+
+    runs: list[TrainedRun]
+
+    @abstractmethod
+    def build(self) -> None:
+        """Fresh runs (self.runs) from the seed, and self.seconds = 0."""
+
+    @property
+    def steps_done(self) -> int:
+        """The steps of the run furthest on (the others stand at most one behind, unless stopped)."""
+        return max(run.steps_done for run in self.runs)
+
+    @property
+    def trained(self) -> bool:
+        return self.steps_done > 0
+
+    def stopped(self) -> list[TrainedRun]:
+        return [run for run in self.runs if run.stopped]
+
+    def finished(self, until: int) -> bool:
+        return all(run.stopped or run.steps_done >= until for run in self.runs)
+
+    def seconds_to_go(self, until: int) -> float | None:
+        """Training time left until every run still going reaches `until`, at the pace so far
+        (None before the first step)."""
+        taken = sum(run.steps_done for run in self.runs)
+        left = sum(max(0, until - run.steps_done) for run in self.runs if not run.stopped)
+        return self.seconds / taken * left if taken else None
+
+    def advance(self, until: int) -> bool:
+        """One step of the run furthest behind (the first of them, in the order of the runs), so
+        the runs take turns and stay within one step of each other; False when every run has
+        reached `until` or stopped. The caller holds the lock."""
+        behind = [run for run in self.runs if not run.stopped and run.steps_done < until]
+        if not behind:
+            return False
+        run = min(behind, key=lambda r: r.steps_done)
+        run.advance(final=run.steps_done + 1 == until)
+        return True
+
+    def reset(self) -> None:
+        self.playing = False
+        with self.lock:
+            self.build()
+
+    def log_frame(self) -> pd.DataFrame:
+        """Every measurement of every run: run, step, loss, metric (and what a subclass's runs log).
+        Read without the lock: each run's rows are only ever appended, each whole."""
+        return pd.DataFrame([row for run in self.runs for row in run.log.rows()])
+
+    def history_frame(self) -> pd.DataFrame:
+        """Every training step of every run: run, then the Trainer's columns."""
+        frame = pd.concat([run.trainer.history_frame().assign(run=run.name) for run in self.runs], ignore_index=True)
+        return frame[["run", *frame.columns.drop("run")]]
 
 
-class Comparison(Playback):
+class Comparison(RoundRobin):
     """The runs of every cell in `cells` (all four by default) on one setup, trained in turns.
     `task` is the student's own when given (the Lab's: an uploaded corpus is parsed once)."""
 
@@ -120,44 +202,6 @@ class Comparison(Playback):
             self.setup.task, self.setup.task_params, self.setup.train, self.upload, self.cells
         )
 
-    @property
-    def steps_done(self) -> int:
-        """The steps of the run furthest on (the others stand at most one behind, unless stopped)."""
-        return max(run.steps_done for run in self.runs)
-
-    @property
-    def trained(self) -> bool:
-        return self.steps_done > 0
-
-    def stopped(self) -> list[Run]:
-        return [run for run in self.runs if run.stopped]
-
-    def finished(self, until: int) -> bool:
-        return all(run.stopped or run.steps_done >= until for run in self.runs)
-
-    def seconds_to_go(self, until: int) -> float | None:
-        """Training time left until every run still going reaches `until`, at the pace so far
-        (None before the first step)."""
-        taken = sum(run.steps_done for run in self.runs)
-        left = sum(max(0, until - run.steps_done) for run in self.runs if not run.stopped)
-        return self.seconds / taken * left if taken else None
-
-    def advance(self, until: int) -> bool:
-        """One step of the run furthest behind (the first of them, in the order of CELLS), so
-        the runs take turns and stay within one step of each other; False when every run has
-        reached `until` or stopped. The caller holds the lock."""
-        behind = [run for run in self.runs if not run.stopped and run.steps_done < until]
-        if not behind:
-            return False
-        run = min(behind, key=lambda r: r.steps_done)
-        run.advance(final=run.steps_done + 1 == until)
-        return True
-
-    def reset(self) -> None:
-        self.playing = False
-        with self.lock:
-            self.build()
-
     def curves_frame(self) -> pd.DataFrame:
         """||dL/dh_t|| of every run at its last measurement, of each direction of the first layer:
         run, step, direction ("forward", "backward"), t, value. Read without the lock (see Run.measure)."""
@@ -168,16 +212,6 @@ class Comparison(Playback):
                                      "t": range(curve.shape[-1]), "value": curve.tolist()})
                        for d, curve in enumerate(curves)]
         return pd.concat(frames, ignore_index=True)
-
-    def log_frame(self) -> pd.DataFrame:
-        """Every measurement of every run: run, step, ratio (ratio_backward), loss, metric. Read
-        without the lock: each run's rows are only ever appended, each whole."""
-        return pd.DataFrame([row for run in self.runs for row in run.log.rows()])
-
-    def history_frame(self) -> pd.DataFrame:
-        """Every training step of every run: run, then the Trainer's columns."""
-        frame = pd.concat([run.trainer.history_frame().assign(run=run.name) for run in self.runs], ignore_index=True)
-        return frame[["run", *frame.columns.drop("run")]]
 
 
 def setup_text(setup: Setup) -> str:
