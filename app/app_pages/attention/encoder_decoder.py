@@ -40,7 +40,7 @@ ATTEND = r"\alpha_{ti} = \frac{\exp(e_{ti})}{\sum_j \exp(e_{tj})}, \qquad c_t = 
 
 
 def run() -> None:
-    lab = page_header("Attention", summary=False)
+    lab = page_header("Encoder-decoder with attention", summary=False)
     if lab.task.spec.mapping not in ("encdec", "pointer"):
         offer_models(lab, "The model on Build & Train reads a sequence and answers without a decoder, so it has no "
                           "attention over a source to show. Open an encoder-decoder:")
