@@ -297,7 +297,7 @@ def head_grid(rec: Recording, tokens: Tokens, stack: str | None = None, kind: st
     fig.update_xaxes(title_text="key (looked at)", row=len(sites))
     fig.update_yaxes(title_text="query (asks)", col=1)
     fig.update_layout(coloraxis=weight_axis("weight"))
-    fig.update_annotations(font=dict(size=12))
+    fig.update_annotations(font=dict(size=12), yshift=4)  # clear of the map's top border, which struck them through
     what = "mean over heads" if average else f"{heads} heads"
     place = f"{sites[0].stack} " if not sites[0].alone else ""
     fig = finish(fig, f"{kind.capitalize()}-attention of every {place}layer, {what}",

@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 import engine
-from app.charts.style import BLACK, BLUE, GREEN, GREY, HEIGHT, ORANGE, PURPLE, VERMILLION, finish
+from app.charts.style import BLACK, BLUE, GREEN, GREY, HEIGHT, ORANGE, PURPLE, VERMILLION, finish, legend_below
 
 DIVERGING = "RdBu"  # reversed: positive red, negative blue, 0 white
 CURVE_COLOURS = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, BLACK)
@@ -60,7 +60,8 @@ def mark_worked_values(fig: go.Figure, pe: np.ndarray, pos: int, dims: tuple[int
     fig.add_shape(type="rect", x0=min(dims) - 0.5, x1=max(dims) + 0.5, y0=pos - 0.5, y1=pos + 0.5,
                   line=dict(color=BLACK, width=2))
     course = (d_model, pos) == (COURSE_D, COURSE_POS)
-    lines = [f"PE({pos}, {d}) = {formula(pos, d, d_model)} = {pe[pos, d]:.4f}"
+    # formula and value on lines of their own: on one line the box ran over the colour bar at 1024 px
+    lines = [f"PE({pos}, {d}) = {formula(pos, d, d_model)}<br>&nbsp;&nbsp;= {pe[pos, d]:.4f}"
              + (f" (course: ≈ {COURSE_VALUES[d]})" if course and d in COURSE_VALUES else "") for d in dims]
     left = max(dims) < d_model / 2  # the box on the side with room
     fig.add_annotation(x=max(dims) + 0.5 if left else min(dims) - 0.5, y=pos, text="<br>".join(lines),
@@ -92,7 +93,7 @@ def dimension_curves(max_len: int = 64, d_model: int = COURSE_D, dims: tuple[int
     fig.update_xaxes(title_text="position pos")
     fig.update_yaxes(title_text="PE(pos, i)", range=[-1.1, 1.1])
     fig = finish(fig, f"Dimensions of the positional encoding over positions, d = {d_model}")
-    return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"), margin=dict(b=85))
+    return legend_below(fig)  # under the axis title (at y = -0.22 it sat on "position pos")
 
 
 

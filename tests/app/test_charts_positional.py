@@ -35,8 +35,9 @@ def test_the_course_worked_value_is_framed_and_stated():
     fig = spec(cp.encoding_heatmap())  # d = 512, position 22, dimensions 100 and 101
     angle = 22 / 10000 ** (100 / 512)  # by hand: 3.6407
     (note,) = fig["layout"]["annotations"]
-    assert f"PE(22, 100) = sin(22 / 10000<sup>100/512</sup>) = {math.sin(angle):.4f} (course: ≈ -0.488)" in note["text"]
-    assert f"PE(22, 101) = cos(22 / 10000<sup>100/512</sup>) = {math.cos(angle):.4f} (course: ≈ -0.873)" in note["text"]
+    text = note["text"].replace("<br>&nbsp;&nbsp;", " ")  # each value under its formula
+    assert f"PE(22, 100) = sin(22 / 10000<sup>100/512</sup>) = {math.sin(angle):.4f} (course: ≈ -0.488)" in text
+    assert f"PE(22, 101) = cos(22 / 10000<sup>100/512</sup>) = {math.cos(angle):.4f} (course: ≈ -0.873)" in text
     (frame,) = fig["layout"]["shapes"]
     assert (frame["x0"], frame["x1"], frame["y0"], frame["y1"]) == (99.5, 101.5, 21.5, 22.5)
     with pytest.raises(ValueError, match="pos must be"):
