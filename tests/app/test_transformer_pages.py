@@ -223,25 +223,28 @@ def test_typed_text_is_read_and_bad_text_gets_a_message():
     assert "not in this corpus" in at.warning[0].value and "Showing sample 0" in at.warning[0].value
     at.text_input(key=state.SA_TEXT).set_value("t").run()
     assert "at least two characters" in at.warning[0].value
-    at.session_state[state.SA_TEXT] = "the cat sat on the mat. " * 10  # 240: the box keeps 129 (max_chars)
+    at.session_state[state.SA_TEXT] = "the cat sat on the mat. " * 30  # 720: the box keeps 513 (max_chars)
     at.run()
     no_exception(at)
-    assert len(at.text_input(key=state.SA_TEXT).value) == 129 and not at.warning
-    assert len(maps(chart(at, "Self-attention of every layer"))[0]) == 128
+    assert len(at.text_input(key=state.SA_TEXT).value) == 513 and not at.warning
+    assert len(maps(chart(at, "Self-attention of every layer"))[0]) == 512
 
 
 @pytest.mark.parametrize("bidirectional", [False, True])
-def test_a_long_sample_draws_128_positions_of_a_causal_model_and_refuses_an_encoders(bidirectional):
-    at = page(SELF_ATTENTION, transformer_link("charlm", seq_len=200, bidirectional=str(bidirectional).lower(),
-                                               batch_size=8))
+def test_a_long_sample_draws_512_positions_of_a_causal_model_and_refuses_an_encoders(bidirectional):
+    """Past 128 positions the grid draws each layer's mean of heads (every head would be 14 MB a
+    redraw at 512); the focused map draws one head whole."""
+    at = page(SELF_ATTENTION, transformer_link("charlm", seq_len=600, bidirectional=str(bidirectional).lower(),
+                                               batch_size=2))
     no_exception(at)
     if bidirectional:
-        assert "200 positions" in at.warning[0].value and not at.get("plotly_chart")
+        assert "600 positions" in at.warning[0].value and not at.get("plotly_chart")
         return
     rec = at.session_state["lab"].recording(0)
     first = rec.attention_traces[sorted(rec.attention_traces, key=lambda s: s.layer)[0]]
-    plotted_map = maps(chart(at, "Self-attention of every layer"))[0]
-    assert plotted_map.shape == (128, 128)
-    assert np.array_equal(plotted_map, first.weights[0, :128, :128].numpy())
-    assert torch.allclose(first.weights[0, :128, :128].sum(dim=1), torch.ones(128), atol=1e-5)  # nothing cut off
-    assert any("first 128 of 200" in c.value for c in at.caption)
+    layer_mean = maps(chart(at, "Self-attention of every layer"))[0]
+    assert layer_mean.shape == (512, 512) and "mean over heads" in chart(at, "Self-attention of every layer")[
+        "layout"]["title"]["text"]
+    np.testing.assert_allclose(layer_mean, first.weights[:, :512, :512].mean(dim=0).numpy(), rtol=1e-5, atol=1e-7)
+    assert torch.allclose(first.weights[0, :512, :512].sum(dim=1), torch.ones(512), atol=1e-5)  # nothing cut off
+    assert any("first 512 of 600" in c.value for c in at.caption)

@@ -31,7 +31,9 @@ from app.widgets.header import page_header, sidebar_summary
 
 FORMULA = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
 MEAN = "mean of heads"
-MAX_SHOWN = 128  # positions drawn: 2 layers x 4 heads of 128 x 128 float32 are 0.5 MB a redraw, 2.5 a second
+MAX_SHOWN = 512  # positions drawn: a 512 x 512 map is 1.8 MB of float32 and builds in 0.1 s (benchmarks/README)
+GRID_HEADS_UP_TO = 128  # past this many positions the grid draws each layer's mean of heads: 2 layers x 4
+# heads of 512 x 512 are 14 MB a redraw, their mean 3.6 (benchmarks/attention_maps.py)
 KINDS = {"self": "its own tokens (self)", "cross": "the source (cross)"}
 # (label, setup, "Train up to step", what it is and what was measured: played for 60 s in chromium at 1400 px on
 # this 2-core machine, 2026-11-23 01:46-01:50, load average 8-12 from other work; held-out figures from the page)
@@ -242,8 +244,12 @@ def draw(lab: Lab) -> None:
         st.caption(f"Recorded at step {lab.trainer.steps_done:,} on your text.")
     else:
         parts.recorded_caption(lab, part.index)
-    grid = cattention.head_grid(rec, probe.tokens, stack, kind, average=bool(state.get(state.SA_AVERAGE)))
+    long = max(max(t.weights.shape[1:]) for t in rec.attention_traces.values()) > GRID_HEADS_UP_TO
+    grid = cattention.head_grid(rec, probe.tokens, stack, kind, average=long or bool(state.get(state.SA_AVERAGE)))
     show(grid, "sa_grid")
+    if long:
+        st.caption(f"Over {GRID_HEADS_UP_TO} positions the grid shows each layer's mean of heads (every head "
+                   "would be 14 MB a redraw at 512); pick a head for the full-size map below.")
     st.caption(grid_caption(lab, kind))
     trace = focused_trace(rec, stack, kind, part.layer)
     query_tokens, key_tokens = cattention.tokens_for(trace.site, probe.tokens)
