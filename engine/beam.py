@@ -7,6 +7,14 @@ the task's length, or when the best finished sequence beats every prefix still i
 (a prefix's log-probability can only fall). Scores are not length-normalised: the encdec tasks
 here have targets of one length. Width 1 is greedy decoding, up to its first <eos>.
 
+Forcing a prefix (Seq2Seq-Vis's idea, Strobelt et al. 2018): `forced_search` feeds the decoder
+given tokens y_1..y_k first, whatever it would have chosen (a student replacing the token at step
+t), and the beam goes on from there. The prefix's score is its own log-probability,
+
+    log p(y_1..y_k | x) = sum_{t<=k} log softmax(z_t)[y_t],   z_t the decoder's logits at step t,
+
+so every candidate's score is still log p(tokens | x), comparable with an unforced search's.
+
 The result is itself a recording: every step's candidates with their scores.
 """
 from __future__ import annotations
@@ -33,6 +41,7 @@ class Candidate:
 class Beam:
     steps: list[list[Candidate]]  # after each step, every extension kept, best first (finished ones too)
     finished: list[Candidate]  # every candidate that ended with <eos>, best first
+    forced: int = 0  # how many first steps were forced: each of those steps holds the one forced prefix
 
     @property
     def best(self) -> Candidate:
@@ -44,7 +53,27 @@ class Beam:
 def beam_search(model: nn.Module, x: Tensor, width: int = 3) -> Beam:
     """Beam search for one source sequence x ([S] tokens, or [S, D] values for a pointer
     network) with an encoder-decoder model."""
+    return forced_search(model, x, (), width)
+
+
+@torch.no_grad()
+def forced_search(model: nn.Module, x: Tensor, prefix: tuple[int, ...], width: int = 3) -> Beam:
+    """Beam search for one source sequence x (as beam_search's) whose first target tokens are
+    `prefix` (the tokens after <sos>): the decoder reads them whatever it would have chosen, and
+    the beam of `width` goes on from there. beam.steps[:len(prefix)] hold the forced prefixes,
+    one a step, scored log p(y_1..y_t | x); the rest is the search."""
     check_int("width", width, 1, MAX_WIDTH)
+    check_source(model, x)
+    prefix = check_prefix(prefix, model.spec.out_len, writable(model, x))
+    was_training = model.training
+    model.eval()
+    try:
+        return search(model, x, width, prefix)
+    finally:
+        model.train(was_training)
+
+
+def check_source(model: nn.Module, x: Tensor) -> None:
     if getattr(getattr(model, "spec", None), "mapping", None) not in DECODERS:
         raise ValueError(
             "beam search decodes with an encoder-decoder; build the model for an encdec task such as "
@@ -54,29 +83,50 @@ def beam_search(model: nn.Module, x: Tensor, width: int = 3) -> Beam:
     if x.dim() != (1 if tokens else 2):
         shape = "token ids of shape [S]" if tokens else f"values of shape [S, {model.spec.input_size}]"
         raise ValueError(f"beam_search takes one source sequence, {shape}; got shape {list(x.shape)}")
-    was_training = model.training
-    model.eval()
-    try:
-        return search(model, x, width)
-    finally:
-        model.train(was_training)
 
 
-def search(model: nn.Module, x: Tensor, width: int) -> Beam:
+def writable(model: nn.Module, x: Tensor) -> range:
+    """The target tokens the decoder can write for the source x: an encoder-decoder's whole
+    target vocabulary (an untrained one may even write <sos>); a pointer network's <eos> and one
+    class per position of this x ([S, D]), never <sos>, whose probability is exactly 0."""
+    if model.spec.mapping == "pointer":
+        return range(EOS, x.shape[0] + 2)
+    return range(model.spec.output_size)
+
+
+def check_prefix(prefix, out_len: int, tokens: range) -> tuple[int, ...]:
+    """The forced tokens as a tuple, or a ValueError saying which token cannot be forced and why."""
+    if isinstance(prefix, (str, bytes)) or not hasattr(prefix, "__iter__"):
+        raise ValueError(f"prefix must be a sequence of target token ids, got {prefix!r}")
+    prefix = tuple(prefix)
+    if len(prefix) > out_len:
+        raise ValueError(
+            f"the prefix has {len(prefix)} tokens, and the target has at most {out_len}; force at most {out_len}"
+        )
+    for t, token in enumerate(prefix):
+        if isinstance(token, bool) or not isinstance(token, int) or token not in tokens:
+            raise ValueError(
+                f"prefix token {t} is {token!r}, which the decoder cannot write: it writes the ids "
+                f"{tokens.start}..{tokens.stop - 1}"
+            )
+        if token == EOS and t < len(prefix) - 1:
+            raise ValueError(
+                f"prefix token {t} is <eos> (id {EOS}), which ends the target, and {len(prefix) - 1 - t} more "
+                "follow it; end the prefix there or force another token"
+            )
+    return prefix
+
+
+def search(model: nn.Module, x: Tensor, width: int, prefix: tuple[int, ...]) -> Beam:
     state = model.start(x[None])  # a batch of one; it grows to the beam's width
     alive, finished, steps = [Candidate((), 0.0)], [], []
-    for _ in range(model.spec.out_len):
+    for t in range(model.spec.out_len):
         last = torch.tensor([c.tokens[-1] if c.tokens else SOS for c in alive])  # [K]
         logits, state = model.step(last, state)  # [K, V]
         so_far = torch.tensor([c.score for c in alive], dtype=logits.dtype)  # [K]
         total = so_far[:, None] + logits.log_softmax(dim=-1)  # [K, V]
-        V = total.shape[1]
-        top = total.flatten().topk(min(width, total.numel()))
         kept, rows = [], []
-        for score, flat in zip(top.values.tolist(), top.indices.tolist()):
-            if score == float("-inf"):  # a token of probability 0 (a pointer's <sos>) is no candidate
-                break
-            row, token = divmod(flat, V)
+        for score, row, token in forced(total, prefix[t]) if t < len(prefix) else best(total, width):
             candidate = Candidate(alive[row].tokens + (token,), score)
             kept.append(candidate)
             if token == EOS:
@@ -89,4 +139,21 @@ def search(model: nn.Module, x: Tensor, width: int) -> Beam:
         if not alive or (finished and finished[0].score >= alive[0].score):
             break
         state = state.select(torch.tensor(rows))  # the states of the prefixes that go on
-    return Beam(steps, finished)
+    return Beam(steps, finished, len(prefix))
+
+
+def best(total: Tensor, width: int) -> list[tuple[float, int, int]]:
+    """The `width` best extensions (score, row, token) of the prefixes' scores total [K, V], best first."""
+    V = total.shape[1]
+    top = total.flatten().topk(min(width, total.numel()))
+    picks = []
+    for score, flat in zip(top.values.tolist(), top.indices.tolist()):
+        if score == float("-inf"):  # a token of probability 0 (a pointer's <sos>) is no candidate
+            break
+        picks.append((score, *divmod(flat, V)))
+    return picks
+
+
+def forced(total: Tensor, token: int) -> list[tuple[float, int, int]]:
+    """The one extension a forced step allows: `token` after the one prefix (total [1, V])."""
+    return [(total[0, token].item(), 0, token)]
