@@ -20,6 +20,8 @@ SECTIONS = {
     "Transformers": [
         ("app_pages/transformer/positions.py", "Positional encoding", "positions", ":material/waves:"),
         ("app_pages/transformer/self_attention.py", "Self-attention", "self-attention", ":material/grid_on:"),
+        ("app_pages/transformer/compare_architectures.py", "Compare architectures", "architectures",
+         ":material/leaderboard:"),
     ],
 }
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}

@@ -36,6 +36,13 @@ BEAM_WIDTH = "beam_width"
 # Compare cells
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"
+# Compare architectures
+ARCHITECTURES = "architectures"  # this session's Architectures
+ARCH_STEPS = "arch_steps"  # "Train each up to step"
+ARCH_TASK = "arch_task"  # the task picked
+ARCH_LENGTH = "arch_length"  # its length (recall's lag, else seq_len), as typed
+ARCH_PARAMETERS = "arch_parameters"  # parameters per network, as typed
+ARCH_PROBLEM = "arch_problem"  # why the last choice was refused, until one is taken
 # Build & Train
 LOADED_FILE = "loaded_file"  # the id of the checkpoint last loaded, so a rerun does not load it again
 MODEL_UPLOAD = "model_upload"
