@@ -3,7 +3,8 @@
 A query q scores every key k_i, a softmax turns the scores into weights alpha_i that sum to 1,
 and the output is the weighted sum of the values: the context c = sum_i alpha_i v_i.
 
-- The transformer's `scaled_dot_product_attention`: softmax(Q K^T / sqrt(d_k) + M) V, with the
+- The transformer's `scaled_dot_product_attention`: softmax(Q K^T / sqrt(d_k) + M) V (or, for the
+  "why sqrt(d_k)" experiment, without the division), with the
   mask M (0 where a query may look, -inf where it may not: the future of a causal layer, the
   padding of a padded input) added before the softmax, so masked weights are exactly 0.
 - The score functions of the recurrent encoder-decoder (`Attention`), by name: "dot" and
@@ -45,15 +46,20 @@ def identity(x: Tensor) -> Tensor:
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
-                                 hooks: tuple[Callable, Callable, Callable] = (identity,) * 3) -> Attended:
+                                 hooks: tuple[Callable, Callable, Callable] = (identity,) * 3,
+                                 scale: bool = True) -> Attended:
     """softmax(Q K^T / sqrt(d_k) + M) V for q [B, h, T_q, d_k], k [B, h, T_k, d_k], v [B, h, T_k, d_v];
-    mask broadcasts to [B, h, T_q, T_k]. Dividing by sqrt(d_k) keeps the logits' variance near 1
-    however wide the heads: unscaled, the softmax saturates and its gradient vanishes.
-    `hooks` pass the logits, the weights and the context on as they are computed (a
-    MultiHeadAttention's hook points, where a recording reads them)."""
+    mask broadcasts to [B, h, T_q, T_k]. If q and k have independent components of variance 1,
+    q . k = sum_i q_i k_i has variance d_k: dividing by sqrt(d_k) keeps the logits' variance near 1
+    however wide the heads. scale=False drops the division (the "why sqrt(d_k)" experiment):
+    softmax(Q K^T + M) V, whose logits spread like sqrt(d_k), so the softmax saturates and its
+    gradient vanishes. `hooks` pass the logits, the weights and the context on as they are
+    computed (a MultiHeadAttention's hook points, where a recording reads them)."""
     check_keys(k)
     on_logits, on_weights, on_context = hooks
-    logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # [B, h, T_q, T_k]
+    logits = q @ k.transpose(-2, -1)  # [B, h, T_q, T_k]
+    if scale:
+        logits = logits / math.sqrt(q.shape[-1])
     if mask is not None:
         logits = logits + mask  # -inf where a query may not look
     logits = on_logits(logits)

@@ -18,6 +18,9 @@ SCORES = ("dot", "general", "additive", "scaled_dot", "cosine", "location")
 # source may be at most this long (copy's 20 and dates' 18 fit, with room for a longer reversal).
 LOCATION_POSITIONS = 64
 POSITION_ENCODINGS = ("sinusoidal", "learned")
+# The transformer's own fields, and the value a recurrent network leaves each at.
+TRANSFORMER_DEFAULTS = (("num_heads", 1), ("dim_feedforward", None), ("position_encoding", "sinusoidal"),
+                        ("attention_scale", True))
 
 MAX_HIDDEN = 1024
 MAX_LAYERS = 8
@@ -92,6 +95,9 @@ class ModelConfig:
                     hidden_size (Vaswani et al.'s 2048 for d_model=512)
     position_encoding transformer only: "sinusoidal" (fixed, engine.positional_encoding) or
                     "learned" (one trained vector per position, up to 2000 positions)
+    attention_scale transformer only: divide the attention logits by sqrt(d_k), as Vaswani et al.
+                    do; False drops the division (the "why sqrt(d_k)" experiment: the logits'
+                    spread grows like sqrt(d_k), the softmax saturates and its gradient dies)
     """
 
     arch: str = "lstm"
@@ -110,6 +116,7 @@ class ModelConfig:
     num_heads: int = 1
     dim_feedforward: int | None = None
     position_encoding: str = "sinusoidal"
+    attention_scale: bool = True
 
     def __post_init__(self) -> None:
         check_choice("arch", self.arch, MODEL_ARCHS)
@@ -153,8 +160,10 @@ class ModelConfig:
         if self.dim_feedforward is not None:
             check_int("dim_feedforward", self.dim_feedforward, 1, 4 * MAX_HIDDEN)
         check_choice("position_encoding", self.position_encoding, POSITION_ENCODINGS)
+        if not isinstance(self.attention_scale, bool):
+            raise ValueError(f"attention_scale must be True or False, got {self.attention_scale!r}")
         if self.arch != "transformer":
-            for name, default in (("num_heads", 1), ("dim_feedforward", None), ("position_encoding", "sinusoidal")):
+            for name, default in TRANSFORMER_DEFAULTS:
                 if getattr(self, name) != default:
                     raise ValueError(f"{name} applies to arch='transformer' only; leave it {default!r}")
             return
@@ -166,8 +175,9 @@ class ModelConfig:
             )
         if self.attention is not None:
             raise ValueError(
-                "a transformer's attention is always scaled dot-product, softmax(QK^T/sqrt(d_k))V; "
-                "leave attention=None (it picks the score of a recurrent encoder-decoder)"
+                "a transformer's attention is always dot-product, softmax(QK^T/sqrt(d_k))V; leave attention=None "
+                "(it picks the score of a recurrent encoder-decoder), and set attention_scale=False to drop the "
+                "division by sqrt(d_k)"
             )
         if self.init != "default":
             raise ValueError(

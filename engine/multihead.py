@@ -6,23 +6,30 @@
 The per-head projections W_j^Q are the rows j*d_k ... (j+1)*d_k of one d_model x d_model
 matrix, so all heads project in one matmul; the same layout as torch.nn.MultiheadAttention's
 in_proj_weight, which the tests load into this module to check it computes the same thing.
+With scale=False the heads leave out the 1/sqrt(d_k) (ModelConfig.attention_scale), and
+`saturation` measures what that does to the softmax: its entropy and the gradient that reaches
+its input.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
 from torch import Tensor, nn
 
 from .attention import Attended, scaled_dot_product_attention
-from .hooks import HookPoint
+from .hooks import HookPoint, hooked
 
 
 class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model: int, num_heads: int):
+    def __init__(self, d_model: int, num_heads: int, scale: bool = True):
         super().__init__()
         if d_model % num_heads:
             raise ValueError(
                 f"num_heads={num_heads} must divide d_model={d_model}; each head gets d_model / num_heads dimensions"
             )
-        self.num_heads, self.d_k = num_heads, d_model // num_heads
+        self.num_heads, self.d_k, self.scale = num_heads, d_model // num_heads, scale
         self.W_q = nn.Linear(d_model, d_model)  # W^Q of every head, stacked
         self.W_k = nn.Linear(d_model, d_model)
         self.W_v = nn.Linear(d_model, d_model)
@@ -42,6 +49,44 @@ class MultiHeadAttention(nn.Module):
         k = self.split(self.W_k(key))  # [B, h, T_k, d_k]
         v = self.split(self.W_v(value))  # [B, h, T_k, d_k]
         hooks = (self.hook_logits, self.hook_weights, self.hook_context)
-        heads = scaled_dot_product_attention(q, k, v, mask, hooks)  # context: [B, h, T_q, d_k]
+        heads = scaled_dot_product_attention(q, k, v, mask, hooks, self.scale)  # context: [B, h, T_q, d_k]
         concat = heads.context.transpose(1, 2).flatten(2)  # [B, T_q, d]: the heads side by side
         return self.W_o(concat), heads  # [B, T_q, d]
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """How saturated every attention softmax of a transformer is on one batch, all heads of all layers together.
+
+    entropy          mean over every row of H(alpha_t) = -sum_i alpha_ti log alpha_ti, in nats: log T_k
+                     for a uniform row, 0 for a one-hot one (masked keys, alpha_ti = 0, add nothing)
+    logit_grad_norm  ||dL/dz||_2 over the softmax's inputs z (the logits, after any 1/sqrt(d_k)) of every
+                     layer together. dL/dz_ti = alpha_ti (g_ti - sum_j alpha_tj g_tj) with g = dL/dalpha:
+                     near 0 wherever one alpha_ti is near 1, so a saturated softmax passes no gradient on
+    """
+
+    entropy: float
+    logit_grad_norm: float
+
+
+def saturation(model: nn.Module, loss: Callable[[Tensor, Tensor], Tensor], x: Tensor, y: Tensor) -> Saturation:
+    """Saturation of a transformer's attention on the batch x, y (teacher-forced; eval mode, so
+    no dropout), with `loss` (a task's loss(y_hat, y)). Only the logits are differentiated: the
+    parameters' .grad are left as they were."""
+    logits: list[Tensor] = []
+    sites = [(m.hook_logits, lambda module, inputs, out: logits.append(out))
+             for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    if not sites:
+        raise ValueError("saturation measures a transformer's attention softmaxes, and this model has none")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.enable_grad(), hooked(sites):
+            grads = torch.autograd.grad(loss(model(x, y), y), logits)
+    finally:
+        model.train(was_training)
+    rows = [torch.special.entr(z.detach().softmax(-1)).sum(-1).flatten() for z in logits]  # per site: [B*h*T_q]
+    return Saturation(
+        entropy=torch.cat(rows).mean().item(),
+        logit_grad_norm=torch.cat([g.flatten() for g in grads]).norm().item(),
+    )

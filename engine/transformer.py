@@ -43,7 +43,7 @@ class SelfAttentionBlock(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         d = cfg.hidden_size
-        self.self_attention = MultiHeadAttention(d, cfg.num_heads)
+        self.self_attention = MultiHeadAttention(d, cfg.num_heads, cfg.attention_scale)
         self.norm_1 = nn.LayerNorm(d)
         self.feed_forward = FeedForward(d, cfg.feedforward_size)
         self.norm_2 = nn.LayerNorm(d)
@@ -64,9 +64,9 @@ class DecoderBlock(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         d = cfg.hidden_size
-        self.self_attention = MultiHeadAttention(d, cfg.num_heads)
+        self.self_attention = MultiHeadAttention(d, cfg.num_heads, cfg.attention_scale)
         self.norm_1 = nn.LayerNorm(d)
-        self.cross_attention = MultiHeadAttention(d, cfg.num_heads)
+        self.cross_attention = MultiHeadAttention(d, cfg.num_heads, cfg.attention_scale)
         self.norm_2 = nn.LayerNorm(d)
         self.feed_forward = FeedForward(d, cfg.feedforward_size)
         self.norm_3 = nn.LayerNorm(d)
@@ -190,6 +190,7 @@ def block_parts(model: nn.Module, blocks: nn.ModuleList, stack: str, shape: Shap
     """One part per block of a stack, each reading and writing `shape` ([T, d])."""
     return [
         module_part(model, block, f"{prefix}layer {i}", "transformer block", "core", shape, shape, stack=stack,
-                    layer=i, layers=len(blocks), score="scaled_dot", heads=block.self_attention.num_heads)
+                    layer=i, layers=len(blocks), score="scaled_dot" if block.self_attention.scale else "dot",
+                    heads=block.self_attention.num_heads)
         for i, block in enumerate(blocks)
     ]
