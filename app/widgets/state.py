@@ -30,6 +30,8 @@ UNROLL_LAST_STEP = "unroll_last_step"  # the last t of the sample shown, for Pla
 UNROLL_UNIT = "unroll_unit"
 # Gradients
 GRADIENTS_DRAWN = "gradients_drawn"  # what the live figures show, for downloads made on click
+TRUNCATION_OPEN = "gradients_truncation_open"  # whether its expander is open (st.expander's state)
+INITIALISATION_OPEN = "gradients_initialisation_open"
 # Attention
 ATTENTION_T = "attention_t"  # the output step the decoding figure opens
 BEAM_WIDTH = "beam_width"

@@ -12,6 +12,7 @@ from app.session.link import preset_setup
 from app.session.probes import RECORD_EVERY
 
 from .conftest import MAIN, chart, plotted
+from .test_page_reruns import tick
 
 COMPARE = nav.PATHS["compare"]
 BUDGET = RECORD_EVERY + 5  # a record point and the budget's own last step
@@ -27,7 +28,7 @@ def play_to_the_end(at: AppTest) -> AppTest:
     for _ in range(100):  # each rerun while playing is one tick of training
         if not at.session_state["comparison"].playing:
             break
-        at.run()
+        tick(at)  # the live fragment's own run: only ticks train
     return at
 
 
@@ -139,7 +140,7 @@ def test_cells_that_diverge_open_and_the_page_says_which():
     for _ in range(20):
         if not at.session_state["comparison"].playing:
             break
-        at.run()
+        tick(at)  # the live fragment's own run: only ticks train
     assert not at.exception
     comparison = at.session_state["comparison"]
     relu = comparison.runs[list(CELLS).index("ReLU RNN")]
@@ -152,7 +153,7 @@ def test_cells_that_diverge_open_and_the_page_says_which():
     for _ in range(50):
         if not at.session_state["comparison"].playing:
             break
-        at.run()
+        tick(at)  # the live fragment's own run: only ticks train
     assert not at.exception
     assert comparison.stopped() == comparison.runs  # all four diverged at this learning rate
     errors = [e.value for e in at.error]

@@ -7,9 +7,9 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from app import pages as nav
-from app.app_pages.recurrent.gradients import INITIALISATION_OPEN, TRUNCATION_OPEN
 from app.charts import gradients as cg
 from app.session.probes import RECORD_EVERY
+from app.widgets.state import INITIALISATION_OPEN, TRUNCATION_OPEN
 
 from .conftest import MAIN, chart, plotted
 from .test_page_reruns import tick

@@ -20,8 +20,6 @@ from app.widgets.figures import show
 from app.widgets.header import page_header
 from engine.truncated import check_truncation
 
-TRUNCATION_OPEN = "gradients_truncation_open"  # whether its expander is open (st.expander's state)
-INITIALISATION_OPEN = "gradients_initialisation_open"
 ADDING_INITIALISATION = (
     "On the adding problem (T = 50, 64 units, seed 0) the first step of a tanh RNN gets 3e-11 of the "
     "last step's gradient under PyTorch's default, about 0.1 with an orthogonal W_hh or one scaled to "
@@ -177,7 +175,7 @@ def drawn_once(name: str, shows: tuple, build: Callable[[], go.Figure]) -> go.Fi
 def truncation(lab: Lab, rec, index: int) -> None:
     """Full against truncated BPTT on this sample: the Trainer's window, or one to look at."""
     with st.expander("Truncated BPTT: where the gradient is cut", icon=":material/content_cut:",
-                     key=TRUNCATION_OPEN, on_change="rerun") as box:
+                     key=state.TRUNCATION_OPEN, on_change="rerun") as box:
         if not box.open:
             return
         problem = truncation_problem(lab)
@@ -251,7 +249,7 @@ def clipping(lab: Lab) -> None:
 def initialisation(lab: Lab, index: int, stack: str | None) -> None:
     """‖∂L/∂h_t‖ at initialisation under each scheme, on fresh copies of this network."""
     with st.expander("Initialisation: the gradient before any training", icon=":material/start:",
-                     key=INITIALISATION_OPEN, on_change="rerun") as box:
+                     key=state.INITIALISATION_OPEN, on_change="rerun") as box:
         if not box.open:
             return
         curves = lab.probes.initial_gradients(index, stack)  # built once per sample, stack and seed
@@ -294,20 +292,20 @@ def downloads(lab: Lab) -> None:
     recorded = exports.chosen_recording(lab)
     name = exports.stem(lab)
     with st.expander(exports.EXPANDER):
-        cols = st.columns(4)
-        cols[0].download_button(
+        cols = exports.button_row()
+        cols.download_button(
             "Gradients per step (.csv)", lambda: gradient_table(*recorded()).to_csv(index=False),
             f"{name}-gradients.csv", mime="text/csv",
         )
-        cols[1].download_button(
+        cols.download_button(
             "Eigenvalues of W_hh (.csv)", lambda: eigenvalue_table(*recorded()).to_csv(index=False),
             f"{name}-eigenvalues.csv", mime="text/csv", disabled=lab.probes.weight_spectra()[1] is not None,
         )
-        cols[2].download_button(  # the log is read without the lock
+        cols.download_button(  # the log is read without the lock
             "Gradients over training (.csv)", lambda: lab.probes.log_frame().to_csv(index=False),
             f"{name}-gradient-log.csv", mime="text/csv",
         )
-        cols[3].download_button(
+        cols.download_button(
             "Gradients per step, interactive (.html)",
             lambda: cg.gradient_through_time(*recorded(), theory=theory(lab)).to_html(
                 include_plotlyjs=True
@@ -332,16 +330,16 @@ def downloads(lab: Lab) -> None:
             return exports.now_or_drawn(lab, lambda: lab.probes.initial_gradients(index, stack),
                                         lambda: lab.probes.drawn_initial(index, stack))
 
-        more = st.columns(4)
-        more[0].download_button(
+        more = exports.button_row()
+        more.download_button(
             "Full vs truncated BPTT (.csv)", lambda: truncated().to_csv(index=False), f"{name}-truncated-bptt.csv",
             mime="text/csv", disabled=truncation_problem(lab) is not None,
         )
-        more[1].download_button(
+        more.download_button(
             "Clipping per step, thinned past 4,096 steps (.csv)", lambda: clipping_frame().to_csv(index=False),
             f"{name}-clipping.csv", mime="text/csv",
         )
-        more[2].download_button(
+        more.download_button(
             "Gradients at initialisation (.csv)", lambda: initial().to_csv(index=False),
             f"{name}-initialisation.csv", mime="text/csv",
         )
