@@ -2,7 +2,7 @@
 of whitespace to visible marks. No streamlit here."""
 from __future__ import annotations
 
-STEP_AXIS = "training step (one batch each)"
+STEP_AXIS = "training step"  # one batch each: "training step (one batch each)" was cut in a half column, presented
 T_AXIS = "time step t"
 LOSS_UNITS = {"accuracy": "cross-entropy, nats", "R²": "MSE"}  # the loss that goes with each metric
 # Whitespace as a visible mark (a tick label or a coloured token would show nothing), and the

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+import streamlit as st
+
 import engine
 from app.session.lab import Lab
 from app.widgets import state
@@ -52,6 +54,12 @@ def held(lab, make: Callable, *args):
     Prefer now_or_drawn for anything a page draws."""
     with lab.hold():
         return make(*args)
+
+
+def button_row():
+    """A row for download buttons that wraps onto a new line when the page is narrow: in fixed
+    columns, at 1024 px, their labels were cut ("Gradients over training (.c...")."""
+    return st.container(horizontal=True)
 
 
 def stem(lab: Lab) -> str:

@@ -268,7 +268,7 @@ def over_training():
 def test_ratio_over_training_plots_the_frame(over_training):
     ratios, _ = over_training
     fig = cg.gradient_ratio_over_training(ratios)
-    assert_readable(fig, "training step (one batch each)", "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ (log)")
+    assert_readable(fig, "training step", "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖ (log)")
     assert fig.layout.title.text == "How much gradient reaches the first step, over training"
     assert fig.layout.yaxis.type == "log"
     for arch in ("rnn", "lstm"):
@@ -283,7 +283,7 @@ def test_ratio_over_training_plots_the_frame(over_training):
 def test_parameter_gradient_norms_plot_the_frame(over_training):
     _, norms = over_training
     fig = cg.parameter_gradient_norms(norms)
-    assert_readable(fig, "training step (one batch each)", "‖∂L/∂W‖ (log)")
+    assert_readable(fig, "training step", "‖∂L/∂W‖ (log)")
     assert fig.layout.title.text == "Gradient norm per parameter" and fig.layout.yaxis.type == "log"
     assert [t.name for t in fig.data] == list(dict.fromkeys(norms["parameter"]))
     for name, rows in norms.groupby("parameter"):

@@ -1,7 +1,7 @@
 """Every lesson as a teacher opens it in front of a class (issue 12, item 8): from its link, on a
 projector's 1024x768, then at 1400x900, and once more at 1024x768 in presentation mode (every
-page is also shot at 1280x720 in test_pages.py). Each time the lesson's banner is there, nothing raised, no button label or tab
-list is cut, and no text of a figure lies outside the figure. Screenshots land in
+page is also shot at 1280x720 in test_pages.py). Each time the lesson's banner is there, nothing
+raised, no button label or tab list is cut, and no text of a figure lies outside the figure. Screenshots land in
 tests/artifacts/screenshots/lesson-<key>-<size>.png: look at them."""
 from urllib.parse import urlencode
 

@@ -211,28 +211,28 @@ def downloads(comparison: Comparison) -> None:
 
     name = f"unrolled-{comparison.setup.task}-compare"
     with st.expander("Download the numbers and the figures"):
-        top = st.columns(3)
-        top[0].download_button(
+        top = exports.button_row()
+        top.download_button(
             "Gradients per step (.csv)", lambda: comparison.curves_frame().to_csv(index=False),
             f"{name}-gradients.csv", mime="text/csv",
         )
-        top[1].download_button(
+        top.download_button(
             "Ratio and loss over training (.csv)", lambda: comparison.log_frame().to_csv(index=False),
             f"{name}-log.csv", mime="text/csv",
         )
-        top[2].download_button(
+        top.download_button(
             "Training steps, thinned past 4,096 (.csv)",
             lambda: exports.now_or_drawn(comparison, comparison.history_frame, lambda: comparison.drawn_history
                                          ).to_csv(index=False),
             f"{name}-history.csv", mime="text/csv",
         )
-        bottom = st.columns(3)
-        for column, (label, figure, file) in zip(bottom, [
+        bottom = exports.button_row()
+        for label, figure, file in [
             ("Gradients per step", through_time, "gradients"),
             ("Ratio over training", ratio, "ratio"),
             ("Loss over training", loss, "loss"),
-        ], strict=True):
-            column.download_button(
+        ]:
+            bottom.download_button(
                 f"{label}, interactive (.html)",
                 lambda figure=figure: figure(comparison).to_html(include_plotlyjs=True),
                 f"{name}-{file}.html", mime="text/html",

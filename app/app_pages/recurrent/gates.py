@@ -94,16 +94,16 @@ def downloads(lab: Lab) -> None:
 
     name = exports.stem(lab)
     with st.expander(exports.EXPANDER):
-        cols = st.columns(3)
+        cols = exports.button_row()
         what = "Gates and c_t (.csv)" if lab.setup.model.arch == "lstm" else "Gates (.csv)"  # a GRU has no c_t
-        cols[0].download_button(
+        cols.download_button(
             what, lambda: cgates.gates_table(*recorded()).to_csv(index=False), f"{name}-gates.csv", mime="text/csv",
         )
-        cols[1].download_button(
+        cols.download_button(
             "Saturation per gate (.csv)", lambda: cgates.saturation_table(*recorded()).to_csv(index=False),
             f"{name}-saturation.csv", mime="text/csv",
         )
-        cols[2].download_button("Gate heatmaps, interactive (.html)", heatmaps_html, f"{name}-gates.html",
+        cols.download_button("Gate heatmaps, interactive (.html)", heatmaps_html, f"{name}-gates.html",
                                 mime="text/html")
         st.caption(exports.PNG_NOTE)
 

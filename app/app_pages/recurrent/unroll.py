@@ -183,17 +183,17 @@ def downloads(lab: Lab) -> None:
 
     name = exports.stem(lab)
     with st.expander(exports.EXPANDER):
-        cols = st.columns(3)
-        cols[0].download_button("Hidden and cell states (.csv)" if lab.setup.model.arch == "lstm"
+        cols = exports.button_row()
+        cols.download_button("Hidden and cell states (.csv)" if lab.setup.model.arch == "lstm"
                                 else "Hidden states (.csv)",
                                 lambda: ct.states_table(*recorded()).to_csv(index=False), f"{name}-states.csv",
                                 mime="text/csv")
         if lab.setup.model.arch != "rnn":
-            cols[1].download_button(
+            cols.download_button(
                 "Gates (.csv)", lambda: recorded()[0].to_frame("gates", recorded()[1]).to_csv(index=False),
                 f"{name}-gates.csv", mime="text/csv",
             )
-        cols[2].download_button("Hidden-state heatmap, interactive (.html)", heatmap_html, f"{name}-heatmap.html",
+        cols.download_button("Hidden-state heatmap, interactive (.html)", heatmap_html, f"{name}-heatmap.html",
                                 mime="text/html")
         st.caption(exports.PNG_NOTE)
 

@@ -79,8 +79,7 @@ def upload_box(lab: Lab):
 def network(lab: Lab) -> None:
     st.subheader("The network as built")
     left, right = st.columns([3, 2])
-    with left:
-        show(network_diagram(lab.model), "diagram", diagram=True)
+    show(network_diagram(lab.model), "diagram", left, diagram=True)  # in a column: a long title breaks
     with right:
         st.dataframe(layer_table(lab.model), hide_index=True)
         st.caption(
