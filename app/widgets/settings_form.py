@@ -151,6 +151,9 @@ def transformer_form(task_spec: engine.TaskSpec) -> dict:
                                       help="sinusoidal: fixed, PE(pos, 2i) = sin(pos / 10000^(2i/d)); "
                                       "learned: one trained vector per position"),
         "dropout": st.number_input("Dropout", key=key(s, "dropout"), persist_state=KEEP, format="%g", step=0.1),
+        "attention_scale": st.checkbox("Divide the scores by √d_k", key=key(s, "attention_scale"), persist_state=KEEP,
+                                       help="softmax(QKᵀ/√d_k): off, wide heads saturate the softmax and its "
+                                       "gradient dies (the Self-attention page shows the entropy per query)"),
     }
     if task_spec.mapping != "encdec":  # an encoder-decoder's encoder always sees both sides, its decoder never
         values["bidirectional"] = st.checkbox(

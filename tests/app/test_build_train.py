@@ -309,6 +309,9 @@ def test_the_form_builds_a_transformer_and_refuses_heads_that_do_not_divide_d_mo
     assert "The model you had is unchanged" in at.error[0].value and lab(at).model is kept
     at.number_input(key="form.model.num_heads").set_value(4).run()
     assert not at.error and lab(at).setup.model.num_heads == 4
+    at.checkbox(key="form.model.attention_scale").uncheck().run()  # why sqrt(d_k): the scaling removed
+    assert not at.exception and lab(at).model.cfg.attention_scale is False
+    assert at.query_params["attention_scale"] == "false"
 
 
 def test_a_link_whose_settings_cannot_train_together_falls_back_with_a_message():
