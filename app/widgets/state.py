@@ -35,6 +35,7 @@ INITIALISATION_OPEN = "gradients_initialisation_open"
 # Attention
 ATTENTION_T = "attention_t"  # the output step the decoding figure opens
 BEAM_WIDTH = "beam_width"
+FORCED_TOKEN = "forced_token"  # the token the decoder is made to write at step t, or None
 # Compare cells
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"

@@ -98,3 +98,32 @@ def test_a_pointer_network_and_a_transformers_cross_attention_open(query):
     site = decoding.alignment_site(rec)
     z = heatmap_z(chart(at, "Teacher forcing: alignment"))
     np.testing.assert_allclose(z, rec.attention_traces[site].weights[0].double().numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_forcing_a_token_continues_as_the_model_dictates():
+    """Made to write another token at step t, the decoder goes on as the model itself would from
+    that prefix: stepping it by hand, greedily, gives the same continuation (beam width 1)."""
+    at = page({"task": "copy", "seq_len": "6"})
+    for _ in range(30):
+        at.button(key="step").click().run()
+    at.slider(key="beam_width").set_value(1).run()
+    at.slider(key="attention_t").set_value(2).run()
+    model, (x, y) = lab(at).model, lab(at).probes.samples
+    words = decoding.target_words(lab(at).task)
+    greedy = engine.beam_search(model, x[0], width=1).best.tokens
+    forced = next(w for w in range(2, len(words)) if w != greedy[2])
+    at.selectbox(key="forced_token").set_value(words[forced]).run()
+    assert not at.exception and not at.warning
+    state, last, written = model.start(x[:1]), torch.tensor([engine.seq2seq.SOS]), []
+    with torch.no_grad():
+        for t in range(y.shape[1]):
+            logits, state = model.step(last, state)
+            token = (greedy[t] if t < 2 else forced) if t <= 2 else int(logits[0].argmax())
+            written.append(token)
+            if token == engine.seq2seq.EOS:
+                break
+            last = torch.tensor([token])
+    shown = " ".join(words[w] for w in written)
+    assert written[:3] == [*greedy[:2], forced] and f"the decoder goes on: {shown} " in " ".join(
+        c.value for c in at.caption)
+    assert chart(at, f"Forced: '{words[forced]}' at step 2")

@@ -8,6 +8,7 @@ import streamlit as st
 
 import engine
 from app.charts import attention as cattention
+from app.charts import labels
 from app.charts.beam_tree import beam_tree
 from app.session import decoding
 from app.session.lab import Lab
@@ -18,7 +19,7 @@ from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.settings_form import NO_ATTENTION, SCORE_NAMES
-from engine.beam import beam_search
+from engine.beam import beam_search, forced_search
 from engine.config import SCORES
 
 # Encoder-decoders to open from here, each its task's measured preset (engine/tasks).
@@ -99,8 +100,9 @@ def score_picker(lab: Lab) -> None:
 
 
 def sample_and_step(lab: Lab) -> None:
-    """The probe sample, the output step to decode, and the beam's width: set while it plays."""
-    sample, step, width = st.columns(3)
+    """The probe sample, the output step to decode, the beam's width and a token to force at that
+    step: set while it plays."""
+    sample, step, width, force = st.columns(4)
     sample.number_input("Sample to open up", min_value=0, max_value=len(lab.probes.samples[0]) - 1, step=1,
                         key=state.PROBE_INDEX, persist_state="session",
                         help="one of a few fixed samples the model never trains on")
@@ -110,6 +112,12 @@ def sample_and_step(lab: Lab) -> None:
     step.slider("Output step t to decode", 0, out_len - 1, key=state.ATTENTION_T, persist_state="session")
     width.slider("Beam width", 1, 5, value=3, key=state.BEAM_WIDTH, persist_state="session",
                  help="1 is greedy decoding")
+    words = decoding.target_words(lab.task)[1:]  # nothing is ever written as <sos>
+    if state.get(state.FORCED_TOKEN) not in (None, *words):  # a word of another task's vocabulary
+        st.session_state.pop(state.FORCED_TOKEN)
+    force.selectbox("Force a token at step t", words, index=None, key=state.FORCED_TOKEN, placeholder="(none)",
+                    format_func=labels.visible, help="the decoder is made to write this at step t after its own "
+                    "greedy choices before it; the beam then goes on from there")
 
 
 def draw(lab: Lab) -> None:
@@ -154,8 +162,30 @@ def draw(lab: Lab) -> None:
     st.caption(f"Beam search keeps the {state.get(state.BEAM_WIDTH, 3)} most likely prefixes at every step "
                f"(log p summed over the tokens). Best: {best} (log p = {beam.best.score:.3f}); greedy "
                f"decoding wrote {' '.join(words[t] for t in free.tokens)}.")
+    forced_continuation(lab, x[index], free.tokens, words)
     with st.expander("Point at a cell: the alignment with its source token and output step lit up"):
         st.altair_chart(cattention.alignment_linked(forced, source, [words[t] for t in y[index].tolist()]))
+
+
+def forced_continuation(lab: Lab, source, greedy: tuple[int, ...], words: tuple[str, ...]) -> None:
+    """Seq2Seq-Vis's question: what does the decoder write next if it is made to write another
+    token at step t? Its greedy choices up to t, the forced token, then the beam from there."""
+    token = state.get(state.FORCED_TOKEN)
+    if token is None:
+        return
+    t = state.get(state.ATTENTION_T, 0)
+    if t > len(greedy) - 1:  # it wrote <eos> before step t: nothing follows it
+        st.warning(f"The greedy decoding wrote {len(greedy)} tokens, ending with <eos>: force a token at a step "
+                   f"t ≤ {len(greedy) - 1}.", icon=":material/block:")
+        return
+    prefix = greedy[:t] + (words.index(token),)
+    beam = forced_search(lab.model, source, prefix, width=state.get(state.BEAM_WIDTH, 3))
+    written = " ".join(words[w] for w in beam.best.tokens)
+    show(beam_tree(beam, words).update_layout(title_text=f"Forced: '{labels.visible(token)}' at step {t}, "
+                                              f"then the beam: '{labels.visible(written)}'"), "forced_tree")
+    st.caption(f"Greedy decoding wrote {' '.join(words[w] for w in greedy)}. Made to write {token} at step {t} "
+               f"(after its own first {t} tokens), the decoder goes on: {written} (log p = {beam.best.score:.3f}, the "
+               "forced token's own probability included).")
 
 
 def downloads(lab: Lab) -> None:
