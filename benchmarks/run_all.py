@@ -3,7 +3,7 @@ benchmarks/README.md holds them). Torch runs on one thread, as app/main.py sets 
 From the repository's root (`app` and `engine` import from there):
 
     PYTHONPATH=. python benchmarks/run_all.py [--quick]
-        [--only training|recording|attention|app|memory|history|gradlog|lessons|unroll]
+        [--only training|recording|attention|app|memory|history|gradlog|lessons|unroll|bottleneck]
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import argparse
 import time
 
 import app_timings
+import attention_bottleneck
 import attention_cost
 import gradient_log
 import history_tick
@@ -32,6 +33,7 @@ SECTIONS = {
     "gradlog": gradient_log.run,
     "lessons": lesson_speed.run,
     "unroll": unroll_speed.run,
+    "bottleneck": attention_bottleneck.run,
 }
 
 
