@@ -62,16 +62,16 @@ class TaskLab:
     steps: int  # the default budget, steps per network
     causal: bool  # the answer lies ahead (the next character): a network must not read the future
     by_lag: bool  # accuracy against the lag, on held-out sets of several lags; else against position
-    length_axis: str
+    length_axis: str  # a line break where a half page at 1024 px cuts it
 
 
 LABS = {
     "recall": TaskLab("Delayed recall", "lag", "Lag (steps between the signal and the answer)", 40, 5_000, 600,
-                      causal=False, by_lag=True, length_axis="lag of the held-out samples (steps)"),
+                      causal=False, by_lag=True, length_axis="lag of held-out samples"),
     "reverse": TaskLab("Reversal (encoder-decoder)", "seq_len", "Sequence length", 8, 10_000, 1000, causal=False,
-                       by_lag=False, length_axis="output position k (the k-th symbol from the source's end)"),
+                       by_lag=False, length_axis="output position k<br>(k-th symbol from the end)"),
     "charlm": TaskLab("Character language model", "seq_len", "Window length (characters)", 32, 15_000, 800,
-                      causal=True, by_lag=False, length_axis="characters of context read (position in the window)"),
+                      causal=True, by_lag=False, length_axis="characters of context<br>(position in the window)"),
 }
 TRAINING = engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0)
 
@@ -270,8 +270,11 @@ def shape(cfg: engine.ModelConfig, encdec: bool) -> str:
     if cfg.arch == "transformer":
         kind = "encoder-decoder" if encdec else "encoder" if cfg.bidirectional else "causal"
         return f"{kind}, {cfg.num_layers} blocks{' each' * encdec}, d_model {cfg.hidden_size}, {cfg.num_heads} heads"
-    units = f"2 × {cfg.hidden_size} units" if cfg.bidirectional else f"{cfg.hidden_size} units"
-    return f"encoder {units}, decoder {cfg.num_directions * cfg.hidden_size}" if encdec else units
+    if not encdec:
+        return f"2 × {cfg.hidden_size} units" if cfg.bidirectional else f"{cfg.hidden_size} units"
+    if cfg.bidirectional:  # the decoder starts from both directions' final states, side by side
+        return f"encoder 2 × {cfg.hidden_size} units, decoder {2 * cfg.hidden_size}"
+    return f"encoder and decoder, {cfg.hidden_size} units each"
 
 
 def choice_text(choice: Choice) -> str:

@@ -8,6 +8,7 @@ import streamlit as st
 from app.charts import architectures as charts
 from app.charts.labels import LOSS_UNITS
 from app.session.architectures import (
+    ARCHITECTURES,
     BIDIRECTIONAL,
     LABS,
     MAX_PARAMETERS,
@@ -31,6 +32,7 @@ STEPS = state.ARCH_STEPS
 # the same 2-core machine half a second or more to redraw, so at 1 s of training a tick the
 # networks train about two thirds of the time on screen.
 TRAIN_SECONDS = 1.0
+COLOURS = charts.colours_of(ARCHITECTURES)  # the transformer's colour is the same on the char LM
 CHAR_LM_NOTE = (
     "No bidirectional LSTM on the char LM: its backward direction would read the very character it "
     "is asked to predict. The transformer there is causal (each position attends to itself and the "
@@ -140,8 +142,8 @@ def controls(architectures: Architectures) -> None:
 
 def loss(architectures: Architectures):
     task = architectures.task
-    return charts.loss_over_training(architectures.log_frame(), LOSS_UNITS.get(task.metric_name, "per batch"),
-                                     task.baseline_loss)
+    return charts.loss_over_training(architectures.log_frame(), COLOURS,
+                                     LOSS_UNITS.get(task.metric_name, "per batch"), task.baseline_loss)
 
 
 def by_length(architectures: Architectures):
@@ -149,7 +151,7 @@ def by_length(architectures: Architectures):
     frame = architectures.by_length_frame()
     step = int(frame["step"].min())
     return charts.accuracy_by_length(
-        frame, f"Held-out accuracy against length (step {step:,})", choice.lab.length_axis,
+        frame, COLOURS, f"Held-out accuracy against length (step {step:,})", choice.lab.length_axis,
         chance(architectures.task), choice.length if choice.lab.by_lag else None,
     )
 
@@ -163,30 +165,34 @@ def draw(architectures: Architectures) -> None:
         st.error(f"**The {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so that "
                  "step was not applied and it stopped there; the others train on.",
                  icon=":material/local_fire_department:")
+    st.table(table(architectures), hide_index=True)
+    off = architectures.sizes_frame()["off"].abs().max()
+    st.caption(
+        "Each network's hidden size (the transformer's d_model) is the one whose parameter count, counted on "
+        "the network as built, comes nearest the target. "
+        + (f"Every count is within {off:.0%} of it." if off <= SIMILAR else
+           f"Some count is {off:.0%} off it: at this size the networks cannot be matched more closely (an "
+           "embedding or read-out layer alone may be larger).")
+    )
     left, right = st.columns(2)
     show(loss(architectures), "arch_loss", left)
     left.caption(
         f"Loss on the same {len(architectures.held_out[1]):,} held-out samples for every network, every "
-        f"{RECORD_EVERY} steps and after each Step. A line on the dashed baseline predicts no better than a "
-        "constant guess."
+        f"{RECORD_EVERY} steps and after each Step."
+        + (" A line on the dashed baseline predicts no better than a constant guess."
+           if architectures.task.baseline_loss is not None else "")
     )
     show(by_length(architectures), "arch_by_length", right)
     right.caption(length_caption(architectures))
-    left, right = st.columns(2)
-    show(charts.step_times(architectures.timing_frame()), "arch_times", left)
-    left.caption(
-        f"Measured in this session: each network's latest {TIMED_STEPS} training steps (forward, backward, "
-        "update; no measuring), one thread, on a CPU other students may share, so the same network can "
-        "take longer on a busy server. The transformer's attention runs every position at once; its step "
-        "still costs more here, where the networks are this small."
-    )
-    right.table(table(architectures), hide_index=True)
-    off = architectures.sizes_frame()["off"].abs().max()
+    left, right = st.columns(2, vertical_alignment="center")
+    show(charts.step_times(architectures.timing_frame(), COLOURS), "arch_times", left)
     right.caption(
-        "Parameters counted on each network as built. "
-        + (f"Every count is within {off:.0%} of the target." if off <= SIMILAR else
-           f"Some count is {off:.0%} off the target: at this size the networks cannot be matched more "
-           "closely (an embedding or read-out layer alone may be larger).")
+        f"Wall-clock time of a training step (forward, backward, update; no measuring), measured in this "
+        f"session over each network's latest {TIMED_STEPS} steps: the bar is the median, the whisker runs "
+        "from the first quartile to the third. One thread, on a CPU other students may share, so the same "
+        "network can take longer on a busy server. The transformer's attention reads every position at "
+        "once, yet its step costs more here, where the networks are this small (and on reversal it reruns "
+        "its decoder on the whole prefix at every output step)."
     )
     if not architectures.playing and architectures.finished(until) and not architectures.stopped():
         st.success(f"Every network reached step {until:,}. Raise 'Train each up to step' to go on.")
@@ -207,15 +213,15 @@ def length_caption(architectures: Architectures) -> str:
 
 
 def table(architectures: Architectures):
-    """One row per network: its shape, its parameters, and its latest measurements."""
+    """One row per network: its shape, its parameters and how far they are off the target, and its
+    latest held-out accuracy and median time per step."""
     sizes = architectures.sizes_frame().set_index("run")
     last = architectures.log_frame().groupby("run", sort=False).last()
     times = architectures.timing_frame().set_index("run")
-    frame = sizes.assign(step=last["step"], loss=last["loss"], metric=last["metric"], ms=times["ms"]).reset_index()
-    frame = frame.rename(columns={"run": "network", "network": "shape", "off": "off target", "loss": "held-out loss",
-                                  "metric": "accuracy", "ms": "ms / step"})
-    return frame.style.format({"parameters": "{:,}", "off target": "{:+.0%}", "held-out loss": "{:.3g}",
-                               "accuracy": "{:.1%}", "ms / step": "{:.2f}"}, na_rep="–")
-
+    frame = sizes.assign(metric=last["metric"], ms=times["ms"]).reset_index()
+    frame = frame.rename(columns={"run": "network", "network": "shape", "off": "vs target",
+                                  "metric": "held-out accuracy", "ms": "ms per step"})
+    return frame.style.format({"parameters": "{:,}", "vs target": "{:+.1%}", "held-out accuracy": "{:.1%}",
+                               "ms per step": "{:.2f}"}, na_rep="–")
 
 run()
