@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import engine
-from app.session.comparison import CELLS, Comparison, cell_configs
+from app.session.comparison import CELLS, TIMED_STEPS, Comparison, cell_configs
 from app.session.heldout import held_out_set, score
 from app.session.lab import Lab
 from app.session.lessons import EXPLODING
@@ -207,3 +207,14 @@ def test_a_bidirectional_comparison_logs_and_draws_both_directions_in_reading_or
             rows = curves[(curves.run == run.name) & (curves.direction == direction)]
             assert list(rows.value) == pytest.approx(g[d].tolist(), rel=1e-6)
     assert log.ratio_backward.notna().all()
+
+
+def test_each_run_times_its_latest_training_steps_and_only_them():
+    """The wall-clock time of each step (Compare architectures shows it), not of its measurements."""
+    comparison = Comparison(DEFAULT, cells=("tanh RNN", "GRU"))
+    played(comparison, RECORD_EVERY)  # the last step is measured too
+    for run in comparison.runs:
+        assert len(run.step_seconds) == RECORD_EVERY and all(s > 0 for s in run.step_seconds)
+    assert sum(sum(run.step_seconds) for run in comparison.runs) < comparison.seconds
+    played(comparison, TIMED_STEPS + 10)
+    assert [len(run.step_seconds) for run in comparison.runs] == [TIMED_STEPS] * 2  # the latest only
