@@ -7,10 +7,12 @@ the parameter count nearest the student's target. Every run logs its held-out lo
 its accuracy against how far it must carry a symbol (the task's "length": recall's lag, reversal's
 output position, the char LM's context), and the wall-clock time of its training steps.
 
-Measured on this 2-core CPU (one thread, load 3-4 from other work), at the defaults below and the
-page's budgets, about 5,000 / 10,000 / 15,000 parameters a network: a training step takes 1-5 ms
-(recall), 2-17 ms (reversal, the transformer the slowest: it reruns its decoder on the whole
-prefix at every output step) and 3-15 ms (char LM).
+Measured on this 2-core CPU (one thread; 2026-11-23, load average 3-5 from other work) at the
+defaults below: the median step of the five networks takes 2.2-6.1 ms on recall (lag 40, 5,000
+parameters), 2.3-7.7 ms on reversal (8 symbols, 10,000) and 3.4-6.4 ms on the char LM (32
+characters, 15,000), the transformer the slowest each time. Training all of them to the page's
+budgets (600, 1,000, 800 steps) takes 25, about 22 and about 18 s alone, and 41, 53 and 56 s on
+screen in chromium with the page redrawing (tests/browser, the same machine).
 """
 from __future__ import annotations
 

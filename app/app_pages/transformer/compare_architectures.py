@@ -43,9 +43,9 @@ CHAR_LM_NOTE = (
 def run() -> None:
     page_header("Compare architectures", lesson=False)
     st.markdown(
-        "Five kinds of network, each sized to about the same number of parameters, train on the same "
-        "task, from the same seed, on the same batches, in turns. Which learns fastest per step, which "
-        "carries a symbol furthest, and what a step costs on this CPU?"
+        "Five kinds of network (four on the char LM), each sized to about the same number of parameters, "
+        "train on the same task, from the same seed, on the same batches, in turns. Which learns fastest "
+        "per step, which carries a symbol furthest, and what a step costs on this CPU?"
     )
     architectures = current()
     choose(architectures)
@@ -134,9 +134,9 @@ def controls(architectures: Architectures) -> None:
         help="The networks take turns, one step each, so all stand within one step of each other.",
     )
     st.caption(
-        "The defaults play in about a minute on a 2-core CPU with the browser on the same machine: "
-        f"{LABS['recall'].steps} steps of recall, {LABS['reverse'].steps:,} of reversal, "
-        f"{LABS['charlm'].steps} of the char LM, each network."
+        f"Each task's default budget ({LABS['recall'].steps} steps of recall, {LABS['reverse'].steps:,} of "
+        f"reversal, {LABS['charlm'].steps} of the char LM) played in 41, 53 and 56 s on a 2-core CPU shared with "
+        "the browser and other work."
     )
 
 
