@@ -3,7 +3,7 @@ benchmarks/README.md holds them). Torch runs on one thread, as app/main.py sets 
 From the repository's root (`app` and `engine` import from there):
 
     PYTHONPATH=. python benchmarks/run_all.py [--quick]
-        [--only training|recording|attention|app|memory|history|gradlog|lessons|unroll|bottleneck]
+        [--only training|recording|attention|app|memory|history|gradlog|lessons|unroll|bottleneck|maps]
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import time
 import app_timings
 import attention_bottleneck
 import attention_cost
+import attention_maps
 import gradient_log
 import history_tick
 import lesson_speed
@@ -34,6 +35,7 @@ SECTIONS = {
     "lessons": lesson_speed.run,
     "unroll": unroll_speed.run,
     "bottleneck": attention_bottleneck.run,
+    "maps": attention_maps.run,
 }
 
 
