@@ -105,7 +105,7 @@ def choose(architectures: Architectures) -> None:
                           help="each network's hidden size (the transformer's d_model) is searched for the count "
                                "nearest this")
         button.form_submit_button("Apply", key="arch_apply", icon=":material/check:", on_click=apply_choice,
-                              width="stretch")
+                                  width="stretch")
     problem = state.get(state.ARCH_PROBLEM)
     if problem:
         st.error(f"That choice cannot be compared: {problem}. The comparison below goes on as it was.",
