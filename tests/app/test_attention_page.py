@@ -1,12 +1,16 @@
 """The Attention page: an encoder-decoder's alignment as it trains, teacher-forced and free
 running, one decoding step, and the beam, each read back against the model's own recording."""
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
 import engine
 from app import pages as nav
+from app.charts import bottleneck as cbottleneck
 from app.session import decoding
 from engine.sites import ALIGNMENT
 
@@ -81,7 +85,9 @@ def test_the_decoding_step_shows_row_t_of_the_alignment_and_the_models_next_toke
 
 def test_the_score_picker_builds_each_score_of_the_course_and_none_says_why_there_is_no_map():
     at = page({"task": "reverse", "seq_len": "5"})
-    assert "No attention" in at.info[0].value and not at.get("plotly_chart")
+    assert "No attention" in at.info[0].value
+    assert [json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("The bottleneck")
+            for c in at.get("plotly_chart")] == [True]  # no alignment: only the measured bottleneck
     for score in engine.config.SCORES:
         at.selectbox[0].set_value(score).run()
         assert not at.exception, score
@@ -127,3 +133,20 @@ def test_forcing_a_token_continues_as_the_model_dictates():
     assert written[:3] == [*greedy[:2], forced] and f"the decoder goes on: {shown} " in " ".join(
         c.value for c in at.caption)
     assert chart(at, f"Forced: '{words[forced]}' at step 2")
+
+
+def test_the_bottleneck_figure_plots_the_shipped_measurement_and_its_caption_quotes_it():
+    """The rows come from benchmarks/attention_bottleneck.py (re-measured in tests/engine/test_bottleneck.py)."""
+    at = page({"task": "reverse", "seq_len": "5"})  # no attention: the page says why the map is missing, and shows this
+    rows = pd.DataFrame(json.loads(cbottleneck.SHIPPED.read_text())["rows"])
+    rows["attention"] = rows["attention"].fillna("none")
+    spec = chart(at, "The bottleneck")
+    for trace in spec["data"]:
+        attention = "dot" if trace["name"].startswith("dot") else "none"
+        field = "sequence_accuracy" if "whole sequences" in trace["name"] else "symbol_accuracy"
+        mean = rows[rows["attention"] == attention].groupby("seq_len")[field].mean()
+        assert plotted(trace["x"]) == mean.index.tolist()
+        np.testing.assert_allclose(plotted(trace["y"]), mean.to_numpy() * 100, rtol=1e-9)
+    caption = " ".join(c.value for c in at.caption)
+    no_attention_at_40 = rows[(rows["attention"] == "none") & (rows["seq_len"] == 40)]["sequence_accuracy"].mean()
+    assert f"{no_attention_at_40:.0%} at 40" in caption

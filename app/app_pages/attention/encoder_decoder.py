@@ -8,6 +8,7 @@ import streamlit as st
 
 import engine
 from app.charts import attention as cattention
+from app.charts import bottleneck as cbottleneck
 from app.charts import labels
 from app.charts.beam_tree import beam_tree
 from app.session import decoding
@@ -53,10 +54,12 @@ def run() -> None:
         st.info("No attention: the decoder starts from the encoder's final state and never looks back at the "
                 "source, so every source token must squeeze through that one vector (the bottleneck). Pick a "
                 "score function above to give the decoder an alignment over the source.", icon=":material/info:")
+        bottleneck()
         return
     sample_and_step(lab)
     live(lab, draw)
     downloads(lab)
+    bottleneck()
 
 
 def offer_models(lab: Lab, why: str) -> None:
@@ -186,6 +189,36 @@ def forced_continuation(lab: Lab, source, greedy: tuple[int, ...], words: tuple[
     st.caption(f"Greedy decoding wrote {' '.join(words[w] for w in greedy)}. Made to write {token} at step {t} "
                f"(after its own first {t} tokens), the decoder goes on: {written} (log p = {beam.best.score:.3f}, the "
                "forced token's own probability included).")
+
+
+def bottleneck() -> None:
+    """Why attention exists, measured once here (benchmarks/attention_bottleneck.py; the shipped
+    rows are re-measured by tests/engine/test_bottleneck.py), not trained in a student's session."""
+    means, meta = cbottleneck.measured()
+    settings = meta["settings"]
+    model = settings["model"]
+    with st.expander("The bottleneck, measured: accuracy against source length, with and without attention"):
+        show(cbottleneck.bottleneck_curves(means, settings["steps"]), "bottleneck")
+        st.caption(bottleneck_caption(means, settings, model, meta))
+
+
+def bottleneck_caption(means, settings: dict, model: dict, meta: dict) -> str:
+    def whole(attention: str, length: int) -> str:
+        row = means[(means["attention"] == attention) & (means["seq_len"] == length)].iloc[0]
+        return f"{row['sequence_accuracy']:.0%}"
+
+    short, long = min(settings["lengths"]), max(settings["lengths"])
+    return (
+        f"The same encoder-decoder ({'bidirectional ' if model['bidirectional'] else ''}{model['arch'].upper()}, "
+        f"{model['hidden_size']} units a direction) copies {settings['symbols']} symbols, trained "
+        f"{settings['steps']} steps from each of {len(settings['seeds'])} seeds at each length; solid: whole "
+        f"sequences right (the seeds' range as bars), dotted: symbols right, on {settings['held_out']} held-out "
+        f"sources. Without attention the whole source squeezes through the encoder's final state: "
+        f"{whole('none', short)} of sequences right at length {short}, {whole('none', long)} at {long}. With dot "
+        f"attention: "
+        f"{whole('dot', short)} and {whole('dot', long)}. Measured {meta['measured']} on this 2-core CPU with "
+        f"torch {meta['torch']} (benchmarks/attention_bottleneck.py)."
+    )
 
 
 def downloads(lab: Lab) -> None:
