@@ -38,6 +38,7 @@ SCORE_EQUATIONS = {
     "cosine": r"e_{ti} = \beta \cos(s_t, h_i)",
     "location": r"\alpha_t = \mathrm{softmax}(W_a s_t)",
 }
+SIDE_BY_SIDE = 12  # source tokens up to which the teacher-forced and free-running maps sit side by side
 ATTEND = r"\alpha_{ti} = \frac{\exp(e_{ti})}{\sum_j \exp(e_{tj})}, \qquad c_t = \sum_i \alpha_{ti} h_i"
 
 
@@ -143,7 +144,9 @@ def draw(lab: Lab) -> None:
     st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}{score}.{inputs} "
                f"Target: {' '.join(words[t] for t in y[index].tolist())}.{left_out}")
 
-    left, right = st.columns(2)
+    # side by side for a short source; a longer one (copy's 20) one above the other, where each map
+    # gets the page's width (in a half column at 1024 px a 20-token map was 75 px wide)
+    left, right = st.columns(2) if len(source) <= SIDE_BY_SIDE else (st.container(), st.container())
     forced_map = cattention.alignment(forced, source, [words[t] for t in y[index].tolist()])
     show(forced_map.update_layout(title_text="Teacher forcing: alignment α<sub>ti</sub>"), "forced", left)
     left.caption("Teacher forcing, as in training: the decoder reads the true previous token y_{t−1}. Row t is "
