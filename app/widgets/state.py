@@ -36,6 +36,8 @@ INITIALISATION_OPEN = "gradients_initialisation_open"
 ATTENTION_T = "attention_t"  # the output step the decoding figure opens
 BEAM_WIDTH = "beam_width"
 FORCED_TOKEN = "forced_token"  # the token the decoder is made to write at step t, or None
+LINKED_OPEN = "attention_linked_open"  # whether the linked alignment's expander is open
+DECODED = "attention_decoded"  # the free run and beams of the recording drawn (encoder_decoder.decoded)
 # Compare cells
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"

@@ -150,3 +150,15 @@ def test_the_bottleneck_figure_plots_the_shipped_measurement_and_its_caption_quo
     caption = " ".join(c.value for c in at.caption)
     no_attention_at_40 = rows[(rows["attention"] == "none") & (rows["seq_len"] == 40)]["sequence_accuracy"].mean()
     assert f"{no_attention_at_40:.0%} at 40" in caption
+
+
+def test_moving_a_slider_does_not_decode_again_until_the_weights_change(monkeypatch):
+    at = page({"task": "dates"})
+    calls = []
+    real = decoding.free_run
+    monkeypatch.setattr(decoding, "free_run", lambda *a: calls.append(1) or real(*a))
+    at.slider(key="attention_t").set_value(2).run()
+    at.slider(key="attention_t").set_value(3).run()
+    assert not at.exception and calls == []  # the free run of these weights was kept
+    at.button(key="step").click().run()
+    assert calls == [1]  # new weights: decoded once again

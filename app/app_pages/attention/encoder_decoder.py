@@ -132,7 +132,7 @@ def draw(lab: Lab) -> None:
     site = decoding.alignment_site(rec)
     source = decoding.source_words(lab.task, x[index], site)
     forced, source, padding = decoding.without_padding(rec.attention_traces[site], source)
-    free = decoding.free_run(lab.model, x, y, index)
+    free = decoded(lab, index, "free", lambda: decoding.free_run(lab.model, x, y, index))
     written = len(free.tokens)
     free_trace, _, _ = decoding.without_padding(decoding.first_rows(free.rec.attention_traces[site], written),
                                                 decoding.source_words(lab.task, x[index], site))
@@ -162,15 +162,31 @@ def draw(lab: Lab) -> None:
     st.caption(f"Output step t = {t}, teacher-forced: the weights α_t over the source, the context c_t they mix "
                "from the encoder's states, and the distribution over the next token (the chosen one in vermillion).")
 
-    beam = beam_search(lab.model, x[index], width=state.get(state.BEAM_WIDTH, 3))
+    width = state.get(state.BEAM_WIDTH, 3)
+    beam = decoded(lab, index, f"beam {width}", lambda: beam_search(lab.model, x[index], width=width))
     show(beam_tree(beam, words), "beam_tree")
     best = " ".join(words[t] for t in beam.best.tokens)
     st.caption(f"Beam search keeps the {state.get(state.BEAM_WIDTH, 3)} most likely prefixes at every step "
                f"(log p summed over the tokens). Best: {best} (log p = {beam.best.score:.3f}); greedy "
                f"decoding wrote {' '.join(words[t] for t in free.tokens)}.")
     forced_continuation(lab, x[index], free.tokens, words)
-    with st.expander("Point at a cell: the alignment with its source token and output step lit up"):
-        st.altair_chart(cattention.alignment_linked(forced, source, [words[t] for t in y[index].tolist()]))
+    with st.expander("Point at a cell: the alignment with its source token and output step lit up",
+                     key=state.LINKED_OPEN, on_change="rerun") as linked:
+        if linked.open:  # built only while a student looks at it, not on every tick
+            st.altair_chart(cattention.alignment_linked(forced, source, [words[t] for t in y[index].tolist()]))
+
+
+def decoded(lab: Lab, index: int, what: str, make):
+    """make() once per recording of sample `index`: a free run or a beam search is kept until the
+    weights change (a training step, a restored best step: the lab records the sample anew), so
+    moving a slider, a whole-page run, does not decode again."""
+    rec = lab.recording(index)
+    kept = state.get(state.DECODED)
+    if kept is None or kept["rec"] is not rec:
+        kept = st.session_state[state.DECODED] = {"rec": rec}
+    if what not in kept:
+        kept[what] = make()
+    return kept[what]
 
 
 def forced_continuation(lab: Lab, source, greedy: tuple[int, ...], words: tuple[str, ...]) -> None:
