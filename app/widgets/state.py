@@ -38,6 +38,8 @@ BEAM_WIDTH = "beam_width"
 FORCED_TOKEN = "forced_token"  # the token the decoder is made to write at step t, or None
 LINKED_OPEN = "attention_linked_open"  # whether the linked alignment's expander is open
 DECODED = "attention_decoded"  # the free run and beams of the recording drawn (encoder_decoder.decoded)
+SOURCE_TEXT = "attention_source_text"  # a source the student types (a date), instead of a probe sample
+BEAM_STEP = "beam_step"  # the output step whose attention rows the beam's hypotheses show
 # Compare cells
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"
@@ -68,6 +70,7 @@ SA_QUERY = "sa_query"  # the query the why-sqrt(d_k) pair opens
 SA_QUERY_SLIDER = "sa_query_slider"  # its slider (0..T-1, a range that changes with the stack)
 SA_TEXT = "sa_text"  # text a student types for a character model to read instead of a sample
 SA_DRAWN = "sa_drawn"  # what the live figures show, for downloads made on click
+SA_LINES_QUERY = "sa_lines_query"  # the token the lines view highlights, or None for every token
 
 
 def form_key(section: str, name: str) -> str:
