@@ -15,18 +15,30 @@ t), and the beam goes on from there. The prefix's score is its own log-probabili
 
 so every candidate's score is still log p(tokens | x), comparable with an unforced search's.
 
-The result is itself a recording: every step's candidates with their scores.
+The result is itself a recording: every step's candidates with their scores, and where the
+decoder looked to write each token. A decoder with attention computes, at step t, a distribution
+alpha_t over the source (a recurrent decoder's alignment, a pointer network's pointer, a
+transformer's last cross-attention); it depends on the prefix read so far, so every hypothesis
+has its own. The search keeps the row each step computed, read from the attention module as the
+step runs (a forward hook: the rows are the decoding itself, not a second pass that could drift).
+Hypotheses that share a prefix share its rows; they part from the step after their split.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor, nn
 
+from .attention_seq2seq import AttentionEncoderDecoder
 from .config import check_int
+from .hooks import hooked
+from .pointer import PointerNetwork
 from .seq2seq import EOS, SOS
 from .tasks.base import DECODERS
+from .transformer_seq2seq import TransformerEncoderDecoder
 
 MAX_WIDTH = 100
 
@@ -35,6 +47,10 @@ MAX_WIDTH = 100
 class Candidate:
     tokens: tuple[int, ...]  # target tokens after <sos> (ending with <eos> once finished)
     score: float  # log p(tokens | source)
+    # [len(tokens), heads, S_k]: row t is the decoder's attention over the source's keys at the step
+    # that wrote tokens[t], keyed as the recording's alignment, pointer or cross-attention trace;
+    # None for a decoder without attention. Not compared: two candidates are equal by tokens and score.
+    attention: Tensor | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -117,28 +133,69 @@ def check_prefix(prefix, out_len: int, tokens: range) -> tuple[int, ...]:
     return prefix
 
 
+def looked_at_by(model: nn.Module) -> nn.Module | None:
+    """The module whose output, at each decoding step, is the decoder's attention over the source
+    (what a recording keeps as the alignment, the pointer, or the top layer's cross-attention);
+    None for a decoder without attention."""
+    if isinstance(model, PointerNetwork):
+        return model.pointer  # Attended over [e_end, e_0 ..]
+    if isinstance(model, AttentionEncoderDecoder):
+        return model.attention  # Attended over the encoder's states
+    if isinstance(model, TransformerEncoderDecoder):
+        return model.decoder[-1].cross_attention.hook_weights  # the weights tensor itself
+    return None
+
+
+@contextmanager
+def attention_rows(model: nn.Module) -> Iterator[list[Tensor]]:
+    """Within the block, each model.step appends the attention its decoder computed, [K, heads, S_k]:
+    for each of the K prefixes, the row of the token it just read (a transformer reruns the whole
+    prefix, so that is its last query). Nothing is appended for a decoder without attention."""
+    seen: list[Tensor] = []
+    point = looked_at_by(model)
+
+    def keep(module: nn.Module, inputs, out) -> None:
+        weights = out if isinstance(out, Tensor) else out.weights  # [K, heads, T_q, S_k]
+        seen.append(weights[:, :, -1])  # [K, heads, S_k]
+
+    with hooked([(point, keep)] if point is not None else []):
+        yield seen
+
+
+def with_row(attention: Tensor | None, looked: Tensor | None, k: int) -> Tensor | None:
+    """A prefix's rows [t, heads, S_k] and its step's, row k of looked [K, heads, S_k]: [t+1, heads, S_k]."""
+    if looked is None:  # a decoder without attention
+        return None
+    row = looked[k : k + 1]  # [1, heads, S_k]
+    return row if attention is None else torch.cat([attention, row])  # [t+1, heads, S_k]
+
+
 def search(model: nn.Module, x: Tensor, width: int, prefix: tuple[int, ...]) -> Beam:
     state = model.start(x[None])  # a batch of one; it grows to the beam's width
     alive, finished, steps = [Candidate((), 0.0)], [], []
-    for t in range(model.spec.out_len):
-        last = torch.tensor([c.tokens[-1] if c.tokens else SOS for c in alive])  # [K]
-        logits, state = model.step(last, state)  # [K, V]
-        so_far = torch.tensor([c.score for c in alive], dtype=logits.dtype)  # [K]
-        total = so_far[:, None] + logits.log_softmax(dim=-1)  # [K, V]
-        kept, rows = [], []
-        for score, row, token in forced(total, prefix[t]) if t < len(prefix) else best(total, width):
-            candidate = Candidate(alive[row].tokens + (token,), score)
-            kept.append(candidate)
-            if token == EOS:
-                finished.append(candidate)
-            else:
-                rows.append(row)
-        steps.append(kept)
-        alive = [c for c in kept if c.tokens[-1] != EOS]
-        finished.sort(key=lambda c: -c.score)
-        if not alive or (finished and finished[0].score >= alive[0].score):
-            break
-        state = state.select(torch.tensor(rows))  # the states of the prefixes that go on
+    with attention_rows(model) as seen:
+        for t in range(model.spec.out_len):
+            last = torch.tensor([c.tokens[-1] if c.tokens else SOS for c in alive])  # [K]
+            seen.clear()
+            logits, state = model.step(last, state)  # [K, V]
+            looked = seen[-1] if seen else None  # [K, heads, S_k]: where each prefix looked for its next token
+            so_far = torch.tensor([c.score for c in alive], dtype=logits.dtype)  # [K]
+            total = so_far[:, None] + logits.log_softmax(dim=-1)  # [K, V]
+            kept, rows = [], []
+            for score, row, token in forced(total, prefix[t]) if t < len(prefix) else best(total, width):
+                parent = alive[row]
+                candidate = Candidate(parent.tokens + (token,), score, with_row(parent.attention, looked, row))
+                kept.append(candidate)
+                if token == EOS:
+                    finished.append(candidate)
+                else:
+                    rows.append(row)
+            steps.append(kept)
+            alive = [c for c in kept if c.tokens[-1] != EOS]
+            finished.sort(key=lambda c: -c.score)
+            if not alive or (finished and finished[0].score >= alive[0].score):
+                break
+            state = state.select(torch.tensor(rows))  # the states of the prefixes that go on
     return Beam(steps, finished, len(prefix))
 
 
