@@ -17,7 +17,7 @@ SCORES = ("dot", "general", "additive", "scaled_dot", "cosine", "location")
 # Location-based attention scores positions, not states: W_a has one row per source position, so a
 # source may be at most this long (copy's 20 and dates' 18 fit, with room for a longer reversal).
 LOCATION_POSITIONS = 64
-POSITION_ENCODINGS = ("sinusoidal", "learned")
+POSITION_ENCODINGS = ("sinusoidal", "learned", "none")
 # The transformer's own fields, and the value a recurrent network leaves each at.
 TRANSFORMER_DEFAULTS = (("num_heads", 1), ("dim_feedforward", None), ("position_encoding", "sinusoidal"),
                         ("attention_scale", True))
@@ -93,8 +93,10 @@ class ModelConfig:
     num_heads       transformer only: attention heads per layer; must divide hidden_size
     dim_feedforward transformer only: width of the position-wise feed-forward layer; None = 4 x
                     hidden_size (Vaswani et al.'s 2048 for d_model=512)
-    position_encoding transformer only: "sinusoidal" (fixed, engine.positional_encoding) or
-                    "learned" (one trained vector per position, up to 2000 positions)
+    position_encoding transformer only: "sinusoidal" (fixed, engine.positional_encoding),
+                    "learned" (one trained vector per position, up to 2000 positions), or "none"
+                    (no position signal: self-attention then sees a bag of tokens, the
+                    positional-encoding lesson's control)
     attention_scale transformer only: divide the attention logits by sqrt(d_k), as Vaswani et al.
                     do; False drops the division (the "why sqrt(d_k)" experiment: the logits'
                     spread grows like sqrt(d_k), the softmax saturates and its gradient dies)

@@ -60,12 +60,15 @@ class Saturation:
 
     entropy          mean over every row of H(alpha_t) = -sum_i alpha_ti log alpha_ti, in nats: log T_k
                      for a uniform row, 0 for a one-hot one (masked keys, alpha_ti = 0, add nothing)
+    uniform_entropy  the same mean if every row spread its weight evenly over the keys it may see
+                     (log of their number: a causal row t sees t + 1), the ceiling `entropy` is read against
     logit_grad_norm  ||dL/dz||_2 over the softmax's inputs z (the logits, after any 1/sqrt(d_k)) of every
                      layer together. dL/dz_ti = alpha_ti (g_ti - sum_j alpha_tj g_tj) with g = dL/dalpha:
                      near 0 wherever one alpha_ti is near 1, so a saturated softmax passes no gradient on
     """
 
     entropy: float
+    uniform_entropy: float
     logit_grad_norm: float
 
 
@@ -86,7 +89,10 @@ def saturation(model: nn.Module, loss: Callable[[Tensor, Tensor], Tensor], x: Te
     finally:
         model.train(was_training)
     rows = [torch.special.entr(z.detach().softmax(-1)).sum(-1).flatten() for z in logits]  # per site: [B*h*T_q]
+    # A masked key's logit is -inf; every other is finite, however saturated its softmax weight.
+    seen = [z.detach().isfinite().sum(-1).flatten().double().log() for z in logits]  # per site: [B*h*T_q]
     return Saturation(
         entropy=torch.cat(rows).mean().item(),
+        uniform_entropy=torch.cat(seen).mean().item(),
         logit_grad_norm=torch.cat([g.flatten() for g in grads]).norm().item(),
     )

@@ -30,17 +30,20 @@ def positional_encoding(max_len: int, d_model: int) -> Tensor:
 
 
 class Positions(nn.Module):
-    """Adds the position signal: the fixed sinusoid, or a trained table (`table.weight[pos]`)."""
+    """Adds the position signal: the fixed sinusoid, a trained table (`table.weight[pos]`), or
+    nothing ("none")."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.d_model = cfg.hidden_size
+        self.d_model, self.kind = cfg.hidden_size, cfg.position_encoding
         learned = cfg.position_encoding == "learned"
         self.table = nn.Embedding(MAX_SEQ_LEN, cfg.hidden_size) if learned else None
 
     def forward(self, x: Tensor) -> Tensor:
         """x + PE: [B, T, d] -> [B, T, d]."""
         T = x.shape[1]
+        if self.kind == "none":
+            return x
         if self.table is None:
             return x + positional_encoding(T, self.d_model).to(x.dtype)  # [B, T, d]
         if T > MAX_SEQ_LEN:

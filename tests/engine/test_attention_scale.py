@@ -78,6 +78,10 @@ def test_saturation_is_the_recorded_rows_entropy_and_the_softmax_backward_writte
     weights = engine.record(model, x, y, jacobians=False).attention.values()  # each [heads, T_q, T_k]
     rows = torch.cat([-(w * w.clamp_min(1e-300).log()).sum(-1).flatten() for w in weights])
     assert measured.entropy == pytest.approx(rows.mean().item(), abs=1e-12)
+    # Uniform rows: the encoder's 5 queries see 5 keys, the decoder's causal row t sees t + 1 of its
+    # 6 inputs (<sos> and 5 symbols) and all 5 source keys; 2 heads each, and 2 layers of each alike.
+    ceiling = 2 * [math.log(5)] * 5 + 2 * [math.log(t + 1) for t in range(6)] + 2 * [math.log(5)] * 6
+    assert measured.uniform_entropy == pytest.approx(sum(ceiling) / len(ceiling), abs=1e-12)
     # dL/dz_ti = alpha_ti (g_ti - sum_j alpha_tj g_tj), from g = dL/dalpha read at the weights.
     alphas = []
     hooks = [m.hook_weights.register_forward_hook(lambda mod, i, out: alphas.append(out))

@@ -113,6 +113,22 @@ def test_a_decoder_only_model_never_sees_the_future_and_an_encoder_does():
             assert torch.equal(before[:, :5], after[:, :5])  # exactly: the future's weight is exactly 0
 
 
+def test_without_positions_an_encoder_is_blind_to_order_and_with_them_it_is_not():
+    """Self-attention alone is permutation-equivariant: shuffle the tokens and every output shuffles
+    with them (Positions adds nothing for "none"); either position signal breaks that."""
+    permutation = torch.tensor([3, 0, 8, 1, 5, 2, 7, 4, 6])
+    for encoding in ("none", "sinusoidal", "learned"):
+        task, model = tiny(dict(bidirectional=True, position_encoding=encoding))
+        model.eval()
+        x, _ = task.batch(3)  # [3, 9]
+        with torch.no_grad():
+            shuffled_outputs, outputs_of_shuffled = model(x)[:, permutation], model(x[:, permutation])  # [3, 9, V]
+        if encoding == "none":
+            torch.testing.assert_close(outputs_of_shuffled, shuffled_outputs, atol=1e-12, rtol=0)
+        else:
+            assert (outputs_of_shuffled - shuffled_outputs).abs().max() > 1e-3
+
+
 @pytest.mark.parametrize("bidirectional", [True, False])
 def test_no_word_of_a_review_looks_at_its_padding(bidirectional):
     """Sentiment front-pads its reviews: every real word gives the padding exactly 0 weight in
