@@ -20,6 +20,7 @@ SECTIONS = {
     "Transformers": [
         ("app_pages/transformer/positions.py", "Positional encoding", "positions", ":material/waves:"),
         ("app_pages/transformer/self_attention.py", "Self-attention", "self-attention", ":material/grid_on:"),
+        ("app_pages/transformer/scaling.py", "Why √d_k", "scaling", ":material/functions:"),
         ("app_pages/transformer/compare_architectures.py", "Compare architectures", "architectures",
          ":material/leaderboard:"),
     ],

@@ -230,16 +230,6 @@ class Architectures(RoundRobin):
                      for name, cfg in self.configs.items()]
         self.seconds = 0.0  # spent training them, measurements included
 
-    def step(self) -> None:
-        """Pause, then one training step of every run still going that stands at the fewest steps
-        (a pause can land mid-round): afterwards all stand level, each measured."""
-        self.playing = False
-        with self.hold():
-            going = [run.steps_done for run in self.runs if not run.stopped]
-            if going:
-                while self.advance(min(going) + 1):
-                    pass
-
     def sizes_frame(self) -> pd.DataFrame:
         """run, network (its shape in words), parameters (counted on the model), off (share off the target)."""
         target, encdec = self.choice.parameters, self.task.spec.mapping == "encdec"

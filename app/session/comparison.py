@@ -155,6 +155,16 @@ class RoundRobin(Playback):
         run.advance(final=run.steps_done + 1 == until)
         return True
 
+    def step(self) -> None:
+        """Pause, then one training step of every run still going that stands at the fewest steps
+        (a pause can land mid-round): afterwards all stand level, each measured."""
+        self.playing = False
+        with self.hold():
+            going = [run.steps_done for run in self.runs if not run.stopped]
+            if going:
+                while self.advance(min(going) + 1):
+                    pass
+
     def reset(self) -> None:
         self.playing = False
         with self.lock:

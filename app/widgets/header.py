@@ -91,7 +91,7 @@ def lesson_banner() -> None:
     """The open lesson's title and what to do, on the page it opened."""
     lesson = BY_KEY.get(state.get(state.LESSON))
     if lesson:
-        st.info(f"**{lesson.title}.** {lesson.what_to_do}", icon=":material/school:")
+        st.info(f"**{lesson.title}.** {lesson.what_to_do} *Reproduces: {lesson.published}.*", icon=":material/school:")
 
 
 def show_link_problem() -> None:

@@ -149,7 +149,8 @@ def transformer_form(task_spec: engine.TaskSpec) -> dict:
         "position_encoding": st.radio("Positions", POSITION_ENCODINGS, key=key(s, "position_encoding"),
                                       persist_state=KEEP, horizontal=True,
                                       help="sinusoidal: fixed, PE(pos, 2i) = sin(pos / 10000^(2i/d)); "
-                                      "learned: one trained vector per position"),
+                                      "learned: one trained vector per position; none: no position signal, "
+                                      "so self-attention sees a bag of tokens"),
         "dropout": st.number_input("Dropout", key=key(s, "dropout"), persist_state=KEEP, format="%g", step=0.1),
         "attention_scale": st.checkbox("Divide the scores by √d_k", key=key(s, "attention_scale"), persist_state=KEEP,
                                        help="softmax(QKᵀ/√d_k): off, wide heads saturate the softmax and its "

@@ -50,6 +50,9 @@ ARCH_TASK = "arch_task"  # the task picked
 ARCH_LENGTH = "arch_length"  # its length (recall's lag, else seq_len), as typed
 ARCH_PARAMETERS = "arch_parameters"  # parameters per network, as typed
 ARCH_PROBLEM = "arch_problem"  # why the last choice was refused, until one is taken
+# Why √d_k
+SCALING = "scaling"  # this session's ScalingRuns (Why √d_k): its transformer with and without the scaling
+SCALING_STEPS = "scaling_steps"  # "Train each up to step" there
 # Build & Train
 LOADED_FILE = "loaded_file"  # the id of the checkpoint last loaded, so a rerun does not load it again
 MODEL_UPLOAD = "model_upload"

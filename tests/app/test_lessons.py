@@ -13,6 +13,7 @@ import torch
 
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
+from app.session.scaling import RUNS, ScalingRuns
 from engine.sites import ALIGNMENT, POINTER
 
 pytestmark = pytest.mark.training
@@ -179,3 +180,44 @@ def test_pointer_network_points_right_about_97_percent_and_its_matrix_is_a_permu
     pointer = lab.recording(0).attention_traces[POINTER].weights[0]  # [T_out, 1 + n]: the end marker, then x_j
     assert sorted(pointer.argmax(dim=1).tolist()) == list(range(6))  # one bright cell in each row and column
     assert pointer.max(dim=1).values.min() > 0.5
+
+
+def test_why_sqrt_dk_divided_about_98_undivided_about_27_one_hot_and_16_times_less_gradient():
+    """The lesson's figures are the page's: ScalingRuns's log, the held-out scores its table shows."""
+    lesson = BY_KEY["why-sqrt-dk"]
+    assert lesson.steps == 150 and lesson.page == "scaling"
+    assert (lesson.setup.model.hidden_size, lesson.setup.model.num_heads) == (256, 1)  # "d_k = 256"
+    runs = ScalingRuns(lesson.setup)
+    with runs.lock:
+        while runs.advance(lesson.steps):
+            pass
+    log = runs.log_frame().set_index(["run", "step"])
+    divided, undivided = (log.loc[name] for name in RUNS)
+    assert about(divided.loc[50, "metric"], 0.98, 0.02)  # "about 98% of the held-out symbols right"
+    assert about(undivided.loc[50, "metric"], 0.27, 0.15)  # "and the second about 27%"
+    assert about(undivided.loc[50, "entropy"], 0.04, 0.25)  # "about 0.04 nats at step 50"
+    assert round(undivided.loc[50, "uniform_entropy"], 2) == 2.06  # "would average 2.06"
+    ratio = divided.loc[50, "logit_grad_norm"] / undivided.loc[50, "logit_grad_norm"]
+    assert about(ratio, 16, 0.3)  # "about 16 times smaller"
+    assert (undivided["entropy"] < 0.1 * undivided["uniform_entropy"]).loc[25:].all()  # "nearly one-hot"
+    assert about(undivided.loc[150, "metric"], 0.88, 0.06)  # "about 88% by step 150"
+
+
+def with_positions(lesson, encoding: str) -> Lab:
+    setup = lesson.setup
+    return Lab(dataclasses.replace(setup, model=dataclasses.replace(setup.model, position_encoding=encoding)))
+
+
+def test_positions_learned_reverses_all_by_100_moving_about_5_percent_sinusoid_about_996_none_about_31():
+    lesson = BY_KEY["positions"]
+    assert lesson.steps == 400 and lab_len(lesson) == 8 and lesson.setup.model.position_encoding == "learned"
+    lab = Lab(lesson.setup)
+    start = lab.model.positions.table.weight.detach().clone()[:9]  # [8 symbols + the end marker, d]
+    trained(lab, 100)
+    assert lab.trainer.evaluate(1000)[1] == 1.0  # "by step 100 it reverses every held-out sequence"
+    moved = (lab.model.positions.table.weight.detach()[:9] - start).norm() / start.norm()
+    assert about(moved.item(), 0.05, 0.3)  # "its table has moved only about 5%"
+    sinusoid = trained(with_positions(lesson, "sinusoidal"), 100)
+    assert about(sinusoid.trainer.evaluate(1000)[1], 0.996, 0.004)  # "about 99.6% ... by step 100"
+    blind = trained(with_positions(lesson, "none"), lesson.steps)
+    assert about(blind.trainer.evaluate(1000)[1], 0.31, 0.1)  # "after 400 steps about 31% are right"

@@ -27,7 +27,7 @@ def run() -> None:
         "positions of a transformer. Pick a lesson to load its task, model and settings, or go to "
         "**Build & Train** and set them yourself; **Unroll**, **Gates**, **Gradients** and "
         "**Compare cells** open a recurrent network up while it trains, **Encoder-decoder** its "
-        "attention, **Positional encoding** and **Self-attention** a transformer."
+        "attention, **Positional encoding**, **Self-attention** and **Why √d_k** a transformer."
     )
     st.subheader("Lessons")
     for row in range(0, len(LESSONS), 3):
@@ -35,6 +35,7 @@ def run() -> None:
             with column.container(border=True):
                 st.markdown(f"**{lesson.title}**")
                 st.caption(lesson.what_to_do)
+                st.caption(f"*Reproduces:* {lesson.published}.")
                 if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
                     open_lesson(lesson)
     st.subheader("On the way")

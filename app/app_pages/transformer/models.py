@@ -1,35 +1,16 @@
-"""The small transformers the Transformers pages open when the student's model is none: each a
-task preset with its model swapped for a transformer, small enough for the size budget and to
-train visibly here within a minute (measured: see the captions of the pages that offer them)."""
+"""What the Transformers pages share: the button that opens one of the small transformers of
+app/session/transformers.py when the student's model is none, and widgets kept in range."""
 from __future__ import annotations
-
-import dataclasses
 
 import streamlit as st
 
 from app.session.lab import Lab
-from app.session.link import Setup, preset_setup
+from app.session.link import Setup
+from app.session.transformers import CHAR_LM, LEARNED_REVERSAL, REVERSAL, SENTIMENT_ENCODER, WIDE_REVERSAL
 from app.widgets import state
 
-# A transformer's settings over a recurrent preset's: what it has no use for back to the defaults.
-NOT_A_TRANSFORMERS = dict(embedding_dim=16, init="default", spectral_radius=None, forget_bias=None, peephole=False,
-                          attention=None, reverse_source=False, activation="tanh", dropout=0.0)
-
-
-def transformer_setup(task: str, task_params: dict | None = None, steps: int | None = None, **model) -> Setup:
-    """The task's preset (its training settings and parameters, with `task_params` over them)
-    with a transformer of these settings for its model."""
-    base = preset_setup(task)
-    cfg = dataclasses.replace(base.model, arch="transformer", **NOT_A_TRANSFORMERS, **model)
-    return dataclasses.replace(base, model=cfg, task_params={**base.task_params, **(task_params or {})})
-
-
-LEARNED_REVERSAL = transformer_setup("reverse", hidden_size=32, num_heads=2, num_layers=2, bidirectional=False,
-                                     position_encoding="learned")
-CHAR_LM = transformer_setup("charlm", {"seq_len": 48}, hidden_size=48, num_heads=4, num_layers=2,
-                            bidirectional=False)
-SENTIMENT_ENCODER = transformer_setup("sentiment", hidden_size=32, num_heads=2, num_layers=2, bidirectional=True)
-REVERSAL = transformer_setup("reverse", hidden_size=32, num_heads=2, num_layers=2, bidirectional=False)
+__all__ = ["CHAR_LM", "LEARNED_REVERSAL", "REVERSAL", "SENTIMENT_ENCODER", "WIDE_REVERSAL", "copied", "is_transformer",
+           "open_button", "shadowed"]
 
 
 def is_transformer(lab: Lab) -> bool:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from app.app_pages.transformer.models import LEARNED_REVERSAL, copied, is_transformer, open_button, shadowed
+from app.app_pages.transformer.models import copied, is_transformer, open_button, shadowed
 from app.charts import positional as cpos
 from app.charts.positional import COURSE_D, COURSE_DIMS, COURSE_POS
 from app.session.lab import Lab
+from app.session.transformers import LEARNED_REVERSAL
 from app.widgets import state
 from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
@@ -92,10 +93,12 @@ def learned_positions(lab: Lab, max_len: int) -> None:
     """A learned table training live beside the sinusoid, or the button that opens one."""
     st.subheader("Learned positions")
     if not learned(lab):
-        what = ("Your transformer adds the fixed sinusoid above (d = its width, "
-                f"{lab.setup.model.hidden_size}): nothing about positions to learn."
-                if is_transformer(lab) else "Your model is not a transformer: it reads its inputs in order, "
-                "one step at a time, and needs no position signal.")
+        what = ("Your model is not a transformer: it reads its inputs in order, one step at a time, and needs no "
+                "position signal." if not is_transformer(lab) else
+                "Your transformer adds no position signal (Positions: none): its self-attention sees which tokens "
+                "there are, not in which order." if lab.setup.model.position_encoding == "none" else
+                "Your transformer adds the fixed sinusoid above (d = its width, "
+                f"{lab.setup.model.hidden_size}): nothing about positions to learn.")
         st.info(what + " A transformer can instead learn one vector per position, as BERT and GPT do. "
                 "Open a small one on a task where positions are everything, reversing 8 symbols, and train it "
                 "to see how far its table moves. Measured here (2026-11-23): every held-out sequence reversed by "
