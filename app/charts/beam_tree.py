@@ -1,6 +1,8 @@
 """Beam search (engine/beam.py) as a tree: every prefix the beam kept is a node, joined to the
 prefix it extends, with its token and its cumulative log-probability log p(y_1..y_t | x); the
-hypothesis the search returns is drawn in vermillion from <sos> to its end. No streamlit here.
+hypothesis the search returns is drawn in vermillion from <sos> to its end; with the source's
+tokens, a node's hover says where its decoder looked most to write its token (its attention row,
+Candidate.attention; beam_rows.py draws the whole rows of one step). No streamlit here.
 
 Leaves are stacked best first and each node sits at the middle of its children, so no two
 edges cross: a glance shows where hypotheses split and which branches the beam dropped.
@@ -51,12 +53,24 @@ def edges(nodes: list[Candidate], ys: dict[tuple[int, ...], float]) -> tuple[lis
     return x, y
 
 
-def beam_tree(beam: Beam, vocab: tuple[str, ...]) -> go.Figure:
+def looked_most(node: Candidate, source: list[str] | None) -> str:
+    """Hover text: the source token the node's decoder looked at most to write its token (head 0,
+    as the maps), and that weight; "" without the source's tokens or attention, and at the root."""
+    if source is None or node.attention is None or not node.tokens:
+        return ""
+    row = node.attention[-1, 0]  # [S_k]: the row of the step that wrote the node's token
+    i = int(row.argmax())
+    return f"<br>to write it, looked most at {visible(source[i])} (α = {row[i].item():.3f})"
+
+
+def beam_tree(beam: Beam, vocab: tuple[str, ...], source: list[str] | None = None) -> go.Figure:
     """The beam as a tree: x is how many tokens are written, y orders the hypotheses (best at the
     top). Each node reads "token · log p"; the hover adds the whole prefix and p. Squares end with
     <eos> (finished hypotheses); the returned one, beam.best, is the vermillion path.
 
-    vocab  the text of each target token (task.target_vocab), <sos> and <eos> included
+    vocab   the text of each target token (task.target_vocab), <sos> and <eos> included
+    source  the text of every key the decoder attends to (padding included): the hover then names
+            the one each node's decoder looked at most; None: it does not
     """
     children = children_of(beam)
     ys = tree_layout(children)
@@ -80,9 +94,11 @@ def beam_tree(beam: Beam, vocab: tuple[str, ...]) -> go.Figure:
         marker=dict(size=11, symbol=["square" if n.tokens[-1:] == (EOS,) else "circle" for n in everything],
                     color=[VERMILLION if n.tokens in on_best else BLUE for n in everything],
                     line=dict(color="white", width=1)),
-        customdata=np.stack([np.array(prefixes, dtype=object), scores, np.exp(scores)], axis=1), showlegend=False,
+        customdata=np.stack([np.array(prefixes, dtype=object), scores, np.exp(scores),
+                             np.array([looked_most(n, source) for n in everything], dtype=object)], axis=1),
+        showlegend=False,
         hovertemplate="written: %{customdata[0]}<br>log p = %{customdata[1]:.6g}<br>p = %{customdata[2]:.4g}"
-                      "<extra></extra>",
+                      "%{customdata[3]}<extra></extra>",
     ))
     return style_tree(fig, beam, vocab, ys)
 

@@ -1,6 +1,6 @@
-"""An encoder-decoder's decoding of one probe sample, the three ways the Attention page shows
-it: teacher-forced (the recording, reading the true y_{t-1}), free running (reading its own
-previous guess), and beam search. No Streamlit here.
+"""An encoder-decoder's decoding of one probe sample (or of a source the student typed), the
+three ways the Attention page shows it: teacher-forced (the recording, reading the true y_{t-1}),
+free running (reading its own previous guess), and beam search. No Streamlit here.
 
 Free running is recorded exactly: greedy decoding feeds back the token it chose, so replaying
 the decoder teacher-forced on its own greedy output is the free run, and engine.record gives its
@@ -22,7 +22,7 @@ from engine.sites import AttentionTrace, Site
 class FreeRun:
     tokens: tuple[int, ...]  # what the decoder wrote, up to and with its first <eos>
     rec: engine.Recording  # the replay on those tokens: its attention, logits, loss
-    right: bool  # the whole sequence equals the target
+    right: bool | None  # the whole sequence equals the target; None: a typed source, which has none
 
 
 def alignment_site(rec: engine.Recording) -> Site:
@@ -42,26 +42,50 @@ def first_rows(trace: AttentionTrace, rows: int) -> AttentionTrace:
                                context=trace.context[:, :rows])
 
 
+def looked_at(trace: AttentionTrace) -> torch.Tensor:
+    """[T_k] bool: the keys some query may look at; False at a padded source's padding (logit
+    -inf, weight exactly 0 in every row)."""
+    return ~torch.isneginf(trace.logits).all(dim=0).all(dim=0)  # [T_k]
+
+
 def without_padding(trace: AttentionTrace, keys: list[str]) -> tuple[AttentionTrace, list[str], int]:
-    """The trace and key words without the keys no query may look at (a padded source's padding:
-    logit -inf, weight exactly 0 in every row), and how many were left out. At 1024 px a date's
-    ten padding columns took half of each map."""
-    looked_at = ~torch.isneginf(trace.logits).all(dim=0).all(dim=0)  # [T_k]
-    kept = dataclasses.replace(trace, weights=trace.weights[:, :, looked_at], logits=trace.logits[:, :, looked_at],
+    """The trace and key words without the keys no query may look at (looked_at), and how many
+    were left out. At 1024 px a date's ten padding columns took half of each map."""
+    shown = looked_at(trace)  # [T_k]
+    kept = dataclasses.replace(trace, weights=trace.weights[:, :, shown], logits=trace.logits[:, :, shown],
                                context=trace.context)
-    return kept, [k for k, keep in zip(keys, looked_at.tolist(), strict=True) if keep], int((~looked_at).sum())
+    return kept, [k for k, keep in zip(keys, shown.tolist(), strict=True) if keep], int((~shown).sum())
 
 
-def free_run(model, x: torch.Tensor, y: torch.Tensor, index: int) -> FreeRun:
+def free_run(model, x: torch.Tensor, y: torch.Tensor | None, index: int) -> FreeRun:
     """Decode sample `index` of x greedily and record the decoder on what it wrote. x, y: the
-    probe batch ([N, S] / [N, S, D] and [N, T_out])."""
+    probe batch ([N, S] / [N, S, D] and [N, T_out]); y None: sources with no target (a typed one)."""
     written = engine.beam_search(model, x[index], width=1).best.tokens
-    out_len = y.shape[1]
+    ys = torch.full((len(x), model.spec.out_len), EOS) if y is None else y.clone()  # [N, T_out]
+    out_len = ys.shape[1]
     padded = list(written) + [EOS] * (out_len - len(written))  # the replay needs out_len targets
-    ys = y.clone()
-    ys[index] = torch.tensor(padded[:out_len], dtype=y.dtype)
+    ys[index] = torch.tensor(padded[:out_len], dtype=ys.dtype)
     rec = engine.record(model, x, ys, index=index, jacobians=False)
-    return FreeRun(tuple(written), rec, tuple(written) == tuple(y[index].tolist()))
+    return FreeRun(tuple(written), rec, None if y is None else tuple(written) == tuple(y[index].tolist()))
+
+
+def reads_text(task: engine.Task) -> bool:
+    """An encoder-decoder whose task can encode text a student types as a source (dates)."""
+    return hasattr(task, "encode") and task.spec.mapping == "encdec" and task.spec.input_kind == "tokens"
+
+
+def typed_source(task: engine.Task, text: str) -> torch.Tensor:
+    """Text a student typed as the source the model reads ([S] token ids; the spaces around it
+    dropped), or a ValueError saying what to change: an empty text, or the task's own refusal
+    (a character it does not know, a source longer than its limit)."""
+    if not text.strip():
+        raise ValueError("there is nothing but spaces to read; type a source for the model to rewrite")
+    return task.encode(text.strip())  # [S]
+
+
+def as_typed(task: engine.Task, x: torch.Tensor) -> str:
+    """One source ([S] token ids) as a student would type it: its symbols without the padding."""
+    return task.symbol_separator.join(s for s in task.symbols_of(x) if s != task.pad_symbol)
 
 
 def target_words(task: engine.Task) -> tuple[str, ...]:

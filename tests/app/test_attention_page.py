@@ -11,7 +11,10 @@ from streamlit.testing.v1 import AppTest
 import engine
 from app import pages as nav
 from app.charts import bottleneck as cbottleneck
+from app.charts.beam_rows import kept_at
+from app.charts.labels import visible
 from app.session import decoding
+from engine.seq2seq import EOS
 from engine.sites import ALIGNMENT
 
 from .conftest import MAIN, chart, plotted
@@ -104,6 +107,122 @@ def test_a_pointer_network_and_a_transformers_cross_attention_open(query):
     site = decoding.alignment_site(rec)
     z = heatmap_z(chart(at, "Teacher forcing: alignment"))
     np.testing.assert_allclose(z, rec.attention_traces[site].weights[0].double().numpy(), rtol=1e-6, atol=1e-7)
+    # the beam's rows: a pointer's over its end marker and the positions, a transformer's top cross-attention, head 0
+    x, _ = lab(at).probes.samples
+    beam = engine.beam_search(lab(at).model, x[0], width=3)
+    t = min(1, len(beam.steps) - 1)  # the slider's first step, or the last of a beam that stopped before it
+    rows = heatmap_z(chart(at, f"Beam at output step t = {t}"))
+    reference = [teacher_forced_row(lab(at).model, x[0], c.tokens, t)[0] for c in kept_at(beam, t)]
+    np.testing.assert_allclose(rows, np.stack(reference), rtol=1e-5, atol=1e-6)
+
+
+def teacher_forced_row(model, x, tokens, t) -> np.ndarray:
+    """[heads, S_k]: where the decoder teacher-forced on `tokens` (then <eos>) looks at output step
+    t, as engine.record gives it: the reference for a beam hypothesis's row."""
+    y = torch.tensor([[*tokens, *[EOS] * (model.spec.out_len - len(tokens))]])  # [1, T_out]
+    rec = engine.record(model, x[None], y, jacobians=False)
+    return rec.attention_traces[decoding.alignment_site(rec)].weights[:, t].double().numpy()
+
+
+def test_the_beams_rows_are_each_hypothesis_attention_teacher_forced_on_its_own_tokens():
+    """The plotted rows at the chosen step, one per hypothesis the beam kept, in the tree's order:
+    each is the alignment the decoder computes teacher-forced on that hypothesis's tokens (the
+    padding left out, as on the maps), sums to 1, and is the row the beam kept."""
+    at = trained(page({"task": "dates"}), 60)
+    at.slider(key="beam_step").set_value(4).run()
+    assert not at.exception
+    model, (x, _) = lab(at).model, lab(at).probes.samples
+    spec = chart(at, "Beam at output step t = 4")
+    z = heatmap_z(spec)
+    beam = engine.beam_search(model, x[0], width=3)
+    words = decoding.target_words(lab(at).task)
+    # the rows' order: the tree's nodes with 5 tokens written (step 4), top to bottom, as the tree chart plots them
+    tree = next(trace for trace in chart(at, "Beam search keeping 3")["data"] if trace["mode"] == "markers+text")
+    column = sorted((-y, hover[0]) for x, y, hover in zip(plotted(tree["x"]), plotted(tree["y"]), tree["customdata"])
+                    if x == 5)
+    by_prefix = {" ".join(visible(words[w]) for w in c.tokens): c for c in beam.steps[4]}
+    hypotheses = [by_prefix[prefix] for _, prefix in column]
+    source = ~model.spec.padded(x[:1])[0]  # [S]: the characters, not the padding
+    assert z.shape == (3, int(source.sum())) and len(hypotheses) == 3
+    for row, hypothesis in zip(z, hypotheses, strict=True):
+        full = teacher_forced_row(model, x[0], hypothesis.tokens, 4)[0]  # [S]
+        assert (full[~source.numpy()] == 0).all()
+        np.testing.assert_allclose(row, full[source.numpy()], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(row, hypothesis.attention[4, 0, source].double().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-5)
+    labels = spec["layout"]["yaxis"]["ticktext"]
+    assert [label.rsplit("→ ", 1)[1].split("<")[0] for label in labels] == \
+        [visible(words[c.tokens[4]]) for c in hypotheses]  # each row names the token it wrote
+    looked = [hover[3] for hover in tree["customdata"]]
+    assert looked[0] == "" and all("looked most at" in text for text in looked[1:])  # the root wrote nothing
+
+
+def trained(at: AppTest, steps: int) -> AppTest:
+    """The page's model trained `steps` steps as its Step button does (60 on dates: its greedy
+    decoding then depends on the source; after 5 it wrote '-----------' for every date), redrawn."""
+    with lab(at).lock:
+        for _ in range(steps):
+            lab(at).advance()
+    return at.run()
+
+
+def greedy_words(model, x) -> list[str]:
+    """The model's own greedy decoding of one source (its forward pass without a target), up to
+    and with its first <eos>, as the maps' tick labels write it."""
+    assert model.cfg.dropout == 0  # so the forward pass decodes alike in training and eval mode
+    with torch.no_grad():
+        tokens = model(x[None]).argmax(-1)[0].tolist()  # [T_out]
+    tokens = tokens[: tokens.index(EOS) + 1] if EOS in tokens else tokens
+    return [visible(engine.make_task("dates").target_vocab[t]) for t in tokens]
+
+
+def weights_of(model) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def test_a_typed_date_is_decoded_free_running_and_the_model_is_untouched():
+    at = trained(page({"task": "dates"}), 60)
+    model = lab(at).model
+    before, training = weights_of(model), model.training
+    at.text_input(key="attention_source_text").set_value(" 21 Nov 2026 ").run()
+    assert not at.exception and not at.warning
+    ids = lab(at).task.encode("21 Nov 2026")  # [18]: the spaces around it dropped
+    free = chart(at, "Free running: alignment")
+    assert free["layout"]["yaxis"]["ticktext"] == greedy_words(model, ids)
+    assert greedy_words(model, ids) != greedy_words(model, lab(at).probes.samples[0][0])  # the probe's would fail
+    assert free["layout"]["xaxis"]["ticktext"] == [visible(c) for c in "21 Nov 2026"]  # its characters, no padding
+    beam = engine.beam_search(model, ids, width=3)
+    typed = slice(-len("21 Nov 2026"), None)  # its characters: a date is padded at the front
+    np.testing.assert_allclose(heatmap_z(chart(at, "Beam at output step t = 1")),
+                               np.stack([c.attention[1, 0, typed].double().numpy() for c in kept_at(beam, 1)]),
+                               rtol=1e-6)
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert not any(title.startswith("Teacher forcing") for title in titles)
+    assert "No teacher-forced map" in at.info[0].value and "typed text has no target" in at.info[0].value
+    assert "from the source you typed, '21 Nov 2026'" in at.caption[0].value
+    after = weights_of(model)
+    assert model is lab(at).model and model.training == training
+    assert all(torch.equal(before[name], after[name]) for name in before)
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("   ", "There is nothing but spaces to read"),
+    ("21 Nov 2026!", "Characters ['!'] do not occur in the date formats"),
+    ("September 30, 2000 12", "A date has 1 to 18 characters"),  # the task's limit, said
+])
+def test_typed_text_the_model_cannot_read_says_what_to_change_and_the_probe_sample_stays(text, says):
+    at = trained(page({"task": "dates"}), 60)
+    at.text_input(key="attention_source_text").set_value(text).run()
+    assert not at.exception
+    [warning] = at.warning
+    assert warning.value.startswith(says) and warning.value.endswith("Showing sample 0 instead.")
+    model, (x, _) = lab(at).model, lab(at).probes.samples
+    forced = lab(at).recording(0).attention_traces[ALIGNMENT].weights[0]  # [T_out, S]
+    source = ~model.spec.padded(x[:1])[0]  # [S]
+    np.testing.assert_allclose(heatmap_z(chart(at, "Teacher forcing: alignment")),
+                               forced[:, source].double().numpy(), rtol=1e-6, atol=1e-7)
+    assert chart(at, "Free running: alignment")["layout"]["yaxis"]["ticktext"] == greedy_words(model, x[0])
+    assert at.text_input(key="attention_source_text").value == text  # what was typed is kept, to be corrected
 
 
 def test_forcing_a_token_continues_as_the_model_dictates():
@@ -162,3 +281,17 @@ def test_moving_a_slider_does_not_decode_again_until_the_weights_change(monkeypa
     assert not at.exception and calls == []  # the free run of these weights was kept
     at.button(key="step").click().run()
     assert calls == [1]  # new weights: decoded once again
+
+
+def test_a_typed_source_is_decoded_once_per_text_and_recording(monkeypatch):
+    at = page({"task": "dates"})
+    calls = []
+    real = decoding.free_run
+    monkeypatch.setattr(decoding, "free_run", lambda *a: calls.append(a[2]) or real(*a))
+    at.text_input(key="attention_source_text").set_value("21 Nov 2026").run()
+    at.slider(key="attention_t").set_value(3).run()
+    at.slider(key="beam_step").set_value(2).run()
+    assert not at.exception and calls == [None]  # typed: no target; moving sliders decoded nothing again
+    at.text_input(key="attention_source_text").set_value("11/21/26").run()
+    at.text_input(key="attention_source_text").set_value("21 Nov 2026").run()
+    assert calls == [None, None]  # a new text decoded once, the first one kept

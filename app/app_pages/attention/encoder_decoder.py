@@ -3,13 +3,16 @@ step at a time (Bahdanau et al. 2015; Luong et al. 2015; a pointer network's poi
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import streamlit as st
+import torch
 
 import engine
 from app.charts import attention as cattention
 from app.charts import bottleneck as cbottleneck
 from app.charts import labels
+from app.charts.beam_rows import beam_rows
 from app.charts.beam_tree import beam_tree
 from app.session import decoding
 from app.session.lab import Lab
@@ -20,7 +23,7 @@ from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.settings_form import NO_ATTENTION, SCORE_NAMES
-from engine.beam import beam_search, forced_search
+from engine.beam import Beam, beam_search, forced_search
 from engine.config import SCORES
 
 # Encoder-decoders to open from here, each its task's measured preset (engine/tasks).
@@ -39,6 +42,7 @@ SCORE_EQUATIONS = {
     "location": r"\alpha_t = \mathrm{softmax}(W_a s_t)",
 }
 SIDE_BY_SIDE = 12  # source tokens up to which the teacher-forced and free-running maps sit side by side
+BEAM_STEP = 1  # the beam's rows first shown: at step 0 every hypothesis has read only <sos>, so all share one row
 ATTEND = r"\alpha_{ti} = \frac{\exp(e_{ti})}{\sum_j \exp(e_{tj})}, \qquad c_t = \sum_i \alpha_{ti} h_i"
 
 
@@ -122,64 +126,170 @@ def sample_and_step(lab: Lab) -> None:
     force.selectbox("Force a token at step t", words, index=None, key=state.FORCED_TOKEN, placeholder="(none)",
                     format_func=labels.visible, help="the decoder is made to write this at step t after its own "
                     "greedy choices before it; the beam then goes on from there")
+    if decoding.reads_text(lab.task):
+        x, _ = lab.probes.samples
+        st.columns(2)[0].text_input(
+            "Or type a source for it to rewrite (empty: the sample)", key=state.SOURCE_TEXT, persist_state="session",
+            placeholder=f"e.g. {decoding.as_typed(lab.task, x[0])}",
+            help="the maps, the decoding step, the beam and a forced token then decode what you typed; it has no "
+                 "target, so there is no teacher-forced map")
+        typed(lab, st.warning)  # says here, under the box, what to change
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the figures decode: probe sample `i` of the batch x (targets y), or a typed source
+    (x one row, y None: there is no target)."""
+
+    x: torch.Tensor  # [N, S] (or [N, S, D] values)
+    y: torch.Tensor | None  # [N, T_out]
+    i: int
+    typed: str | None = None  # the text as typed; None: a probe sample
+
+    @property
+    def key(self) -> str:
+        """How the page's cache of decodings tells sources apart (see decoded)."""
+        return "" if self.typed is None else f" typed {self.typed!r}"
+
+
+def typed(lab: Lab, warn) -> Source | None:
+    """The source the student typed, or None: nothing typed, or text the model cannot read, which
+    warn(...) explains (st.warning in the controls, a no-op in the figures' fragment)."""
+    text = (state.get(state.SOURCE_TEXT) or "") if decoding.reads_text(lab.task) else ""
+    if not text:
+        return None
+    try:
+        ids = decoding.typed_source(lab.task, text)  # [S]
+    except ValueError as err:
+        warn(f"{str(err)[:1].upper()}{str(err)[1:]}. Showing sample {state.probe_index()} instead.",
+             icon=":material/keyboard:")
+        return None
+    return Source(ids[None], None, 0, text.strip())
 
 
 def draw(lab: Lab) -> None:
     index = state.probe_index()
     rec = lab.recording(index)
     x, y = lab.probes.samples
+    source = typed(lab, lambda *args, **kwargs: None) or Source(x, y, index)  # the controls said what was wrong
     words = decoding.target_words(lab.task)
     site = decoding.alignment_site(rec)
-    source = decoding.source_words(lab.task, x[index], site)
-    forced, source, padding = decoding.without_padding(rec.attention_traces[site], source)
-    free = decoded(lab, index, "free", lambda: decoding.free_run(lab.model, x, y, index))
-    written = len(free.tokens)
-    free_trace, _, _ = decoding.without_padding(decoding.first_rows(free.rec.attention_traces[site], written),
-                                                decoding.source_words(lab.task, x[index], site))
-    held = lab.held_out.log.last
-    score = "" if held is None else f"; held-out {lab.task.metric_name} {held['metric']:.3f} (step {held['step']:,})"
-    left_out = f" The source's {padding} padding tokens get weight 0 and are left out of the maps." if padding else ""
-    values = decoding.input_values(lab.task, x[index])
-    inputs = f" Input: {values}." if values else ""
-    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}{score}.{inputs} "
-               f"Target: {' '.join(words[t] for t in y[index].tolist())}.{left_out}")
-
-    # side by side for a short source; a longer one (copy's 20) one above the other, where each map
-    # gets the page's width (in a half column at 1024 px a 20-token map was 75 px wide)
-    left, right = st.columns(2) if len(source) <= SIDE_BY_SIDE else (st.container(), st.container())
-    forced_map = cattention.alignment(forced, source, [words[t] for t in y[index].tolist()])
-    show(forced_map.update_layout(title_text="Teacher forcing: alignment α<sub>ti</sub>"), "forced", left)
-    left.caption("Teacher forcing, as in training: the decoder reads the true previous token y_{t−1}. Row t is "
-                 "α_t, how much output step t takes from each source token; each row sums to 1.")
-    free_map = cattention.alignment(free_trace, source, [words[t] for t in free.tokens])
-    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", right)
-    verdict = "the whole sequence right" if free.right else "not the target"
-    right.caption(f"Free running, as at test time: the decoder reads its own previous guess and wrote "
-                  f"{written} tokens ({verdict}). Where the two maps part, a wrong guess sent the decoder elsewhere.")
-
-    t = min(state.get(state.ATTENTION_T, 0), rec.y_hat.shape[0] - 1)
-    show(cattention.decoding_step(forced, rec.y_hat, t, source, words), "decoding_step")
-    st.caption(f"Output step t = {t}, teacher-forced: the weights α_t over the source, the context c_t they mix "
-               "from the encoder's states, and the distribution over the next token (the chosen one in vermillion).")
-
+    keys = decoding.source_words(lab.task, source.x[source.i], site)  # every key, padding included
+    free = decoded(lab, index, "free" + source.key, lambda: decoding.free_run(lab.model, source.x, source.y, source.i))
+    free_trace, shown_keys, padding = decoding.without_padding(
+        decoding.first_rows(free.rec.attention_traces[site], len(free.tokens)), keys)
+    recorded_caption(lab, source, padding, words)
+    if source.typed is None:
+        forced = decoding.without_padding(rec.attention_traces[site], keys)[0]
+        outputs = y[index].tolist()
+        alignment_maps(forced, free, free_trace, shown_keys, words, outputs)
+        step_figure(rec, forced, shown_keys, words, "teacher-forced")
+    else:  # no target: the free run is what the decoding step and the linked view read
+        forced, outputs = free_trace, free.tokens
+        typed_maps(free, free_trace, shown_keys, words)
+        step_figure(free.rec, free_trace, shown_keys, words,
+                    f"free running on your source (it wrote {len(free.tokens)} tokens)")
     width = state.get(state.BEAM_WIDTH, 3)
-    beam = decoded(lab, index, f"beam {width}", lambda: beam_search(lab.model, x[index], width=width))
-    show(beam_tree(beam, words), "beam_tree")
-    best = " ".join(words[t] for t in beam.best.tokens)
-    st.caption(f"Beam search keeps the {state.get(state.BEAM_WIDTH, 3)} most likely prefixes at every step "
-               f"(log p summed over the tokens). Best: {best} (log p = {beam.best.score:.3f}); greedy "
-               f"decoding wrote {' '.join(words[t] for t in free.tokens)}.")
-    forced_continuation(lab, x[index], free.tokens, words)
+    beam = decoded(lab, index, f"beam {width}{source.key}",
+                   lambda: beam_search(lab.model, source.x[source.i], width=width))
+    show(beam_tree(beam, words, keys), "beam_tree")
+    st.caption(f"Beam search keeps the {width} most likely prefixes at every step (log p summed over the tokens). "
+               f"Best: {' '.join(words[t] for t in beam.best.tokens)} (log p = {beam.best.score:.3f}); greedy "
+               f"decoding wrote {' '.join(words[t] for t in free.tokens)}. Point at a node: the source token its "
+               "decoder looked at most to write it.")
+    beam_attention(lab, beam, shown_keys, words, decoding.looked_at(free.rec.attention_traces[site]))
+    forced_continuation(lab, source.x[source.i], free.tokens, words)
     with st.expander("Point at a cell: the alignment with its source token and output step lit up",
                      key=state.LINKED_OPEN, on_change="rerun") as linked:
         if linked.open:  # built only while a student looks at it, not on every tick
-            st.altair_chart(cattention.alignment_linked(forced, source, [words[t] for t in y[index].tolist()]))
+            st.altair_chart(cattention.alignment_linked(forced, shown_keys, [words[t] for t in outputs]))
+
+
+def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, ...]) -> None:
+    held = lab.held_out.log.last
+    score = "" if held is None else f"; held-out {lab.task.metric_name} {held['metric']:.3f} (step {held['step']:,})"
+    left_out = f" The source's {padding} padding tokens get weight 0 and are left out of the maps." if padding else ""
+    if source.typed is not None:
+        st.caption(f"Decoded at step {lab.trainer.steps_done:,} from the source you typed, '{source.typed}'{score}. "
+                   f"It has no target to compare with.{left_out}")
+        return
+    values = decoding.input_values(lab.task, source.x[source.i])
+    inputs = f" Input: {values}." if values else ""
+    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {source.i}{score}.{inputs} "
+               f"Target: {' '.join(words[t] for t in source.y[source.i].tolist())}.{left_out}")
+
+
+def map_columns(keys: list[str]):
+    """Side by side for a short source; a longer one (copy's 20) one above the other, where each
+    map gets the page's width (in a half column at 1024 px a 20-token map was 75 px wide)."""
+    return st.columns(2) if len(keys) <= SIDE_BY_SIDE else (st.container(), st.container())
+
+
+def alignment_maps(forced, free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...],
+                   target: list[int]) -> None:
+    """A probe sample's alignment, teacher-forced on its target and free running."""
+    left, right = map_columns(keys)
+    forced_map = cattention.alignment(forced, keys, [words[t] for t in target])
+    show(forced_map.update_layout(title_text="Teacher forcing: alignment α<sub>ti</sub>"), "forced", left)
+    left.caption("Teacher forcing, as in training: the decoder reads the true previous token y_{t−1}. Row t is "
+                 "α_t, how much output step t takes from each source token; each row sums to 1.")
+    free_map = cattention.alignment(free_trace, keys, [words[t] for t in free.tokens])
+    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", right)
+    verdict = "the whole sequence right" if free.right else "not the target"
+    right.caption(f"Free running, as at test time: the decoder reads its own previous guess and wrote "
+                  f"{len(free.tokens)} tokens ({verdict}). Where the two maps part, a wrong guess sent the decoder "
+                  "elsewhere.")
+
+
+def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...]) -> None:
+    """A typed source's free-running alignment, and why it has no teacher-forced one."""
+    left, right = map_columns(keys)
+    free_map = cattention.alignment(free_trace, keys, [words[t] for t in free.tokens])
+    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", left)
+    left.caption(f"Free running on your source: the decoder reads its own previous guess and wrote "
+                 f"{' '.join(words[t] for t in free.tokens)}. Row t is α_t, how much output step t takes from each "
+                 "source token; each row sums to 1.")
+    right.info("No teacher-forced map: teacher forcing feeds the decoder the true previous token, and typed text has "
+               "no target. Fed its own output instead, teacher forcing is exactly the free run, the map drawn here. "
+               "Clear the box to see a probe sample with both.", icon=":material/info:")
+
+
+def step_figure(rec: engine.Recording, trace, keys: list[str], words: tuple[str, ...], how: str) -> None:
+    """Output step t (up to the last the trace has) of the teacher-forced recording, or of the
+    free run on a typed source: `how` says which."""
+    t = min(state.get(state.ATTENTION_T, 0), trace.weights.shape[1] - 1)
+    show(cattention.decoding_step(trace, rec.y_hat, t, keys, words), "decoding_step")
+    st.caption(f"Output step t = {t}, {how}: the weights α_t over the source, the context c_t they mix from the "
+               "encoder's states, and the distribution over the next token (the chosen one in vermillion).")
+
+
+def beam_attention(lab: Lab, beam: Beam, keys: list[str], words: tuple[str, ...], columns: torch.Tensor) -> None:
+    """Each hypothesis's attention row at one output step of the beam, with its own slider: the
+    beam is two screens below the top controls at 1024x768, its hypotheses read other prefixes than
+    the target the decoding step reads, and moving a slider here redraws only the figures. Its range
+    is the task's output length, not the beam's (which changes as the model trains, and a slider
+    whose range changes starts again from its default). columns [S_k]: the keys the maps show."""
+    out_len = lab.task.spec.out_len
+    step = state.get(state.BEAM_STEP, BEAM_STEP)
+    if state.BEAM_STEP not in st.session_state or step > out_len - 1:  # first drawn, or a longer task's step
+        st.session_state[state.BEAM_STEP] = min(step, out_len - 1)
+    chosen = st.columns(2)[0].slider("Beam: output step whose attention rows to show", 0, out_len - 1,
+                                     key=state.BEAM_STEP, persist_state="session",
+                                     help="one row per hypothesis the beam kept at that step")
+    t = min(chosen, len(beam.steps) - 1)
+    show(beam_rows(beam, t, keys, words, columns), "beam_rows")
+    stopped = (f" The beam stopped after {len(beam.steps)} steps, so this is its last, t = {t}."
+               if t < chosen else "")
+    st.caption("Row by row, where each hypothesis's decoder looked to write its token at step t, having read its own "
+               "tokens before t (the label: the last of them → the token written). Hypotheses that extend one prefix "
+               f"have read the same tokens and share a row; rows part where the hypotheses' pasts differ.{stopped}")
 
 
 def decoded(lab: Lab, index: int, what: str, make):
-    """make() once per recording of sample `index`: a free run or a beam search is kept until the
-    weights change (a training step, a restored best step: the lab records the sample anew), so
-    moving a slider, a whole-page run, does not decode again."""
+    """make() once per recording of sample `index`: a free run or a beam search (of the sample, or
+    of a typed source: `what` names it) is kept until the weights change (a training step, a
+    restored best step: the lab records the sample anew), so moving a slider, a whole-page run,
+    does not decode again."""
     rec = lab.recording(index)
     kept = state.get(state.DECODED)
     if kept is None or kept["rec"] is not rec:
