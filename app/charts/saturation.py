@@ -13,6 +13,7 @@ from app.charts.architectures import legend_under, level
 from app.charts.labels import STEP_AXIS
 from app.charts.log_lines import empty_or, lines_by
 from app.charts.style import BLUE, GREY, ORANGE, finish
+from app.charts.training import whole_steps
 
 COLOURS = {"divided by √d_k": BLUE, "not divided": ORANGE}  # the page's two runs, as in the theory figure
 WIDTHS = tuple(2**k for k in range(10))  # d_k from 1 to 512 (Vaswani et al.'s d_model)
@@ -55,7 +56,9 @@ def spread_by_width(frame: pd.DataFrame, keys: int = KEYS) -> go.Figure:
         hovertemplate=f"uniform over {keys} keys: {uniform:.3g} nats<extra></extra>"), row=1, col=2)
     fig.update_xaxes(type="log", title_text="d_k (width of a head)", tickvals=list(WIDTHS),
                      ticktext=list(map(str, WIDTHS)))
-    fig.update_yaxes(type="log", title_text="standard deviation", row=1, col=1)
+    spreads = [s for s in (1, 2, 4, 8, 16, 32, 64) if s <= 2 * frame["std"].max()]
+    fig.update_yaxes(type="log", title_text="standard deviation", tickvals=spreads, ticktext=list(map(str, spreads)),
+                     row=1, col=1)
     fig.update_yaxes(title_text="entropy (nats)", rangemode="tozero", row=1, col=2)
     fig = finish(fig, f"Random scores over {keys} keys, against the width of a head", height=340)
     return legend_under(fig)
@@ -75,6 +78,7 @@ def over_training(log: pd.DataFrame, column: str, y_title: str, log_y: bool) -> 
                          for run, rows in log.groupby("run", sort=False)])
         fig.update_yaxes(rangemode="tozero")
     fig.update_xaxes(title_text=STEP_AXIS)
+    whole_steps(fig, log["step"].max() if len(log) else 0)
     return fig.update_yaxes(title_text=y_title)
 
 

@@ -151,13 +151,16 @@ class Lab(Playback):
         """What the sidebar shows on every page."""
         cfg = self.setup.model
         shape = f"{cfg.num_layers} x {cfg.hidden_size}" + (" bidirectional" if cfg.bidirectional else "")
-        last = self.trainer.last
+        last, scored = self.trainer.last, self.held_out.log.last  # scored every EVAL_EVERY steps
+        metric = self.task.metric_name
         return {
             "task": self.setup.task,
             "model": f"{cfg.arch.upper()} {shape}",
             "parameters": f"{sum(p.numel() for p in self.model.parameters()):,}",
             "steps trained": f"{self.trainer.steps_done:,}",
             "last loss": "-" if last is None else "diverged" if last.diverged else f"{last.loss:.4g}",
+            f"held-out {metric}": (f"{scored['metric']:.1%}" if metric == "accuracy" else f"{scored['metric']:.3g}")
+            + f" (step {scored['step']:,})",
         }
 
 

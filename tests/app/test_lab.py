@@ -271,3 +271,15 @@ def test_a_download_gets_the_lock_between_two_steps_of_a_playing_loop():
         lab.playing = False
         loop.join(timeout=30)
     assert not loop.is_alive() and max(waited) <= 1, waited
+
+
+def test_the_sidebar_summary_gives_the_latest_held_out_score_and_its_step():
+    lab = Lab(preset_setup("reverse"))
+    assert lab.summary()["held-out accuracy"] == f"{lab.held_out.frame()['metric'].iloc[-1]:.1%} (step 0)"
+    with lab.lock:
+        for _ in range(26):
+            lab.advance()
+    last = lab.held_out.frame().iloc[-1]
+    assert last["step"] == 25 and lab.summary()["held-out accuracy"] == f"{last['metric']:.1%} (step 25)"
+    sine = Lab(preset_setup("sine"))
+    assert sine.summary()["held-out R²"] == f"{sine.held_out.frame()['metric'].iloc[-1]:.3g} (step 0)"
