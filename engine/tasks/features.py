@@ -18,8 +18,9 @@ QUOTES = "\"'"
 
 def char_features(chars: list[str]) -> dict[str, np.ndarray]:
     """Per character: its class, and the state a reader has to carry (bracket depth, inside a
-    quote, position in the word and the line)."""
-    depth, quoted, in_word, in_line = 0, False, 0, 0
+    quote, position in the word and the line, and the line's indentation: the spaces that open
+    it, as far as they have been read)."""
+    depth, quoted, in_word, in_line, indent, leading = 0, False, 0, 0, 0, True
     rows = []
     for ch in chars:
         if ch in CLOSING:
@@ -27,13 +28,17 @@ def char_features(chars: list[str]) -> dict[str, np.ndarray]:
         if ch in QUOTES:
             quoted = not quoted
         in_word = in_word + 1 if ch.isalnum() or ch == "_" else 0
+        leading = leading and ch == " "
+        indent += leading
         rows.append((ch == " ", ch.isalpha(), ch.isupper(), ch.isdigit(), ch in string.punctuation,
-                     ch == "\n", quoted, depth, in_word, in_line))
+                     ch == "\n", quoted, depth, in_word, in_line, indent))
         if ch in OPENING:
             depth += 1
         in_line = 0 if ch == "\n" else in_line + 1
+        if ch == "\n":
+            indent, leading = 0, True
     names = ("is a space", "is a letter", "is upper case", "is a digit", "is punctuation", "is a newline",
-             "inside quotes", "bracket depth", "position in word", "position in line")
+             "inside quotes", "bracket depth", "position in word", "position in line", "indentation")
     return dict(zip(names, np.array(rows, dtype=float).T.reshape(len(names), len(chars))))
 
 

@@ -18,6 +18,8 @@ def test_char_features_count_brackets_quotes_and_positions():
     assert features["is a newline"].tolist() == [0] * 7 + [1, 0, 0]
     # a quote mark toggles: the opening one counts as inside, the closing one as outside
     assert char_features(list('a "b" c'))["inside quotes"].tolist() == [0, 0, 1, 1, 0, 0, 0]
+    # the spaces that open a line, counted as they are read, held to its end (its newline included)
+    assert char_features(list("a\n  b c\n x"))["indentation"].tolist() == [0, 0, 1, 2, 2, 2, 2, 2, 1, 1]
 
 
 def test_word_features_count_words_since_a_negation():
