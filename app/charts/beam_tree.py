@@ -13,11 +13,16 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.labels import visible
-from app.charts.style import BLUE, GREY, HEIGHT, VERMILLION, finish
+from app.charts.style import BLUE, GREY, HEIGHT, LEGEND_ROW, UNDER_AXIS, VERMILLION, finish, legend_below
 from engine import Beam, Candidate
 from engine.seq2seq import EOS
 
 ROOT = Candidate((), 0.0)  # <sos>: nothing written, log p = 0
+# px a row of hypotheses gets, over the margins': a node's two lines of text (token, log p) stand in
+# the gap above it. Three rows at the height's floor had 35 px, and each row's text lay on the line above.
+ROW, TOP = 48, 1.0  # px a row; the y axis's top, in rows above the best hypothesis
+TITLE_ROOM = 75  # px over the plot: the title and its subtitle
+UNDER = UNDER_AXIS + LEGEND_ROW + 5  # px under it (as legend_below leaves): the x axis's title, then the legend
 
 
 def children_of(beam: Beam) -> dict[tuple[int, ...], list[Candidate]]:
@@ -90,7 +95,7 @@ def beam_tree(beam: Beam, vocab: tuple[str, ...], source: list[str] | None = Non
         x=[len(n.tokens) for n in everything], y=[ys[n.tokens] for n in everything], mode="markers+text",
         # token over log p, one above the other: side by side they ran into the next node at 1024 px
         text=[f"{visible(w)}<br>{s:.2f}" if n.tokens else "&lt;sos&gt;" for w, s, n in zip(words, scores, everything)],
-        textposition="top center", textfont=dict(size=12),
+        textposition="top center", textfont=dict(size=12), cliponaxis=False,  # the top row's labels over the edge
         marker=dict(size=11, symbol=["square" if n.tokens[-1:] == (EOS,) else "circle" for n in everything],
                     color=[VERMILLION if n.tokens in on_best else BLUE for n in everything],
                     line=dict(color="white", width=1)),
@@ -108,13 +113,13 @@ def style_tree(fig: go.Figure, beam: Beam, vocab: tuple[str, ...], ys: dict[tupl
     fig.update_xaxes(title_text="tokens written (decoding step)", tickmode="array", tickvals=list(range(depth + 1)),
                      range=[-0.4, depth + 0.6], zeroline=False)
     fig.update_yaxes(title_text="hypotheses, best first", showticklabels=False, zeroline=False, showgrid=False,
-                     range=[min(ys.values()) - 0.6, 0.8])
+                     range=[min(ys.values()) - 0.6, TOP])
     best = beam.best
     written = " ".join(visible(vocab[t]) for t in best.tokens)
     kept = max(len(step) for step in beam.steps)
     fig = finish(fig, f"Beam search keeping {kept}: returns '{written}', log p = {best.score:.3f}",
-                 height=max(HEIGHT, 110 + 48 * len(set(ys.values()))))
+                 height=max(HEIGHT, int(TITLE_ROOM + UNDER + ROW * (TOP + 0.6 - min(ys.values())))))
     fig.update_layout(title_subtitle=dict(
         text="each node: its token over log p(everything written so far | source); a square ends with &lt;eos&gt;",
-        font=dict(size=12)), margin=dict(t=75, b=105))
-    return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.3, yanchor="top"))  # under the axis title
+        font=dict(size=12)), margin=dict(t=TITLE_ROOM))
+    return legend_below(fig)  # at y = -0.3 of the plot it fell 180 px under a tall tree's axis title

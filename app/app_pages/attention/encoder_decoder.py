@@ -208,7 +208,8 @@ def draw(lab: Lab) -> None:
 def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, ...]) -> None:
     held = lab.held_out.log.last
     score = "" if held is None else f"; held-out {lab.task.metric_name} {held['metric']:.3f} (step {held['step']:,})"
-    left_out = f" The source's {padding} padding tokens get weight 0 and are left out of the maps." if padding else ""
+    left_out = (f" The source's {padding} padding token{'s get' if padding > 1 else ' gets'} weight 0 and "
+                f"{'are' if padding > 1 else 'is'} left out of the maps." if padding else "")
     if source.typed is not None:
         st.caption(f"Decoded at step {lab.trainer.steps_done:,} from the source you typed, '{source.typed}'{score}. "
                    f"It has no target to compare with.{left_out}")
@@ -273,7 +274,7 @@ def beam_attention(lab: Lab, beam: Beam, keys: list[str], words: tuple[str, ...]
     step = state.get(state.BEAM_STEP, BEAM_STEP)
     if state.BEAM_STEP not in st.session_state or step > out_len - 1:  # first drawn, or a longer task's step
         st.session_state[state.BEAM_STEP] = min(step, out_len - 1)
-    chosen = st.columns(2)[0].slider("Beam: output step whose attention rows to show", 0, out_len - 1,
+    chosen = st.columns(2)[0].slider("Beam's attention rows at output step t", 0, out_len - 1,
                                      key=state.BEAM_STEP, persist_state="session",
                                      help="one row per hypothesis the beam kept at that step")
     t = min(chosen, len(beam.steps) - 1)
