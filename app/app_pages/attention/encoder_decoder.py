@@ -109,7 +109,7 @@ def score_picker(lab: Lab) -> None:
 
 def sample_and_step(lab: Lab) -> None:
     """The probe sample, the output step to decode, the beam's width and a token to force at that
-    step: set while it plays."""
+    step, and (a task that encodes text) a source to type instead of the sample: set while it plays."""
     sample, step, width, force = st.columns(4)
     sample.number_input("Sample to open up", min_value=0, max_value=len(lab.probes.samples[0]) - 1, step=1,
                         key=state.PROBE_INDEX, persist_state="session",
@@ -130,7 +130,7 @@ def sample_and_step(lab: Lab) -> None:
         x, _ = lab.probes.samples
         st.columns(2)[0].text_input(
             "Or type a source for it to rewrite (empty: the sample)", key=state.SOURCE_TEXT, persist_state="session",
-            placeholder=f"e.g. {decoding.as_typed(lab.task, x[0])}",
+            placeholder=f"e.g. {decoding.as_typed(lab.task, x[state.probe_index()])}",
             help="the maps, the decoding step, the beam and a forced token then decode what you typed; it has no "
                  "target, so there is no teacher-forced map")
         typed(lab, st.warning)  # says here, under the box, what to change
