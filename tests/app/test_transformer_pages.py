@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from app import pages as nav
+from app.charts.attention_lines import LINES_UP_TO
 from app.charts.labels import visible
 from app.widgets import state
 
@@ -36,6 +37,23 @@ def z(trace: dict) -> np.ndarray:
 def maps(spec: dict) -> list[np.ndarray]:
     """The weight maps of an attention figure, in order (the grey mask overlays left out)."""
     return [z(t) for t in spec["data"] if t["type"] == "heatmap" and t.get("name") != "masked"]
+
+
+def lines(spec: dict) -> dict[tuple[int, int], float]:
+    """The lines view read back: each line drawn, (query i, key j) -> the weight its hover gives."""
+    ends = set()
+    for trace in (t for t in spec["data"] if t["name"].startswith("weight ")):
+        y = np.array(plotted(trace["y"]), dtype=float).reshape(-1, 3)  # [lines, 3] query, key, None
+        ends |= {(int(i), int(j)) for i, j in y[:, :2]}
+    (points,) = [t for t in spec["data"] if t.get("name") == "weights"]
+    said = {(i, j): w for i, j, _, _, w in points["customdata"]}
+    assert set(said) == ends  # one hover per line
+    return said
+
+
+def nonzero(weights: torch.Tensor, rows) -> dict[tuple[int, int], float]:
+    """What the lines view should draw: each weight of `rows` that is not 0, by (i, j)."""
+    return {(i, j): float(weights[i, j]) for i in rows for j in range(weights.shape[1]) if weights[i, j] != 0}
 
 
 def titles(at: AppTest) -> list[str]:
@@ -139,6 +157,36 @@ def test_a_causal_char_lm_plots_its_recorded_weights_with_the_future_exactly_zer
     at.selectbox(key=state.SA_HEAD).set_value("mean of heads").run()
     mean = maps(chart(at, "Layer 1 self, mean of"))[0]
     assert np.allclose(mean, rec.attention_traces[sites[1]].weights.mean(dim=0).numpy(), atol=1e-7)
+
+
+def test_the_lines_view_draws_the_focused_heads_weights_and_the_picked_querys_row():
+    at = page(SELF_ATTENTION, transformer_link("charlm", seq_len=12))
+    no_exception(at)
+    rec = at.session_state["lab"].recording(0)
+    sites = sorted(rec.attention_traces, key=lambda s: s.layer)
+    first = rec.attention_traces[sites[0]].weights  # [heads, T, T]
+    T = first.shape[1]
+    drawn = lines(chart(at, "Who looks at whom: layer 0 self, head 0"))
+    assert drawn == nonzero(first[0], range(T))
+    assert not any(j > i for i, j in drawn)  # the causal mask: no line to a later token
+    assert any("No line runs down" in c.value for c in at.caption)
+    # it follows the focused map's layer and head
+    at.number_input(key=state.LAYER).set_value(1).run()
+    at.selectbox(key=state.SA_HEAD).set_value(1).run()
+    no_exception(at)
+    assert lines(chart(at, "Who looks at whom: layer 1 self, head 1")) == nonzero(
+        rec.attention_traces[sites[1]].weights[1], range(T))
+    at.selectbox(key=state.SA_LINES_QUERY).set_value(5).run()
+    no_exception(at)
+    assert at.session_state[state.SA_LINES_QUERY] == 5
+    assert lines(chart(at, "Who looks at whom: layer 1 self, head 1")) == nonzero(
+        rec.attention_traces[sites[1]].weights[1], [5])
+    at.selectbox(key=state.SA_HEAD).set_value("mean of heads").run()
+    mean = rec.attention_traces[sites[1]].weights.mean(dim=0)
+    assert lines(chart(at, "Who looks at whom: layer 1 self, mean of 2 heads")) == nonzero(mean, [5])
+    at.selectbox(key=state.SA_LINES_QUERY).set_value(None).run()
+    no_exception(at)
+    assert lines(chart(at, "Who looks at whom")) == nonzero(mean, range(T))
 
 
 def test_step_trains_and_redraws_the_grid():
@@ -248,3 +296,9 @@ def test_a_long_sample_draws_512_positions_of_a_causal_model_and_refuses_an_enco
     np.testing.assert_allclose(layer_mean, first.weights[:, :512, :512].mean(dim=0).numpy(), rtol=1e-5, atol=1e-7)
     assert torch.allclose(first.weights[0, :512, :512].sum(dim=1), torch.ones(512), atol=1e-5)  # nothing cut off
     assert any("first 512 of 600" in c.value for c in at.caption)
+    drawn = lines(chart(at, "Who looks at whom"))  # the first 60 queries' lines: every one would be a blur
+    assert drawn == nonzero(first.weights[0, :512, :512], range(LINES_UP_TO))
+    assert any(f"Over {LINES_UP_TO} queries" in c.value for c in at.caption)
+    at.selectbox(key=state.SA_LINES_QUERY).set_value(500).run()
+    no_exception(at)
+    assert lines(chart(at, "Who looks at whom")) == nonzero(first.weights[0], [500])

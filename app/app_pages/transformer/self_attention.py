@@ -1,5 +1,6 @@
-"""Self-attention: every layer and head of a transformer, one head at full size, and why the
-scores are divided by sqrt(d_k), on a probe sample (or text the student types), trained live."""
+"""Self-attention: every layer and head of a transformer, one head at full size and as lines from
+each query to the keys it looks at, and why the scores are divided by sqrt(d_k), on a probe sample
+(or text the student types), trained live."""
 from __future__ import annotations
 
 import dataclasses
@@ -21,6 +22,7 @@ from app.app_pages.transformer.models import (
     shadowed,
 )
 from app.charts import attention as cattention
+from app.charts import attention_lines as clines
 from app.charts import scaling as cscaling
 from app.session.lab import Lab
 from app.widgets import downloads as exports
@@ -78,6 +80,7 @@ def run() -> None:
     if probe is None:
         return
     pick_head_and_query(lab, probe, part.stack, kind, part.layer)
+    pick_lines_query(probe, part.stack, kind, part.layer)
     training_controls(lab)
     live(lab, draw)
     downloads(lab)
@@ -137,6 +140,20 @@ def pick_head_and_query(lab: Lab, probe: Probe, stack: str | None, kind: str, la
                  args=(state.SA_QUERY, state.SA_QUERY_SLIDER), disabled=T_q == 1)
     average.toggle("Grid: mean of heads", key=state.SA_AVERAGE, persist_state="session",
                    help="one map per layer, the mean of its heads, instead of every head")
+
+
+def pick_lines_query(probe: Probe, stack: str | None, kind: str, layer: int) -> None:
+    """The query the lines view highlights (None: every one), by its position and token."""
+    trace = focused_trace(probe.rec, stack, kind, layer)
+    tokens = cattention.shown(cattention.tokens_for(trace.site, probe.tokens)[0])
+    options = [None, *range(len(tokens))]
+    if state.get(state.SA_LINES_QUERY) not in options:  # a choice made on a longer sequence
+        st.session_state[state.SA_LINES_QUERY] = None
+    every = "every token" if len(tokens) <= clines.LINES_UP_TO else f"the first {clines.LINES_UP_TO} tokens"
+    column, _ = st.columns([2, 3])
+    column.selectbox("Query for the lines view", options, key=state.SA_LINES_QUERY,
+                     format_func=lambda t: every if t is None else f"{t}: {tokens[t]}", persist_state="session",
+                     placeholder=every)  # None is sent as "nothing picked", which shows the placeholder
 
 
 # ------------------------------------------------------------------ what is opened
@@ -259,6 +276,7 @@ def draw(lab: Lab) -> None:
     st.caption("One map at full size: point at a cell for its query, key and weight. Each row sums to 1. "
                + ("The mean of the heads hides what each one does: compare it with the heads in the grid."
                   if head is None else "Heads of one layer look at different things: pick another head above."))
+    lines(trace, head, query_tokens, key_tokens, kind)
     pair_head = 0 if head is None else head
     query = min(state.get(state.SA_QUERY, 0), trace.weights.shape[1] - 1)
     d_k = cscaling.d_k_of(trace)
@@ -273,6 +291,36 @@ def draw(lab: Lab) -> None:
         "softmax is saturated.")
     st.session_state.setdefault(state.SA_DRAWN, {}).update(grid=grid, head=head_frame(trace, head, query_tokens,
                                                                                        key_tokens))
+
+
+def lines(trace: engine.AttentionTrace, head: int | None, query_tokens: list[str], key_tokens: list[str],
+          kind: str) -> None:
+    """The focused head as lines from each query to the keys it looks at, beside what to look for.
+    Its numbers are the focused head's CSV: nothing new to download."""
+    query = state.get(state.SA_LINES_QUERY)  # in range: pick_lines_query reset one picked on a longer sequence
+    figure, words = st.columns([3, 2])  # the lines as narrow as BertViz's: slopes read, and the caption beside
+    show(clines.attention_lines(trace, head, query_tokens, key_tokens, query), "sa_lines", where=figure)
+    words.caption(lines_caption(trace, kind, trace.weights.shape[1], query))
+
+
+def lines_caption(trace: engine.AttentionTrace, kind: str, T_q: int, query: int | None) -> str:
+    said = ("The same head as lines: each query (left) to every key (right) it takes weight from, the darker and "
+            "wider the more it takes; each query's lines add up to 1. ")
+    if kind == "cross":
+        said += ("A query's key is a source token: on reversal a trained model's lines cross, the first target "
+                 "token looking at the last source token. ")
+    elif cattention.masked_of(trace).any():
+        said += ("Look for a head whose lines all run straight across (each token looks at itself) or one step up "
+                 "(at the token before). No line runs down: the causal mask gives a later token exactly 0. ")
+    else:
+        said += ("No mask: lines run up and down. Look for a head whose lines run straight across (each token "
+                 "looks at itself) or all to one token. ")
+    if query is None and T_q > clines.LINES_UP_TO:
+        said += (f"Over {clines.LINES_UP_TO} queries every line at once is a blur: these are the lines of the "
+                 f"first {clines.LINES_UP_TO}. Pick one query above to see its own.")
+    elif query is None:
+        said += "Pick one query above to see its lines alone."
+    return said
 
 
 def grid_caption(lab: Lab, kind: str) -> str:
