@@ -24,6 +24,9 @@ SECTIONS = {
         ("app_pages/transformer/compare_architectures.py", "Compare architectures", "architectures",
          ":material/leaderboard:"),
     ],
+    "Language models": [
+        ("app_pages/language/generate.py", "Generate text", "generate", ":material/edit_note:"),
+    ],
 }
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}
 # Pages that open a recurrent network's cells up, which a transformer has none of (Compare cells

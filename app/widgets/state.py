@@ -53,6 +53,21 @@ ARCH_PROBLEM = "arch_problem"  # why the last choice was refused, until one is t
 # Why √d_k
 SCALING = "scaling"  # this session's ScalingRuns (Why √d_k): its transformer with and without the scaling
 SCALING_STEPS = "scaling_steps"  # "Train each up to step" there
+# Generate
+GEN_PROMPT = "gen_prompt"
+GEN_LENGTH = "gen_length"
+GEN_METHOD = "gen_method"  # engine.sampling.METHODS
+GEN_TEMPERATURE = "gen_temperature"
+GEN_K = "gen_k"
+GEN_P = "gen_p"
+GEN_WIDTH = "gen_width"
+GEN_SEED = "gen_seed"
+GEN_RESULT = "gen_result"  # the last text generated: a generation.Generated
+GEN_PROBLEM = "gen_problem"  # why the last request was refused, shown once
+GEN_POSITION = "gen_position"  # the position whose next-character distribution is shown
+GEN_VIEW_TEMPERATURE = "gen_view_temperature"  # the temperature that distribution is shown at
+GEN_LAYER = "gen_layer"  # the layer (and h or c) whose units colour the text
+GEN_UNIT = "gen_unit"  # the unit the text is coloured by
 # Build & Train
 LOADED_FILE = "loaded_file"  # the id of the checkpoint last loaded, so a rerun does not load it again
 MODEL_UPLOAD = "model_upload"

@@ -27,7 +27,8 @@ def run() -> None:
         "positions of a transformer. Pick a lesson to load its task, model and settings, or go to "
         "**Build & Train** and set them yourself; **Unroll**, **Gates**, **Gradients** and "
         "**Compare cells** open a recurrent network up while it trains, **Encoder-decoder** its "
-        "attention, **Positional encoding**, **Self-attention** and **Why √d_k** a transformer."
+        "attention, **Positional encoding**, **Self-attention** and **Why √d_k** a transformer, and **Generate text** "
+        "lets a character language model write."
     )
     st.subheader("Lessons")
     for row in range(0, len(LESSONS), 3):

@@ -1,0 +1,155 @@
+"""Generate: the student's character language model writes after a prompt (greedy, temperature,
+top-k, top-p, beam search); the distribution over the next character at any position, at any
+temperature; and the text coloured by one unit, with the units that follow quotes, brackets,
+indentation and the position in the line found for the student (Karpathy et al. 2015)."""
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from app.app_pages.transformer.models import open_button
+from app.charts import generation as charts
+from app.charts.unroll_time import coloured_tokens
+from app.session.generation import MAX_LENGTH, MAX_PROMPT, Generated, write
+from app.session.lab import Lab
+from app.session.link import preset_setup
+from app.widgets import state
+from app.widgets.figures import show
+from app.widgets.header import page_header
+from engine.sampling import METHODS, Sampling
+from engine.units import correlated_units
+
+CHAR_LM = preset_setup("charlm")
+HOW = {
+    "greedy": "greedy: always the most likely character",
+    "sample": "sample at a temperature",
+    "top-k": "sample among the k most likely",
+    "top-p": "sample among the most likely, up to mass p (nucleus)",
+    "beam": "beam search: the most likely continuation a beam finds",
+}
+
+
+def run() -> None:
+    lab = page_header("Generate text")
+    st.markdown(
+        "A character language model gives, after every character it reads, a probability for each character "
+        "that could come next. To write, pick one, feed it back, and repeat. *How* you pick changes the text: "
+        "always the most likely (greedy) loops; sampling at temperature T draws from softmax(z / T), flatter "
+        "above 1 and sharper below; top-k and top-p draw only among the likeliest.")
+    if not writes_text(lab):
+        return
+    if lab.trainer.steps_done == 0:
+        st.warning("This model has not trained yet: it writes noise. Press Play on Build & Train for a few hundred "
+                   "steps (about 1.3 nats of loss reads like Python), then come back.", icon=":material/school:")
+    request(lab)
+    generated = state.get(state.GEN_RESULT)
+    if generated is None:
+        return
+    text(lab, generated)
+    next_character(lab, generated)
+    units(generated)
+
+
+def writes_text(lab: Lab) -> bool:
+    """A character language model that reads left to right, or what to open instead."""
+    cfg = lab.setup.model
+    if lab.setup.task == "charlm" and not cfg.bidirectional:
+        return True
+    why = ("reads both ways: it saw each character it would predict" if lab.setup.task == "charlm"
+           else f"works on the {lab.setup.task} task, which is not predicting the next character of a text")
+    st.info(f"Your model {why}. Open the char LM preset (a 128-unit LSTM on Python's own source; it replaces "
+            "your model), train it on Build & Train, and come back:", icon=":material/info:")
+    open_button(lab, "Open a character-level LSTM (Python source)", CHAR_LM, 1000, key="generate.open")
+    return False
+
+
+def request(lab: Lab) -> None:
+    """The prompt and how to pick each character, applied by the form's button."""
+    with st.form("generate", border=False):
+        st.text_area("Prompt", value="def ", key=state.GEN_PROMPT, persist_state="session", max_chars=MAX_PROMPT,
+                     height=80, help="the text the model reads first; characters its corpus never has are refused")
+        how, length, seed = st.columns([3, 1, 1])
+        method = how.selectbox("How to pick each character", METHODS, format_func=HOW.get, key=state.GEN_METHOD,
+                               persist_state="session", index=1)
+        length.number_input("Characters", 1, MAX_LENGTH, 300, step=50, key=state.GEN_LENGTH, persist_state="session")
+        seed.number_input("Seed", 0, 2**31 - 1, 0, key=state.GEN_SEED, persist_state="session",
+                          help="the same seed draws the same text")
+        temperature, k, p, width = st.columns(4)
+        temperature.slider("Temperature T", 0.1, 2.0, 0.8, 0.05, key=state.GEN_TEMPERATURE, persist_state="session",
+                           help="sample, top-k, top-p: softmax(z / T)")
+        k.number_input("k (top-k)", 1, 200, 10, key=state.GEN_K, persist_state="session")
+        p.slider("p (top-p)", 0.05, 1.0, 0.9, 0.05, key=state.GEN_P, persist_state="session")
+        width.number_input("Beam width", 1, 16, 4, key=state.GEN_WIDTH, persist_state="session")
+        pressed = st.form_submit_button("Generate", type="primary", icon=":material/edit_note:")
+    if pressed:
+        try:
+            sampling = Sampling(method, state.get(state.GEN_TEMPERATURE), int(state.get(state.GEN_K)),
+                                float(state.get(state.GEN_P)), int(state.get(state.GEN_WIDTH)))
+            with lab.hold():
+                generated = write(lab, state.get(state.GEN_PROMPT), int(state.get(state.GEN_LENGTH)), sampling,
+                                  int(state.get(state.GEN_SEED)))
+        except ValueError as err:
+            st.error(f"Nothing was generated: {err}. The text below is the last one written.", icon=":material/block:")
+            return
+        st.session_state[state.GEN_RESULT] = generated
+        st.session_state[state.GEN_POSITION] = generated.prompt_length - 1  # the first character it chose
+
+
+def text(lab: Lab, generated: Generated) -> None:
+    s = generated.sampling
+    how = {"greedy": "greedily", "sample": f"sampling at temperature {s.temperature:g}",
+           "top-k": f"top-k (k = {s.k}, T = {s.temperature:g})", "top-p": f"top-p (p = {s.p:g}, T = {s.temperature:g})",
+           "beam": f"beam search (width {s.width})"}[s.method]
+    st.subheader("What it wrote")
+    st.caption(f"Written {how}, seed {generated.seed}, by the model at step {generated.step:,}"
+               + (f" (it has trained to step {lab.trainer.steps_done:,} since: generate again to see the change)"
+                  if lab.trainer.steps_done != generated.step else "") + ". The prompt is in bold.")
+    prompt, continuation = generated.text[:generated.prompt_length], generated.text[generated.prompt_length:]
+    st.html(f'<pre style="white-space: pre-wrap; font-size: 15px; background: #F6F6F6; padding: 12px;">'
+            f"<b>{html.escape(prompt)}</b>{html.escape(continuation)}</pre>")
+
+
+def next_character(lab: Lab, generated: Generated) -> None:
+    st.subheader("The next character, at any temperature")
+    read = generated.read
+    where, heat = st.columns(2)
+    position = where.slider("After character", 0, len(read) - 1, key=state.GEN_POSITION,
+                            help="the distribution over the character that follows this one")
+    temperature = heat.slider("Temperature", 0.1, 3.0, 1.0, 0.05, key=state.GEN_VIEW_TEMPERATURE,
+                              help="move it: the bars flatten above 1 and sharpen below")
+    show(charts.next_character(generated.logits[position], lab.task.vocab, temperature, "".join(read[: position + 1])),
+         "gen_next")
+    chosen = generated.text[position + 1]
+    st.caption(f"The model read up to character {position} and wrote “{chosen!s}” next"
+               + (" (from the prompt: it did not choose it)" if position + 1 < generated.prompt_length else "")
+               + ". Blue, softmax(z / T) at the temperature set; grey, the model's own distribution (T = 1). At "
+               "T → 0 all the mass goes to the likeliest character (greedy); at large T towards uniform.")
+
+
+def units(generated: Generated) -> None:
+    st.subheader("Units that follow the text")
+    layer, unit_box = st.columns(2)
+    names = list(generated.units)
+    chosen_layer = layer.selectbox("Layer", names, index=len(names) - 1 if names[-1].endswith("c") else 0,
+                                   key=state.GEN_LAYER, persist_state="session")
+    hidden = generated.units[chosen_layer]  # [T - 1, H]
+    table = correlated_units(hidden, generated.features(), top=12, per_feature=2)
+    H = hidden.shape[1]
+    if state.get(state.GEN_UNIT, H) >= H:
+        st.session_state[state.GEN_UNIT] = int(table["unit"].iloc[0]) if len(table) else 0
+    unit = unit_box.number_input("Unit", 0, H - 1, step=1, key=state.GEN_UNIT, persist_state="session")
+    text_part, table_part = st.columns(2, gap="large")  # at 3:2 the table's r column was cut at 1024 px
+    with text_part:
+        st.markdown(f"The text coloured by unit **{unit}** of {chosen_layer} after each character: red positive, "
+                    "blue negative, white 0; hover a character for its value.")
+        st.html(coloured_tokens(generated.read, hidden[:, unit].numpy(), t=-1))
+    with table_part:
+        st.dataframe(table.style.format({"r": "{:+.2f}"}), hide_index=True, width="stretch")
+        st.caption("Pearson's r between each unit and what a reader counts at each character (inside quotes, "
+                   "bracket depth, indentation, position in the line...) over this text: the units most worth a "
+                   "look (Karpathy et al. 2015 found such cells in char-LSTMs). One text is a lead, not a proof: "
+                   "generate another.")
+
+
+run()

@@ -1,0 +1,70 @@
+"""Text a student's language model writes after a prompt, kept with what the Generate page shows
+of it: the model's next-character scores at every position and its hidden units over the text,
+from one recording of the whole text (engine.record). No Streamlit here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+import engine
+from app.session.lab import Lab
+from engine.sampling import Sampling, generate
+from engine.tasks.features import char_features
+
+MAX_PROMPT, MAX_LENGTH = 500, 1000  # characters: a recording of 1,500 steps stays well under a second
+
+
+@dataclass(frozen=True)
+class Generated:
+    """prompt + continuation, and the model as it read them (at `step`)."""
+
+    text: str
+    prompt_length: int
+    sampling: Sampling
+    seed: int
+    step: int  # the training step of the model that wrote it
+    logits: torch.Tensor  # [T - 1, V]: the scores of the character after each one but the last
+    units: dict[str, torch.Tensor]  # "layer 0 h", "layer 0 c", "block 1 output"...: each [T - 1, H]
+
+    @property
+    def read(self) -> list[str]:
+        """The characters the model read, one per row of `logits` and `units`."""
+        return list(self.text[:-1])
+
+    def features(self) -> dict[str, np.ndarray]:
+        """What a reader of the text counts at each character read (quotes, brackets, indentation...)."""
+        return char_features(self.read)
+
+
+def write(lab: Lab, prompt: str, length: int, sampling: Sampling, seed: int) -> Generated:
+    """`length` characters after `prompt` from the lab's model, then its recording over the whole
+    text. ValueError (nothing changed) for a prompt it cannot read or a model that is no language
+    model. The caller holds the lab (Lab.hold) so no training step runs meanwhile."""
+    if not prompt:
+        raise ValueError("the prompt is empty: type at least one character for the model to start from")
+    if len(prompt) > MAX_PROMPT or not 1 <= length <= MAX_LENGTH:
+        raise ValueError(f"a prompt of at most {MAX_PROMPT:,} characters and 1 to {MAX_LENGTH:,} more, please")
+    if not hasattr(lab.task, "encode") or lab.task.spec.name != "charlm":
+        raise ValueError("generating text needs a character language model (the char LM task)")
+    ids = generate(lab.model, lab.task.encode(prompt), length, sampling, torch.Generator().manual_seed(seed))  # [T]
+    rec = engine.record(lab.model, ids[None, :-1], ids[None, 1:], jacobians=False)
+    text = "".join(lab.task.vocab[i] for i in ids.tolist())
+    return Generated(text, len(prompt), sampling, seed, lab.trainer.steps_done, rec.y_hat.detach(), units_of(rec))
+
+
+def units_of(rec: engine.Recording) -> dict[str, torch.Tensor]:
+    """Every layer's units over the text: a recurrent layer's h_t (and an LSTM's c_t), a
+    transformer block's output; each [T, H]."""
+    units = {}
+    for trace in rec.stacks.values():
+        block = not hasattr(trace, "cell")
+        for layer in range(trace.hidden.shape[0]):
+            if block:
+                units[f"block {layer} output"] = trace.hidden[layer, 0]  # [T, d_model]
+                continue
+            units[f"layer {layer} h"] = trace.hidden[layer, 0]  # [T, H]: a language model reads one way
+            if trace.cell is not None:
+                units[f"layer {layer} c"] = trace.cell[layer, 0]
+    return units

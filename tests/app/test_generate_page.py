@@ -1,0 +1,115 @@
+"""Generate: the page writes what engine.sampling.generate writes with the settings on screen, plots
+the next-character distribution as softmax(z / T) of the model's own scores, colours the text by a
+unit's recorded states, and refuses bad prompts in the page, keeping the last text."""
+import re
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+import engine
+from app import pages as nav
+from app.session.generation import Generated
+from engine.sampling import Sampling, generate
+
+from .conftest import MAIN, chart, plotted
+
+GENERATE = nav.PATHS["generate"]
+SMALL_LM = {"task": "charlm", "arch": "lstm", "hidden_size": "16", "embedding_dim": "8", "seq_len": "32"}
+
+
+def page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run().switch_page(GENERATE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def trained_page(steps: int = 60) -> AppTest:
+    at = page(SMALL_LM)
+    lab = at.session_state["lab"]
+    with lab.lock:
+        for _ in range(steps):
+            lab.advance()
+    return at.run()
+
+
+def generate_with(at: AppTest, prompt: str = "def ", method: str = "sample", length: int = 40, seed: int = 3,
+                  temperature: float = 0.8) -> AppTest:
+    at.text_area(key="gen_prompt").set_value(prompt)
+    at.selectbox(key="gen_method").set_value(method)
+    at.number_input(key="gen_length").set_value(length)
+    at.number_input(key="gen_seed").set_value(seed)
+    at.slider(key="gen_temperature").set_value(temperature)
+    at.get("form_submit_button")[0].click()
+    return at.run()
+
+
+def test_a_model_that_writes_no_text_gets_a_button_that_opens_a_char_lstm():
+    at = page()  # the default lab: the adding problem
+    assert "not predicting the next character" in at.info[0].value
+    at.button(key="generate.open").click().run()
+    assert at.session_state["lab"].setup.task == "charlm"
+    assert "has not trained yet" in at.warning[0].value
+
+
+@pytest.mark.parametrize("method", ["greedy", "sample", "top-p", "beam"])
+def test_the_page_writes_what_generate_writes_with_its_settings(method):
+    at = generate_with(trained_page(), method=method)
+    assert not at.exception, [e.message for e in at.exception]
+    generated: Generated = at.session_state["gen_result"]
+    lab = at.session_state["lab"]
+    sampling = Sampling(method, 0.8, 10, 0.9, 4)
+    expected = generate(lab.model, lab.task.encode("def "), 40, sampling, torch.Generator().manual_seed(3))
+    assert generated.text == "".join(lab.task.vocab[i] for i in expected.tolist())
+    assert generated.sampling == sampling and generated.step == 60
+    shown = at.get("html")[0].proto.body
+    assert generated.text[4:].replace("<", "&lt;")[:20] in shown.replace("&#x27;", "'").replace("&quot;", '"')
+
+
+def test_the_next_character_figure_is_softmax_of_the_recorded_scores_at_the_temperature_set():
+    at = generate_with(trained_page())
+    generated: Generated = at.session_state["gen_result"]
+    lab = at.session_state["lab"]
+    rec = engine.record(lab.model, *(t[None] for t in split(lab.task.encode(generated.text))), jacobians=False)
+    torch.testing.assert_close(generated.logits, rec.y_hat)  # one pass over the whole text
+    at.slider(key="gen_position").set_value(10)
+    at.slider(key="gen_view_temperature").set_value(2.0).run()
+    bars, marks = chart(at, "Next character after")["data"]
+    scaled = torch.softmax(rec.y_hat[10].double() / 2.0, -1)
+    assert np.allclose(plotted(bars["y"]), scaled.sort(descending=True).values[:15].numpy())
+    order = scaled.argsort(descending=True)[:15]
+    assert np.allclose(plotted(marks["y"]), torch.softmax(rec.y_hat[10].double(), -1)[order].numpy())
+
+
+def split(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return ids[:-1], ids[1:]
+
+
+def test_the_text_is_coloured_by_the_recorded_unit_and_the_table_lists_correlated_units():
+    at = generate_with(trained_page(), length=120)
+    generated: Generated = at.session_state["gen_result"]
+    assert set(generated.units) == {"layer 0 h", "layer 0 c"}
+    at.selectbox(key="gen_layer").set_value("layer 0 h")
+    at.number_input(key="gen_unit").set_value(5).run()
+    lab = at.session_state["lab"]
+    rec = engine.record(lab.model, *(t[None] for t in split(lab.task.encode(generated.text))), jacobians=False)
+    values = rec.stacks["rnn"].hidden[0, 0, :, 5]  # [T - 1]
+    coloured = at.get("html")[1].proto.body
+    hovers = [float(v) for v in re.findall(r'title="t = \d+: ([-\d.e+]+)"', coloured)]
+    assert np.allclose(hovers, values.numpy(), rtol=1e-3, atol=1e-6)
+    table = at.dataframe[0].value
+    assert {"feature", "unit", "r"} <= set(table.columns) and "indentation" in generated.features()
+
+
+def test_bad_prompts_say_what_to_change_and_keep_the_last_text():
+    at = generate_with(trained_page())
+    kept = at.session_state["gen_result"]
+    at = generate_with(at, prompt="déf €")
+    assert "not in this corpus's vocabulary" in at.error[0].value and "last one written" in at.error[0].value
+    assert at.session_state["gen_result"] is kept
+    at = generate_with(at, prompt="")
+    assert "prompt is empty" in at.error[0].value and at.session_state["gen_result"] is kept
