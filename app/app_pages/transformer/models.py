@@ -6,11 +6,7 @@ import streamlit as st
 
 from app.session.lab import Lab
 from app.session.link import Setup
-from app.session.transformers import CHAR_LM, LEARNED_REVERSAL, REVERSAL, SENTIMENT_ENCODER, WIDE_REVERSAL
 from app.widgets import state
-
-__all__ = ["CHAR_LM", "LEARNED_REVERSAL", "REVERSAL", "SENTIMENT_ENCODER", "WIDE_REVERSAL", "copied", "is_transformer",
-           "open_button", "shadowed"]
 
 
 def is_transformer(lab: Lab) -> bool:

@@ -12,19 +12,12 @@ import streamlit as st
 import torch
 
 import engine
-from app.app_pages.transformer.models import (
-    CHAR_LM,
-    REVERSAL,
-    SENTIMENT_ENCODER,
-    copied,
-    is_transformer,
-    open_button,
-    shadowed,
-)
+from app.app_pages.transformer.models import copied, is_transformer, open_button, shadowed
 from app.charts import attention as cattention
 from app.charts import attention_lines as clines
 from app.charts import scaling as cscaling
 from app.session.lab import Lab
+from app.session.transformers import CHAR_LM, REVERSAL, SENTIMENT_ENCODER
 from app.widgets import downloads as exports
 from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
