@@ -8,7 +8,6 @@ import html
 
 import streamlit as st
 
-from app.app_pages.transformer.models import open_button
 from app.charts import generation as charts
 from app.charts.unroll_time import coloured_tokens
 from app.session.generation import MAX_LENGTH, MAX_PROMPT, Generated, write
@@ -17,6 +16,7 @@ from app.session.link import preset_setup
 from app.widgets import state
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.open_model import open_button
 from engine.sampling import METHODS, Sampling
 from engine.units import correlated_units
 

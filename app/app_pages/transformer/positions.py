@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from app.app_pages.transformer.models import copied, is_transformer, open_button, shadowed
+from app.app_pages.transformer.models import copied, is_transformer, shadowed
 from app.charts import positional as cpos
 from app.charts.positional import COURSE_D, COURSE_DIMS, COURSE_POS
 from app.session.lab import Lab
@@ -14,6 +14,7 @@ from app.widgets import state
 from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
 from app.widgets.header import page_header, sidebar_summary
+from app.widgets.open_model import open_button
 
 FORMULA = (r"pe_{p,i} = \begin{cases} \sin\left(\dfrac{p}{10000^{i/d}}\right) & i \text{ even} \\[6pt]"
            r"\cos\left(\dfrac{p}{10000^{(i-1)/d}}\right) & i \text{ odd} \end{cases}")

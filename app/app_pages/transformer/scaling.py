@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.app_pages.transformer.models import is_transformer, open_button
+from app.app_pages.transformer.models import is_transformer
 from app.charts import saturation as charts
 from app.session.comparison import setup_text
 from app.session.lab import Lab
@@ -17,6 +17,7 @@ from app.widgets import state
 from app.widgets.controls import live_training, set_playing
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.open_model import open_button
 
 STEPS = state.SCALING_STEPS
 FORMULA = (r"\mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V \qquad\text{or}\qquad"

@@ -12,7 +12,7 @@ import streamlit as st
 import torch
 
 import engine
-from app.app_pages.transformer.models import copied, is_transformer, open_button, shadowed
+from app.app_pages.transformer.models import copied, is_transformer, shadowed
 from app.charts import attention as cattention
 from app.charts import attention_lines as clines
 from app.charts import scaling as cscaling
@@ -23,6 +23,7 @@ from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
 from app.widgets.header import page_header, sidebar_summary
+from app.widgets.open_model import open_button
 
 FORMULA = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
 MEAN = "mean of heads"
