@@ -38,6 +38,7 @@ MODULES = {"rnn": "nn.RNN", "lstm": "nn.LSTM", "gru": "nn.GRU"}
 ARCH_OF_ROWS = {1: "rnn", 3: "gru", 4: "lstm"}  # rows of W_hh per hidden unit: one block per gate
 GATES = {"rnn": "", "gru": ": the r, z and n gates", "lstm": ": the i, f, g and o gates"}
 MAPPINGS = {"seq2seq": "every step's state", "seq2vec": "the last step's state"}  # what the head reads
+NEEDS = {"seq2seq": "an output at every step", "seq2vec": "one output after the last step"}  # what a task needs
 # nn.LSTM's names, behind whatever prefix the student's module gave it: lstm.weight_ih_l0_reverse
 RECURRENT = re.compile(r"(?P<prefix>(?:.*\.)?)(?:weight|bias)_(?:ih|hh)_l(?P<layer>\d+)(?:_reverse)?")
 SAVE_SAFETENSORS = (
@@ -89,9 +90,10 @@ class Recognised:
         """Why a task shaped `spec` cannot run this network with its head reading as `mapping`, or None."""
         if mapping not in MAPPINGS:
             return f"the head reads every step (seq2seq) or the last step (seq2vec), not {mapping!r}"
+        if spec.mapping not in NEEDS:
+            return f"the {spec.name} task needs an encoder and a decoder (two recurrent stacks); this network has one"
         if spec.mapping != mapping:
-            needs = MAPPINGS.get(spec.mapping, "an encoder and a decoder, two recurrent stacks")
-            return f"the {spec.name} task's output needs {needs}, and this head reads {MAPPINGS[mapping]}"
+            return f"the {spec.name} task needs {NEEDS[spec.mapping]}, and this head reads {MAPPINGS[mapping]}"
         if (spec.input_kind, spec.input_size) != (self.input_kind, self.inputs):
             given = reads(spec.input_kind, spec.input_size)
             return f"the {spec.name} task gives {given}, and this network reads {self.reads()}"

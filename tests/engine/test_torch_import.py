@@ -172,7 +172,7 @@ def test_it_opens_on_a_task_of_its_shape_and_trains_there():
     trainer = engine.Trainer(model, task, engine.TrainConfig(lr=1e-2))
     trainer.step(2)
     assert trainer.steps_done == 2
-    with pytest.raises(ValueError, match="the adding task's output needs the last step's state, and this head reads "
+    with pytest.raises(ValueError, match="the adding task needs one output after the last step, and this head reads "
                                          "every step's state"):
         open_state_dict(save(student.state_dict()), "seq2seq", task=task)
     with pytest.raises(ValueError, match="the parity task gives 1 value per step, and this network reads 2 values"):
