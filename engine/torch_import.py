@@ -8,8 +8,9 @@ read every step's state or the last one's) and which token each embedding row st
 it is decided from the file's JSON header before a tensor is read, so a few forged bytes cannot
 make us allocate; a pickle or a torch.save zip is refused unread.
 
-    found = engine.torch_import.recognise(data)       # what the file holds, for a page to show
-    found, model = engine.torch_import.open_state_dict(data, "seq2vec", activation="relu")
+    from engine.torch_import import open_state_dict, recognise
+    found = recognise(data)                                   # what the file holds, for a page to show
+    found, model = open_state_dict(data, "seq2vec", activation="relu", task=engine.make_task("adding"))
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from safetensors.torch import load as load_bytes
 from torch import nn
 
 from .build import build_model
+from .cells import GATE_COUNT, GATE_NAMES
 from .checkpoint import FORMAT, MAX_HEADER, check_safetensors, expected_shapes
 from .checkpoint_header import MAX_TOKEN_CHARS
 from .config import ModelConfig
@@ -35,8 +37,7 @@ MAX_BYTES = 64 * 2**20
 MAX_VOCAB_BYTES = 10 * 2**20
 DTYPE_BYTES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}  # the floating-point types a state_dict may hold
 MODULES = {"rnn": "nn.RNN", "lstm": "nn.LSTM", "gru": "nn.GRU"}
-ARCH_OF_ROWS = {1: "rnn", 3: "gru", 4: "lstm"}  # rows of W_hh per hidden unit: one block per gate
-GATES = {"rnn": "", "gru": ": the r, z and n gates", "lstm": ": the i, f, g and o gates"}
+ARCH_OF_ROWS = {rows: arch for arch, rows in GATE_COUNT.items()}  # W_hh has one H-row block per gate
 MAPPINGS = {"seq2seq": "every step's state", "seq2vec": "the last step's state"}  # what the head reads
 NEEDS = {"seq2seq": "an output at every step", "seq2vec": "one output after the last step"}  # what a task needs
 # nn.LSTM's names, behind whatever prefix the student's module gave it: lstm.weight_ih_l0_reverse
@@ -68,6 +69,11 @@ class Recognised:
         return "values" if self.embedding is None else "tokens"
 
     @property
+    def inputs(self) -> int:
+        """A task's input_size for it: the token ids' count, or the values per step."""
+        return self.input_size if self.embedding is None else self.vocab_size
+
+    @property
     def width(self) -> int:
         """What the top layer hands the head per step: both directions' states."""
         return self.hidden_size * (2 if self.bidirectional else 1)
@@ -76,11 +82,6 @@ class Recognised:
         return ModelConfig(arch=self.arch, hidden_size=self.hidden_size, num_layers=self.num_layers,
                            bidirectional=self.bidirectional, activation=activation,
                            embedding_dim=self.input_size if self.embedding else ModelConfig.embedding_dim)
-
-    @property
-    def inputs(self) -> int:
-        """A task's input_size for it: the token ids' count, or the values per step."""
-        return self.input_size if self.embedding is None else self.vocab_size
 
     def spec(self, mapping: str, name: str = "pytorch", loss: str = "ce") -> TaskSpec:
         """A task shape of its own, for a model that runs on no task of Unrolled's."""
@@ -115,10 +116,11 @@ class Recognised:
         """What was recognised, part by part, as a page lists it (Markdown)."""
         first = (f"`{self.embedding}`: an nn.Embedding of {self.vocab_size} token ids, each read as "
                  f"{self.input_size} numbers" if self.embedding else f"no embedding: it reads {self.reads()}")
-        rows = next(n for n, arch in ARCH_OF_ROWS.items() if arch == self.arch)
+        rows, gates = GATE_COUNT[self.arch], GATE_NAMES[self.arch]
+        named = f": the {', '.join(gates[:-1])} and {gates[-1]} gates" if gates else ""
         where = f"`{self.recurrent}weight_ih_l0`, `{self.recurrent}weight_hh_l0`, …"
-        middle = (f"{where}: {self.title()} (W_hh has {rows if rows > 1 else ''}H = {rows * self.hidden_size} "
-                  f"rows{GATES[self.arch]})")
+        size = f"{rows if rows > 1 else ''}H = {rows * self.hidden_size}"
+        middle = f"{where}: {self.title()} (W_hh has {size} rows{named})"
         last = (f"`{self.head}weight` and `{self.head}bias`: an nn.Linear head, {self.width} → {self.output_size}"
                 if self.head is not None else
                 f"no head: its outputs are the top layer's states ({self.width} numbers), read as they are")

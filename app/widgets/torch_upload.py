@@ -64,9 +64,10 @@ def torch_upload(lab: Lab) -> None:
     rows = fits(lab, found, mapping, vocab)
     st.dataframe(pd.DataFrame({
         "task": [r.task for r in rows],
+        "fits": ["yes" if r.problem is None else "no" for r in rows],
         "gives the network": [r.reads for r in rows],
         "needs": [r.needs for r in rows],
-        "fits": ["yes" if r.problem is None else f"no: {r.problem}" for r in rows],
+        "why not": [r.problem or "" for r in rows],
     }), hide_index=True)
     fitting = [r.task for r in rows if r.problem is None]
     if not fitting:
@@ -83,7 +84,7 @@ def torch_upload(lab: Lab) -> None:
         except ValueError as err:
             refused(file.name, err)
             return
-        opened()
+        opened(f"{file.name} opened on {task}")
     st.caption(
         "Opening it replaces the model you have with the file's weights, on that task: every page then opens "
         "it up, and training goes on from them."
@@ -120,14 +121,15 @@ def unrolled_checkpoint(lab: Lab, name: str, data: bytes) -> None:
         except ValueError as err:
             refused(name, err)
             return
-        opened()
+        opened(f"{name} opened on {lab.setup.task}")
 
 
 def refused(name: str, err: ValueError) -> None:
     st.error(f"{name}: {err}. The model you had is unchanged.", icon=":material/block:")
 
 
-def opened() -> None:
+def opened(what: str) -> None:
     """A new model: the lesson's text no longer applies, and the whole page draws it."""
     st.session_state.pop(state.LESSON, None)
+    st.toast(what, icon=":material/check:")
     st.rerun()
