@@ -1,11 +1,13 @@
 """Each lesson on its own page (issue 12, item 5): steps/s while playing in a real chromium, the
 rerun after moving a control there, the time the lesson's budget takes at that pace beside what
-its card promises, and the plain training rate of the same setup (Lab.advance in this process),
-so the table shows what share of the training capacity the page delivers. Then one playing run
-of each lesson's live fragment (a tick) under AppTest, in this process, split into training,
-recording, charts and the rest (where a tick's time goes).
+its card promises, and the plain training rate of the same setup (Lab.advance in this process;
+on a page that trains runs of its own, OWN_RUNS, their advance), so the table shows what share of
+the training capacity the page delivers. Then one playing run of each lesson's live fragment (a
+tick) under AppTest, in this process, split into training, recording, charts and the rest (where
+a tick's time goes).
 
-    PYTHONPATH=. python benchmarks/lesson_speed.py [--quick]   # 30 s of play per lesson (--quick: 10 s)
+    PYTHONPATH=. python benchmarks/lesson_speed.py [--quick] [--only browser|profile] [--lessons KEY,KEY]
+    # 30 s of play per lesson (--quick: 10 s); --lessons: those lessons' cases only (by LESSONS' keys)
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
@@ -27,15 +29,35 @@ import torch
 from timing import load_average, table
 
 from app import pages
+from app.session import scaling
+from app.session.comparison import RoundRobin
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY, LESSONS, Lesson
+from app.session.link import Setup
+from app.session.probes import RECORD_EVERY
 from app.widgets import state
 
 REPO = Path(__file__).resolve().parents[1]
 MAIN = str(REPO / "app" / "main.py")
 STEPS = re.compile(r"steps trained:\s*([\d,]+)")
+EACH_RUN = re.compile(r"step ([\d,]+) of [\d,]+ for each run")  # a page's progress text over its own runs
 # A stated time in a card's text: "30 seconds", "2 minutes", "in 5 min", "90 s".
 STATED_TIME = re.compile(r"\b\d[\d,.]*\s*(?:seconds?|secs?|minutes?|mins?|s|hours?|h)\b", re.I)
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnRuns:
+    """A page that trains runs of its own in turns (a comparison.RoundRobin in st.session_state[key]),
+    not the Lab's model: its progress reads "step N of M for each run", so count x N steps trained."""
+
+    make: Callable[[Setup], RoundRobin]
+    key: str
+    control: str  # its "up to step" input
+    count: int
+
+
+# The pages that train their own runs; every other lesson's page trains the Lab.
+OWN_RUNS = {"scaling": OwnRuns(scaling.ScalingRuns, state.SCALING, "Train each up to step", len(scaling.RUNS))}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,26 +94,50 @@ def cases() -> list[Case]:
     return rows
 
 
+def chosen(keys: str) -> set[str]:
+    """Lesson keys from "key1,key2" (argparse's type for --lessons)."""
+    picked = set(keys.split(","))
+    if picked - BY_KEY.keys():
+        raise argparse.ArgumentTypeError(f"no lesson {', '.join(sorted(picked - BY_KEY.keys()))}; "
+                                         f"the lessons: {', '.join(BY_KEY)}")
+    return picked
+
+
+def budget(case: Case) -> int:
+    """The steps the lesson's budget trains in all: each run's on a page training its own."""
+    own = OWN_RUNS.get(case.page)
+    return case.lesson.steps * (own.count if own else 1)
+
+
 def stated_time(lesson: Lesson) -> str:
     found = STATED_TIME.findall(lesson.what_to_do)
     return "; ".join(found) if found else "none stated"
 
 
-# --- The training capacity: Lab.advance in this process ---------------------------------------
+# --- The training capacity: Lab.advance (or the page's own runs' advance) in this process ------
 
 
-def plain_rate(setup, seconds: float) -> tuple[float, str]:
-    """Steps/s of Lab(setup).advance() under the lab's lock, from a fresh lab, for about `seconds`
+FAR = 10**9  # an `until` no benchmark reaches
+
+
+def plain_rate(case: Case, seconds: float) -> tuple[float, str]:
+    """Steps/s of Lab(setup).advance() under the lab's lock, from a fresh lab, for at least `seconds`
     (what the page's training loop does, recording every 25 steps and the held-out evaluation
-    included, with no drawing). A lab that stops (diverged) says at which step."""
-    lab = Lab(setup)
-    with lab.lock:
+    included, with no drawing); on a page training its own runs, their advance (one step of one
+    run, each run measured every 25 steps), counting every run's steps. Timed over whole rounds of
+    25 steps (of each run), so every round's measurement is in: a slow setup's can take seconds.
+    Training that stops (diverged) says at which step."""
+    own = OWN_RUNS.get(case.page)
+    trainee = Lab(case.setup) if own is None else own.make(case.setup)
+    trainers = [trainee.trainer] if own is None else [run.trainer for run in trainee.runs]
+    rounds = RECORD_EVERY * len(trainers)  # steps in which each run is measured once
+    with trainee.lock:
         for _ in range(3):  # warm-up: the first steps allocate
-            lab.advance()
+            trainee.advance(FAR)
         done, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            if not lab.advance():
-                return float("nan"), f"stops at step {lab.trainer.steps_done} ({lab.trainer.status})"
+        while time.perf_counter() - start < seconds or done % rounds:
+            if not trainee.advance(FAR):
+                return float("nan"), "stops at " + ", ".join(f"step {t.steps_done} ({t.status})" for t in trainers)
             done += 1
         return done / (time.perf_counter() - start), ""
 
@@ -173,10 +219,13 @@ class Runs:
         return len(inside), statistics.median(lengths) if lengths else float("nan")
 
 
-def steps_trained(page) -> int:
-    """The sidebar's "steps trained: N" (tests/browser/test_build_train.py reads it the same way)."""
-    match = STEPS.search(page.locator('[data-testid="stSidebar"]').inner_text())
-    return int(match.group(1).replace(",", "")) if match else -1
+def steps_trained(page, case: Case) -> int:
+    """The sidebar's "steps trained: N" (tests/browser/test_build_train.py reads it the same way); on
+    a page training its own runs, count x N of its "step N of M for each run". -1: not shown."""
+    own = OWN_RUNS.get(case.page)
+    where, pattern = ("stSidebar", STEPS) if own is None else ("stMain", EACH_RUN)
+    match = pattern.search(page.locator(f'[data-testid="{where}"]').inner_text())
+    return (1 if own is None else own.count) * int(match.group(1).replace(",", "")) if match else -1
 
 
 def playing(page) -> bool:
@@ -193,7 +242,9 @@ def control(case: Case) -> tuple[str, list[str]]:
     """The control a rerun moves on the lesson's page, and the values it is set to in turn."""
     if case.page in ("gradients", "gates"):
         return "Sample to open up", ["1", "0", "1", "0"]  # back where it started: the next round changes it again
-    return "Train up to step", [str(case.lesson.steps + 100), str(case.lesson.steps)] * 2
+    own = OWN_RUNS.get(case.page)
+    label = "Train up to step" if own is None else own.control
+    return label, [str(case.lesson.steps + 100), str(case.lesson.steps)] * 2
 
 
 LOST_AFTER = 30.0  # s: a change that started no whole-page run by then is reported as lost (nan)
@@ -242,19 +293,19 @@ def on_page(browser, url: str, case: Case, play_seconds: float) -> dict:
         page = context.new_page()
         runs = Runs(page)
         open_case(page, url, case)
-        before = steps_trained(page)
+        before = steps_trained(page, case)
         page.get_by_role("button", name="Play", exact=True).click()
         pressed = time.perf_counter()
         while not playing(page) and runs.page_run_end(pressed) is None and time.perf_counter() - pressed < 60:
             page.wait_for_timeout(20)  # the page's run after the click has drawn the Pause button
         while not runs.tick_ended(pressed) and playing(page) and time.perf_counter() - pressed < 60:
             page.wait_for_timeout(20)  # the first tick has drawn and trained
-        t0, s0 = time.perf_counter(), steps_trained(page)
+        t0, s0 = time.perf_counter(), steps_trained(page, case)
         samples = [(t0, s0)]
         stop = t0 + play_seconds
         while time.perf_counter() < stop and playing(page):
             pump(page, min(stop, time.perf_counter() + 1.0))
-            samples.append((time.perf_counter(), steps_trained(page)))
+            samples.append((time.perf_counter(), steps_trained(page, case)))
         # A lesson that reached its target stopped meanwhile: its pace ends at the first reading
         # of its last step count, not at the last reading.
         t1, s1 = next(sample for sample in samples if sample[1] == samples[-1][1])
@@ -296,7 +347,7 @@ def minutes(seconds: float) -> str:
     return "-" if seconds != seconds else f"{seconds / 60:.1f} min"
 
 
-def browser_table(play_seconds: float, capacity_seconds: float) -> str:
+def browser_table(picked: list[Case], play_seconds: float, capacity_seconds: float) -> str:
     from playwright.sync_api import sync_playwright
 
     from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
@@ -307,8 +358,8 @@ def browser_table(play_seconds: float, capacity_seconds: float) -> str:
     with server() as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for case in cases():
-                plain, stopped = plain_rate(case.setup, capacity_seconds)  # the server idles meanwhile
+            for case in picked:
+                plain, stopped = plain_rate(case, capacity_seconds)  # the server idles meanwhile
                 got = on_page(browser, url, case, play_seconds)
                 rate = got["rate"] if got["steps"] > 0 else float("nan")
                 note = "" if got["played on"] else f" (stopped at step {got['end steps']})"
@@ -322,7 +373,7 @@ def browser_table(play_seconds: float, capacity_seconds: float) -> str:
                     f"{rate / plain:.0%}" if rate == rate and plain == plain else "-",
                     f"{got['ticks'] / got['seconds']:.2f}" if got["seconds"] > 0 else "-", f"{got['tick s']:.2f}",
                     label, playing_rerun, paused_rerun,
-                    f"{case.lesson.steps:,}", minutes(case.lesson.steps / rate), minutes(case.lesson.steps / plain),
+                    f"{budget(case):,}", minutes(budget(case) / rate), minutes(budget(case) / plain),
                     stated_time(case.lesson),
                 ])
                 print(f"  {case.name}: {rate:.1f} steps/s on the page, {plain:.1f} plain "
@@ -331,7 +382,8 @@ def browser_table(play_seconds: float, capacity_seconds: float) -> str:
             browser.close()
     return table(
         f"Lessons on their pages: one chromium tab (1280x900), {play_seconds:.0f} s of play each, against "
-        f"Lab.advance in this process ({capacity_seconds:.0f} s each)",
+        f"Lab.advance in this process ({capacity_seconds:.0f} s each; on a page training its own runs, their "
+        "advance, every run's steps counted)",
         ["lesson", "page", "steps/s on the page", "first / second half", "steps/s Lab.advance (capacity)",
          "page / capacity", "ticks/s", "tick s (median)", "control moved", "rerun s, playing", "rerun s, paused",
          "budget (steps)", "budget at the page's pace", "budget at capacity", "time the card states"],
@@ -382,11 +434,12 @@ class Split:
 
 
 def categorised(split: Split) -> None:
+    import importlib
     import inspect
+    import pkgutil
 
     import engine
     from app import charts
-    from app.charts import compare, gates, gradients, log_lines, network, training, unroll, unroll_bars, unroll_time
     from app.session import heldout, playback, probes
     from app.widgets import figures
 
@@ -394,16 +447,17 @@ def categorised(split: Split) -> None:
     split.wrap(engine.Trainer, "step", "of which optimizer steps")
     split.wrap(probes.Probes, "measure", "of which gradient log (every 25)")
     split.wrap(heldout.HeldOut, "trained", "of which held-out eval (every 25)")
+    split.wrap(scaling.SaturationRun, "measure", "of which held-out eval and engine.saturation (own runs, every 25)")
     for name in ("recording", "truncated_recording", "weight_spectra", "initial_gradients"):
         split.wrap(probes.Probes, name, "recording for the figures")
     split.wrap(probes.Probes, "log_frame", "gradient log to a frame")
     split.wrap(engine.Trainer, "history_frame", "history to a frame")
-    for module in (compare, gates, gradients, log_lines, network, training, unroll, unroll_bars, unroll_time):
+    for found in pkgutil.iter_modules(charts.__path__):  # every figure module, each page's among them
+        module = importlib.import_module(f"{charts.__name__}.{found.name}")
         for name, fn in inspect.getmembers(module, inspect.isfunction):
             if fn.__module__ == module.__name__ and not name.startswith("_"):
                 split.wrap(module, name, FIGURES)
     split.wrap(figures, "show", "st.plotly_chart (serialise the figure)")
-    del charts
 
 
 def profile_case(case: Case, runs: int) -> dict[str, float]:
@@ -422,18 +476,21 @@ def profile_case(case: Case, runs: int) -> dict[str, float]:
     else:
         at.session_state[state.LAB].start(case.setup)
         at.session_state[state.TARGET_STEPS] = case.lesson.steps
-    at.switch_page(pages.PATHS[case.page]).run()
-    assert not at.exception, [e.value for e in at.exception]
-    lab = at.session_state[state.LAB]
-    lab.playing = True
-    for _ in range(2):
-        tick(at)
     split = Split()
-    categorised(split)
+    categorised(split)  # before the page's run: the fragment's draw keeps the functions its page imported then
     try:
+        at.switch_page(pages.PATHS[case.page]).run()
+        assert not at.exception, [e.value for e in at.exception]
+        own = OWN_RUNS.get(case.page)
+        trainee = at.session_state[state.LAB if own is None else own.key]
+        trainee.playing = True
+        for _ in range(2):
+            tick(at)
+        split.spent.clear()  # the page's run and the warm-up ticks: not timed
+        split.by_figure.clear()
         start = time.perf_counter()
         for _ in range(runs):
-            lab.playing = True  # a lesson that reaches its target stops playing
+            trainee.playing = True  # a lesson that reaches its target stops playing
             drawn = tick(at)
         total = (time.perf_counter() - start) / runs
     finally:
@@ -445,13 +502,14 @@ def profile_case(case: Case, runs: int) -> dict[str, float]:
 
 
 CATEGORIES = ["training (train_for)", "of which optimizer steps", "of which gradient log (every 25)",
-              "of which held-out eval (every 25)", "recording for the figures", "gradient log to a frame",
-              "history to a frame", "building figures (app.charts)", "st.plotly_chart (serialise the figure)"]
+              "of which held-out eval (every 25)", "of which held-out eval and engine.saturation (own runs, every 25)",
+              "recording for the figures", "gradient log to a frame", "history to a frame",
+              "building figures (app.charts)", "st.plotly_chart (serialise the figure)"]
 
 
-def profile_table(runs: int) -> str:
+def profile_table(picked: list[Case], runs: int) -> str:
     rows = []
-    for case in cases():
+    for case in picked:
         if case.name == "exploding":
             continue  # diverges on its second step: nothing plays
         spent = profile_case(case, runs)
@@ -467,24 +525,24 @@ def profile_table(runs: int) -> str:
     )
 
 
-def run(quick: bool) -> str:
+def run(quick: bool, only: str | None = None, lessons: set[str] | None = None) -> str:
+    """Both tables (or `only` one) for every case, or the cases of `lessons` (keys)."""
     torch.set_num_threads(1)
+    picked = [case for case in cases() if lessons is None or case.lesson.key in lessons]
     play, capacity = (10.0, 2.0) if quick else (30.0, 5.0)
-    return browser_table(play, capacity) + "\n" + profile_table(2 if quick else 4)
+    tables = {"browser": lambda: browser_table(picked, play, capacity),
+              "profile": lambda: profile_table(picked, 2 if quick else 4)}
+    return "\n".join(make() for name, make in tables.items() if only in (None, name))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="10 s of play per lesson instead of 30")
     parser.add_argument("--only", choices=["browser", "profile"], help="one of the two tables")
+    parser.add_argument("--lessons", type=chosen, metavar="KEY,KEY",
+                        help="these lessons' cases only (their second halves included), by LESSONS' keys")
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    if args.only == "profile":
-        print(profile_table(2 if args.quick else 4))
-    elif args.only == "browser":
-        print(browser_table(10.0 if args.quick else 30.0, 2.0 if args.quick else 5.0))
-    else:
-        print(run(args.quick))
+    print(run(args.quick, args.only, args.lessons))
 
 
 if __name__ == "__main__":
