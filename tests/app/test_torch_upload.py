@@ -9,8 +9,12 @@ from streamlit.testing.v1 import AppTest
 from torch import nn
 
 import engine
+from app import pages as nav
 from app.session.lab import Lab
 from app.session.link import preset_setup
+from app.session.torch_models import open_on
+
+from .conftest import MAIN
 
 
 def widget_page():
@@ -214,3 +218,17 @@ def test_a_network_over_the_labs_budget_is_refused_on_opening_and_the_lab_keeps_
     at.button(key="torch_upload.open").click().run()
     assert "big.safetensors: this network has 5,251,073 parameters, over this app's limit" in at.error[0].value
     assert at.session_state["lab"].model is model
+
+
+def test_every_page_opens_a_model_opened_from_pytorch():
+    """The look-inside pages read the lab's model, whichever way it entered: the file's LSTM,
+    opened on adding, draws on Unroll, Gates and Gradients as a model built here does."""
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    torch.manual_seed(0)
+    student = Sentiment().eval()
+    open_on(at.session_state["lab"], save(student.state_dict()), "adding", "seq2vec")
+    for page_name in ("build", "unroll", "gates", "gradients"):
+        at.switch_page(nav.PATHS[page_name]).run()
+        assert not at.exception, (page_name, [e.message for e in at.exception])
+        assert at.get("plotly_chart"), f"{page_name} drew nothing"
+    assert at.session_state["lab"].setup.model.hidden_size == 6
