@@ -6,8 +6,14 @@ streams, engine/rng.py), starts from the same weights (the layers built in the e
 under the same seed, then the same initialisation) and takes the same steps (optimizer, clipping,
 one torch thread as the app), so it prints the app's losses to the last digit. It is made of the
 templates in export_templates/, filled with the settings, each commented with the setting it came
-from. A setup it cannot reproduce yet is refused with a ValueError naming the setting: a script
-that trained something other than the app's run would teach the wrong thing.
+from.
+
+Written out: the cells PyTorch has a module for (nn.RNN with tanh or relu, nn.LSTM, nn.GRU), any
+depth, bidirectional, dropout, every initialisation and forget bias, every optimizer and clipping,
+on the adding, recall, parity, sine and charlm tasks, and encoder-decoders without attention
+(reversed source, scheduled sampling) on reverse and copy. A setup it cannot reproduce yet is
+refused with a ValueError naming the setting: a script that trained something other than the
+app's run would teach the wrong thing.
 
 `setup` is anything with `task`, `task_params`, `model` (ModelConfig) and `train` (TrainConfig),
 as the app's Setup (app/session/link.py); `upload` is the text a charlm run read instead of the
@@ -22,20 +28,22 @@ from string import Template
 
 import torch
 
+from .build import model_class
 from .cells import GATE_COUNT, GATE_NAMES
 from .config import ModelConfig
 from .export_templates import parts, tasks
+from .seq2seq import decoder_config
 from .tasks import Task, TaskSpec, make_task
 from .tasks.text import charlm_corpus
 
-TASK_TEMPLATES = {"adding": tasks.ADDING, "recall": tasks.RECALL, "parity": tasks.PARITY, "charlm": tasks.CHARLM}
+TASK_TEMPLATES = {"adding": tasks.ADDING, "recall": tasks.RECALL, "parity": tasks.PARITY, "charlm": tasks.CHARLM,
+                  "reverse": tasks.REVERSE, "copy": tasks.COPY}
 EXPORTED_TASKS = (*TASK_TEMPLATES, "sine")
 NOT_YET = {  # a task the script does not write out yet -> why
     "sentiment": "its reviews are split into words, numbered and padded by the engine, which the script does "
                  "not write out yet",
-    "reverse": "an encoder-decoder's decoder is not written out yet",
-    "copy": "an encoder-decoder's decoder and attention are not written out yet",
-    "dates": "an encoder-decoder's decoder and attention, and the padding of the dates, are not written out yet",
+    "dates": "the dates are padded to one length, and the encoder packs them to skip the pads, which the script "
+             "does not write out yet",
     "sort": "a pointer network is not written out yet",
 }
 MODULES = {"lstm": "nn.LSTM", "gru": "nn.GRU", "rnn": "nn.RNN"}
@@ -63,6 +71,11 @@ def check_exportable(setup) -> None:
         raise ValueError(f"not exportable yet: task={setup.task!r}: {why}")
     if cfg.arch == "transformer":
         raise ValueError("not exportable yet: arch='transformer': the script writes out RNN, LSTM and GRU networks")
+    if cfg.attention is not None:
+        raise ValueError(
+            f"not exportable yet: attention={cfg.attention!r}: attention is not written out yet; the script writes "
+            "out an encoder-decoder without it (attention=None)"
+        )
     if not cfg.uses_fused_kernel:
         setting = "peephole=True" if cfg.peephole else f"activation={cfg.activation!r}"
         raise ValueError(
@@ -102,6 +115,7 @@ def script_for(setup, upload: str | bytes | None = None) -> str:
     check_exportable(setup)
     task = task_of(setup, upload)
     cfg, train = setup.model, setup.train
+    model_class(cfg, task.spec)  # build_model's own refusal of settings that do not fit the task
     title = f"Unrolled's run of the {setup.task} task with {article(cfg.arch)} {cfg.arch.upper()}"
     usage = f" --steps {task.preset.steps}" + (f" --text {TEXT_NAME}" if reads_text(setup) else "")
     header = fill(parts.HEADER, title=title, torch_version=torch.__version__, settings=settings(setup, task),
@@ -109,7 +123,8 @@ def script_for(setup, upload: str | bytes | None = None) -> str:
     sections = [header, data_part(task, upload), loss_part(task.spec)]
     if initialises(cfg):
         sections.append(init_part(cfg))
-    sections += [model_part(cfg, task.spec), train_part(setup, task, title)]
+    vocab = "VOCAB_SIZE" if reads_text(setup) else str(task.spec.input_size)
+    sections += [model_part(cfg, task.spec, vocab, train.scheduled_sampling), train_part(setup, task, title)]
     return "".join(sections)
 
 
@@ -117,9 +132,9 @@ def fill(template: str, **values) -> str:
     return Template(template).substitute(values)
 
 
-def docstring(text: str) -> str:
-    """`text` wrapped as the body of a docstring four spaces in."""
-    return textwrap.fill(text, width=DOC_WIDTH, subsequent_indent="    ")
+def docstring(text: str, spaces: int = 4) -> str:
+    """`text` wrapped as the body of a docstring `spaces` in."""
+    return textwrap.fill(text, width=DOC_WIDTH + 4 - spaces, subsequent_indent=" " * spaces)
 
 
 def article(arch: str) -> str:
@@ -136,7 +151,10 @@ def settings(setup, task: Task) -> str:
         shown.append("embedding_dim")
     shown += [name for name in ("spectral_radius", "forget_bias") if getattr(cfg, name) is not None]
     task_params = ", ".join(f"{k}={v!r}" for k, v in setup.task_params.items())
-    training = ("optimizer", "lr", "batch_size", "clip_norm", "clip_value", "seed")
+    training = ["optimizer", "lr", "batch_size", "clip_norm", "clip_value", "seed"]
+    if task.spec.mapping == "encdec":
+        shown.append("reverse_source")
+        training.append("scheduled_sampling")
     rows = {
         "task": setup.task + (f": {task_params}" if task_params else ""),
         "model": ", ".join(f"{name}={getattr(cfg, name)!r}" for name in shown),
@@ -194,7 +212,7 @@ def init_part(cfg: ModelConfig) -> str:
     uses_h = gates > 1 or cfg.init == "identity" or cfg.forget_bias is not None
     return fill(
         parts.INIT, summary=docstring(init_summary(cfg)), hidden="    H = rnn.hidden_size\n" if uses_h else "",
-        suffixes='("", "_reverse")' if cfg.bidirectional else '("",)', body=indented(body, 12),
+        body=indented(body, 12),
     )
 
 
@@ -223,26 +241,31 @@ def init_summary(cfg: ModelConfig) -> str:
     return f"Start {' and '.join(said)}, in every layer and direction, as the app does."
 
 
-def model_part(cfg: ModelConfig, spec: TaskSpec) -> str:
-    """The engine's SequenceModel in plain torch: input, recurrent stack, linear head."""
-    tokens = spec.input_kind == "tokens"  # charlm's characters: its only token task exported
-    layers = []
-    if tokens:
-        layers.append(f"self.embedding = nn.Embedding(VOCAB_SIZE, {cfg.embedding_dim})  # model: embedding_dim")
-    nonlinearity = f'nonlinearity="{cfg.activation}", ' if cfg.arch == "rnn" else ""
-    layers += [
-        f"self.rnn = {MODULES[cfg.arch]}(  # model: arch={cfg.arch!r} and the settings below",
-        f"    {nonlinearity}input_size={cfg.embedding_dim if tokens else spec.input_size}, "
-        f"hidden_size={cfg.hidden_size}, num_layers={cfg.num_layers},",
-        f"    bidirectional={cfg.bidirectional}, dropout={cfg.dropout!r}, batch_first=True,",
-        ")",
-    ]
+def model_part(cfg: ModelConfig, spec: TaskSpec, vocab: str, scheduled_sampling: float) -> str:
+    """The engine's SequenceModel (or EncoderDecoder) in plain torch, its layers in the engine's order.
+    `vocab`: what the script calls the size of its input vocabulary (tokens only)."""
+    if spec.mapping == "encdec":
+        return encoder_decoder_part(cfg, spec, scheduled_sampling)
+    tokens = spec.input_kind == "tokens"
+    layers = [f"self.embedding = nn.Embedding({vocab}, {cfg.embedding_dim})  # model: embedding_dim"] if tokens else []
+    layers += recurrent_lines("rnn", cfg, cfg.embedding_dim if tokens else spec.input_size)
     if initialises(cfg):
         layers.append("initialise(self.rnn)")
     width = cfg.hidden_size * cfg.num_directions
-    layers.append(f"self.head = nn.Linear({width}, {'VOCAB_SIZE' if tokens else spec.output_size})  # the read-out")
-    return fill(parts.MODEL, summary=docstring(model_summary(cfg, spec)), layers=indented(layers),
-                forward=indented(forward_lines(cfg, spec)))
+    layers.append(f"self.head = nn.Linear({width}, {vocab if tokens else spec.output_size})  # the read-out")
+    return fill(parts.MODEL, prelude="", summary=docstring(model_summary(cfg, spec)), layers=indented(layers),
+                arguments="x: torch.Tensor", forward=indented(forward_lines(cfg, spec)))
+
+
+def recurrent_lines(name: str, cfg: ModelConfig, input_size: int, comment: str = "") -> list[str]:
+    """self.<name> = nn.LSTM(...) (or GRU, RNN) as engine.recurrent.make_recurrent builds it."""
+    nonlinearity = f'nonlinearity="{cfg.activation}", ' if cfg.arch == "rnn" else ""
+    return [
+        f"self.{name} = {MODULES[cfg.arch]}(  # {comment or f'model: arch={cfg.arch!r} and the settings below'}",
+        f"    {nonlinearity}input_size={input_size}, hidden_size={cfg.hidden_size}, num_layers={cfg.num_layers},",
+        f"    bidirectional={cfg.bidirectional}, dropout={cfg.dropout!r}, batch_first=True,",
+        ")",
+    ]
 
 
 def indented(lines: list[str], spaces: int = 8) -> str:
@@ -252,6 +275,10 @@ def indented(lines: list[str], spaces: int = 8) -> str:
 def model_summary(cfg: ModelConfig, spec: TaskSpec) -> str:
     shape = f"{cfg.num_layers} x {cfg.hidden_size} {cfg.arch.upper()}"
     shape += ", bidirectional" if cfg.bidirectional else ""
+    if spec.mapping == "encdec":
+        return (f"An encoder-decoder (Sutskever et al. 2014): a {shape} encoder whose final state starts a "
+                f"{cfg.num_layers} x {cfg.hidden_size * cfg.num_directions} {cfg.arch.upper()} decoder, which "
+                "writes the target one token at a time.")
     read = "the last step's state" if spec.mapping == "seq2vec" else "every step's state"
     return f"{shape}, and a linear head on {read} ({spec.mapping})."
 
@@ -278,6 +305,38 @@ def forward_lines(cfg: ModelConfig, spec: TaskSpec) -> list[str]:
     ]
 
 
+def encoder_decoder_part(cfg: ModelConfig, spec: TaskSpec, scheduled_sampling: float) -> str:
+    """engine.seq2seq.EncoderDecoder without attention: the encoder's final state starts the decoder,
+    which is as wide as the encoder's directions side by side."""
+    decoder = decoder_config(cfg)
+    E = cfg.embedding_dim
+    layers = [
+        f"self.source_embedding = nn.Embedding({spec.input_size}, {E})  # the source's symbols; model: embedding_dim",
+        *recurrent_lines("encoder", cfg, E),
+        f"self.target_embedding = nn.Embedding({spec.output_size}, {E})  # <sos>, <eos> and the symbols",
+        *recurrent_lines("decoder", decoder, E, "the encoder's cell and depth, as wide as its directions together"),
+    ]
+    if initialises(cfg):
+        layers += ["initialise(self.encoder)", "initialise(self.decoder)"]
+    layers.append(f"self.head = nn.Linear({decoder.hidden_size}, {spec.output_size})  # the read-out")
+    joined = "join_directions(h_n)"
+    if cfg.arch == "lstm":
+        joined = "tuple(join_directions(s) for s in h_n)  # h and c"
+    context = joined if cfg.bidirectional else "h_n  # the decoder starts where the encoder ended, layer by layer"
+    reverse = ["x = x.flip(1)  # model: reverse_source, the source read backwards"] if cfg.reverse_source else []
+    teaching = "Logits [B, T_out, V] for the targets y [B, T_out]."
+    if scheduled_sampling:
+        teaching += (f" Where `sampled` [B, T_out] is True (training: scheduled_sampling={scheduled_sampling!r} "
+                     "of the steps), the decoder reads its own previous prediction instead of the true token "
+                     "(Bengio et al. 2015).")
+    forward = fill(parts.ENCODER_DECODER, reverse=indented(reverse), context=context, teaching=docstring(teaching, 8),
+                   decode=parts.SCHEDULED_SAMPLING if scheduled_sampling else parts.TEACHER_FORCED)
+    prelude = parts.TARGET_TOKENS + (parts.JOIN_DIRECTIONS if cfg.bidirectional else "")
+    arguments = "x: torch.Tensor, y: torch.Tensor" + (", sampled: torch.Tensor" if scheduled_sampling else "")
+    return fill(parts.MODEL, prelude=prelude, summary=docstring(model_summary(cfg, spec)), layers=indented(layers),
+                arguments=arguments, forward=forward)
+
+
 def train_part(setup, task: Task, title: str) -> str:
     """main(): the Trainer's loop with the setup's optimizer, clipping and random streams."""
     train, cfg = setup.train, setup.model
@@ -286,9 +345,12 @@ def train_part(setup, task: Task, title: str) -> str:
         clipping.append(f"torch.nn.utils.clip_grad_norm_(params, {train.clip_norm!r})  # training: clip_norm")
     if train.clip_value is not None:
         clipping.append(f"torch.nn.utils.clip_grad_value_(params, {train.clip_value!r})  # training: clip_value")
-    dropout = []
+    streams, call = [], "model(x)" if task.spec.mapping != "encdec" else "model(x, y)"
     if cfg.dropout > 0:
-        dropout.append(f'torch.manual_seed(stream_seed("dropout"))  # model: dropout={cfg.dropout!r}: the app\'s masks')
+        streams.append(f'torch.manual_seed(stream_seed("dropout"))  # model: dropout={cfg.dropout!r}: the app\'s masks')
+    if train.scheduled_sampling:
+        streams.append('coins = torch.Generator().manual_seed(stream_seed("coins"))  # scheduled sampling\'s coins')
+        call = f"model(x, y, torch.rand(y.shape, generator=coins) < {train.scheduled_sampling!r})"
     arguments, data = [], []
     if reads_text(setup):
         arguments.append('parser.add_argument("--text", required=True, help="the text the run read")')
@@ -296,6 +358,6 @@ def train_part(setup, task: Task, title: str) -> str:
     optimizer = OPTIMIZERS[train.optimizer].format(lr=train.lr) + f"  # training: optimizer={train.optimizer!r}, lr"
     return fill(
         parts.TRAIN, title=title, steps=task.preset.steps, optimizer=optimizer, clipping=indented(clipping),
-        arguments=indented(arguments, 4), data=indented(data, 4), dropout=indented(dropout, 4),
+        arguments=indented(arguments, 4), data=indented(data, 4), streams=indented(streams, 4), call=call,
         draw="batch(ids, batches)" if arguments else "batch(batches)",
     )

@@ -68,14 +68,50 @@ METRIC_NAME = "accuracy"
 MODEL = '''
 
 # The model --------------------------------------------------------------------------------------
-class Model(nn.Module):
+${prelude}class Model(nn.Module):
     """$summary"""
 
     def __init__(self) -> None:
         super().__init__()  # the layers in the app's order: each draws its initial weights in turn
 $layers
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, $arguments) -> torch.Tensor:
 $forward'''
+
+ENCODER_DECODER = '''\
+        """$teaching"""
+$reverse        _, h_n = self.encoder(self.source_embedding(x))  # the encoder's final state: [L*dirs, B, H]
+        state = $context
+        # teacher forcing: the decoder reads <sos>, then the true previous target token
+        previous = torch.cat([torch.full_like(y[:, :1], SOS), y[:, :-1]], dim=1)  # [B, T_out]
+$decode'''
+
+TEACHER_FORCED = '''\
+        out, _ = self.decoder(self.target_embedding(previous), state)  # [B, T_out, H']: all steps in one call
+        return self.head(out)  # [B, T_out, V]
+'''
+
+SCHEDULED_SAMPLING = '''\
+        token, logits = previous[:, 0], []  # [B]: <sos>
+        for t in range(y.shape[1]):  # one step at a time, to read its own prediction where `sampled`
+            token = torch.where(sampled[:, t], token, previous[:, t])  # [B]
+            out, state = self.decoder(self.target_embedding(token[:, None]), state)  # [B, 1, H']
+            logits.append(self.head(out[:, 0]))  # [B, V]
+            token = logits[-1].argmax(dim=-1)  # [B]: its prediction
+        return torch.stack(logits, dim=1)  # [B, T_out, V]
+'''
+
+TARGET_TOKENS = '''SOS = 0  # the target token <sos>, which the decoder reads first (<eos> is 1)
+
+
+'''
+
+JOIN_DIRECTIONS = '''def join_directions(s: torch.Tensor) -> torch.Tensor:
+    """A bidirectional encoder's final state [L*2, B, H] as its decoder's initial state [L, B, 2H]:
+    each layer's two directions side by side."""
+    return s.reshape(-1, 2, *s.shape[1:]).permute(0, 2, 1, 3).reshape(s.shape[0] // 2, s.shape[1], -1)
+
+
+'''
 
 INIT = '''
 
@@ -83,7 +119,7 @@ INIT = '''
 def initialise(rnn: nn.Module) -> None:
     """$summary"""
 $hidden    for layer in range(rnn.num_layers):
-        for suffix in $suffixes:  # each direction of each layer, in the app's order
+        for suffix in ("", "_reverse") if rnn.bidirectional else ("",):  # each layer and direction, in turn
 $body'''
 
 TRAIN = '''
@@ -99,10 +135,10 @@ $data    torch.manual_seed(SEED)  # the initial weights: the app builds the mode
     params = list(model.parameters())
     optimizer = $optimizer
     batches = torch.Generator().manual_seed(stream_seed("batches"))  # the app's batches, in its order
-$dropout    for step in range(1, args.steps + 1):
+$streams    for step in range(1, args.steps + 1):
         x, y = $draw
         optimizer.zero_grad()
-        y_hat = model(x)
+        y_hat = $call
         loss = loss_fn(y_hat, y)
         loss.backward()
         grad_norm = torch.nn.utils.get_total_norm([p.grad for p in params if p.grad is not None]).item()

@@ -127,3 +127,34 @@ def batch(ids: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, 
     chunk = ids[window]  # [B, T+1]
     return chunk[:, :-1], chunk[:, 1:]  # x, y: [B, T]
 '''
+
+REVERSE = '''
+
+# The data ---------------------------------------------------------------------------------------
+# Sequence reversal for an encoder-decoder: read SEQ_LEN symbols (tokens 0 to SYMBOLS-1) and write
+# them backwards, then <eos>. Target token s+2 stands for symbol s: 0 is <sos>, 1 is <eos>.
+SEQ_LEN = $seq_len  # task: seq_len
+SYMBOLS = $symbols  # task: symbols
+
+
+def batch(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.randint(0, SYMBOLS, (BATCH_SIZE, SEQ_LEN), generator=generator)  # [B, T]
+    eos = torch.ones(BATCH_SIZE, 1, dtype=torch.long)  # [B, 1]
+    return x, torch.cat([x.flip(1) + 2, eos], dim=1)  # y: [B, T+1]
+'''
+
+COPY = '''
+
+# The data ---------------------------------------------------------------------------------------
+# Sequence copying for an encoder-decoder: read SEQ_LEN symbols (tokens 0 to SYMBOLS-1) and write
+# them out again in the same order, then <eos>. Target token s+2 stands for symbol s: 0 is <sos>,
+# 1 is <eos>.
+SEQ_LEN = $seq_len  # task: seq_len
+SYMBOLS = $symbols  # task: symbols
+
+
+def batch(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.randint(0, SYMBOLS, (BATCH_SIZE, SEQ_LEN), generator=generator)  # [B, T]
+    eos = torch.ones(BATCH_SIZE, 1, dtype=torch.long)  # [B, 1]
+    return x, torch.cat([x + 2, eos], dim=1)  # y: [B, T+1]
+'''

@@ -38,7 +38,8 @@ def variant(task: str, model: dict = (), train: dict = (), task_params: dict = (
 
 
 CASES = {  # id -> (setup, upload)
-    **{f"{task} preset": (preset_setup(task), None) for task in ("adding", "recall", "parity", "sine", "charlm")},
+    **{f"{task} preset": (preset_setup(task), None)
+       for task in ("adding", "recall", "parity", "sine", "charlm", "reverse")},
     "adding: GRU, 2 layers, bidirectional, orthogonal; SGD, clip_value, seed 3": (variant(
         "adding", dict(arch="gru", hidden_size=16, num_layers=2, bidirectional=True, init="orthogonal"),
         dict(optimizer="sgd", lr=0.1, batch_size=16, clip_norm=None, clip_value=0.5, seed=3),
@@ -57,6 +58,13 @@ CASES = {  # id -> (setup, upload)
     "charlm on an uploaded text: GRU, 2 layers, orthogonal, seed 5": (variant(
         "charlm", dict(arch="gru", hidden_size=32, embedding_dim=8, num_layers=2, init="orthogonal"),
         dict(seed=5), dict(seq_len=20)), UPLOAD),
+    "copy without attention: GRU, 2 layers, bidirectional, reversed source, scaled 1.0; scheduled sampling": (variant(
+        "copy", dict(arch="gru", num_layers=2, bidirectional=True, attention=None, reverse_source=True,
+                     init="scaled", spectral_radius=1.0),
+        dict(scheduled_sampling=0.3, seed=2), dict(seq_len=6)), None),
+    "reverse: relu RNN, bidirectional, identity; SGD": (variant(
+        "reverse", dict(arch="rnn", activation="relu", bidirectional=True, init="identity"),
+        dict(optimizer="sgd", lr=0.05, clip_norm=None)), None),
 }
 
 
@@ -169,7 +177,8 @@ REFUSED = {  # id -> (setup, the words the message must hold)
     "peephole LSTM": (variant("adding", dict(peephole=True)), "peephole=True"),
     "sigmoid RNN": (variant("adding", dict(arch="rnn", activation="sigmoid")), "activation='sigmoid'"),
     "truncated BPTT": (variant("adding", train=dict(bptt_window=10)), "bptt_window=10"),
-    **{task: (preset_setup(task), f"task={task!r}") for task in ("sentiment", "reverse", "copy", "dates", "sort")},
+    "attention": (preset_setup("copy"), "attention='dot'"),
+    **{task: (preset_setup(task), f"task={task!r}") for task in ("sentiment", "dates", "sort")},
 }
 
 
