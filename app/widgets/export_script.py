@@ -11,8 +11,8 @@ from engine.export_script import TEXT_NAME, check_exportable, reads_text, script
 LABEL = "Download a PyTorch script that reproduces this run (.py)"
 HELP = (
     "The task's data, the model class and the training loop in plain PyTorch, nothing of Unrolled: from the "
-    "same seed it draws the same batches and starts from the same weights, so it prints the losses shown here. "
-    "It trains from fresh weights with the settings as they are now."
+    "same seed it draws the same batches and starts from the same weights, so on the same PyTorch it prints the "
+    "losses shown here. It trains from fresh weights with the settings as they are now."
 )
 
 

@@ -16,6 +16,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,7 @@ from engine.tasks.text import charlm_corpus
 
 STEPS = 5
 LINE = re.compile(r"step (\d+)  loss (\S+)  (R2|accuracy) (\S+)  gradient norm (\S+)")
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"  # the project's lint settings
 UPLOAD = "\ufeffdef f(x):\n    return [x, (x + 1) * 2]\n".encode() * 12  # bytes with the BOM Excel writes
 
 
@@ -151,7 +153,7 @@ def test_the_scripts_import_only_torch_and_the_standard_library_and_pass_the_pro
         imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert imported <= {"argparse", "hashlib", "math", "torch"}
         (tmp_path / f"script_{i}.py").write_text(source)
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--config", "pyproject.toml",
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--config", str(PYPROJECT),
                            str(tmp_path)], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout
 
