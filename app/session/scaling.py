@@ -21,6 +21,10 @@ from app.session.link import Setup
 from engine.multihead import saturation
 
 SATURATION_SAMPLES = 64  # held-out samples the entropy and the gradient are measured on: a few ms a measurement
+# Held-out samples each run is scored on: the Lab's 512 took 1.33 s a score on the lesson's wide reversal
+# transformer (it decodes freely, rereading its prefix at every output step), a third of the page's training
+# time (benchmarks/README section 8); 128 take a quarter of that.
+SCORED_SAMPLES = 128
 RUNS = {"divided by √d_k": True, "not divided": False}  # run name -> ModelConfig.attention_scale
 
 
@@ -61,8 +65,8 @@ class ScalingRuns(RoundRobin):
         self.build()
 
     def build(self) -> None:
-        """Fresh runs from the setup's seed, scored on the Lab's held-out samples."""
-        self.held_out = held_out_set(self.task, self.setup.train.seed)[:2]
+        """Fresh runs from the setup's seed, scored on the first of the Lab's held-out samples."""
+        self.held_out = tuple(t[:SCORED_SAMPLES] for t in held_out_set(self.task, self.setup.train.seed)[:2])
         batch = tuple(t[:SATURATION_SAMPLES] for t in self.held_out)  # the first held-out inputs and targets
         self.runs = [SaturationRun(name, cfg, self.task, self.setup.train, self.held_out, batch)
                      for name, cfg in self.configs.items()]
