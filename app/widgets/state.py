@@ -69,8 +69,13 @@ GEN_VIEW_TEMPERATURE = "gen_view_temperature"  # the temperature that distributi
 GEN_LAYER = "gen_layer"  # the layer (and h or c) whose units colour the text
 GEN_UNIT = "gen_unit"  # the unit the text is coloured by
 # Build & Train
-LOADED_FILE = "loaded_file"  # the id of the checkpoint last loaded, so a rerun does not load it again
-MODEL_UPLOAD = "model_upload"
+# Open your own model (widgets/torch_upload.py): the file, what shapes cannot say, the task it opens on
+TORCH_FILE = "torch_upload.file"
+TORCH_VOCAB = "torch_upload.vocab"
+TORCH_ACTIVATION = "torch_upload.activation"
+TORCH_MAPPING = "torch_upload.mapping"
+TORCH_TASK = "torch_upload.task"
+TORCH_OPEN = "torch_upload.open"
 FORM_SYNCED = "form_synced_with"  # the Lab setup the settings form last showed
 # Transformers: Positional encoding
 PE_POSITIONS = "pe_positions"  # positions shown (rows of the table)

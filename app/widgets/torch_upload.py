@@ -16,13 +16,8 @@ from app.widgets import state
 from engine import torch_import
 from engine.torch_import import MAX_BYTES, Recognised
 
-# This widget's own keys (its widgets' key= strings).
-FILE = "torch_upload.file"
-VOCAB = "torch_upload.vocab"
-ACTIVATION = "torch_upload.activation"
-MAPPING = "torch_upload.mapping"
-TASK = "torch_upload.task"
-OPEN = "torch_upload.open"
+FILE, VOCAB, ACTIVATION = state.TORCH_FILE, state.TORCH_VOCAB, state.TORCH_ACTIVATION
+MAPPING, TASK, OPEN = state.TORCH_MAPPING, state.TORCH_TASK, state.TORCH_OPEN
 
 HEAD_READS = {"seq2seq": "every step (seq2seq)", "seq2vec": "the last step (seq2vec)"}
 HOW_TO_SAVE = (

@@ -234,7 +234,8 @@ def test_a_refused_model_upload_says_why_and_keeps_the_model():
     at = build_page(app())
     at.button(key="step").click().run()
     model = lab(at).model
-    uploader(at, "model_upload").set_value(("model.pt", b"\x80\x04\x95 a pickle", "application/octet-stream")).run()
+    uploader(at, "torch_upload.file").set_value(("model.pt", b"\x80\x04\x95 a pickle", "application/octet-stream")
+                                                ).run()
     assert not at.exception
     assert any("model.pt" in e.value and "pickle" in e.value for e in at.error)
     assert lab(at).model is model and lab(at).trainer.steps_done == 1
@@ -343,3 +344,20 @@ def test_an_empty_uploader_keeps_the_file_the_lab_trains_on():
     assert any("Training on your own file (60 reviews)" in c.value for c in at.caption)
     at.button(key="shipped_data").click().run()
     assert lab.upload is None and lab.trainer.steps_done == 0
+
+
+def test_build_and_train_offers_the_runs_pytorch_script_or_says_why_not(monkeypatch):
+    from app.widgets import export_script
+
+    made = {}
+    monkeypatch.setattr(export_script.st, "download_button",  # st's own is bound before the fixture patches
+                        lambda label, data, *args, **kwargs: made.setdefault(label, data))
+    at = AppTest.from_file(MAIN, default_timeout=60).run().switch_page(nav.PATHS["build"]).run()
+    lab = at.session_state["lab"]
+    assert made[export_script.LABEL]() == export_script.script_for(lab.setup, lab.upload)  # the adding preset
+    made.clear()
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params.update({"task": "reverse", "arch": "transformer", "hidden_size": "16", "num_heads": "2"})
+    at = at.run().switch_page(nav.PATHS["build"]).run()
+    assert not made
+    assert any("No PyTorch script for this run" in c.value and "transformer" in c.value for c in at.caption)

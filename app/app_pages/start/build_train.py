@@ -12,8 +12,10 @@ from app.session.lessons import BY_KEY
 from app.widgets import settings_form, state, uploads
 from app.widgets.controls import live, training_controls
 from app.widgets.downloads import held, stem
+from app.widgets.export_script import script_button
 from app.widgets.figures import show
 from app.widgets.header import page_header, write_link
+from app.widgets.torch_upload import torch_upload
 
 
 def run() -> None:
@@ -157,16 +159,8 @@ def save_and_load(lab: Lab) -> None:
             lambda: held(lab, lambda: lab.trainer.history_frame().to_csv(index=False)),
             f"{name}-history.csv", mime="text/csv",
         )
-        file = st.file_uploader("Load a model saved by Unrolled (.safetensors)", key=state.MODEL_UPLOAD)
-        if file is not None and state.get(state.LOADED_FILE) != file.file_id:
-            st.session_state[state.LOADED_FILE] = file.file_id
-            try:
-                lab.load_model(file.getvalue())
-            except ValueError as err:
-                st.error(f"{file.name}: {err}", icon=":material/block:")
-                return
-            st.session_state.pop(state.LESSON, None)
-            st.rerun()
+        script_button(lab)
+        torch_upload(lab)
 
 
 run()
