@@ -9,17 +9,19 @@ and encoder-decoders with attention and transformers whose every attention weigh
 """
 
 from .attention_seq2seq import AttentionEncoderDecoder
-from .beam import Beam, Candidate, beam_search
+from .beam import Beam, Candidate, beam_search, forced_search
 from .build import build_model
 from .checkpoint import from_bytes, load, save, to_bytes
 from .config import ModelConfig
 from .contract import Decoder, DecodingState, Model
 from .describe import Part, Read
 from .model import SequenceModel
+from .multihead import Saturation, saturation
 from .pointer import PointerNetwork
 from .positional import positional_encoding
 from .record import record
 from .recording import BlockTrace, Recording, StackTrace
+from .sampling import Sampling, generate
 from .seq2seq import EncoderDecoder
 from .sites import AttentionTrace, Site
 from .spectra import Spectra, weight_spectra
@@ -34,6 +36,7 @@ __all__ = [
     "SequenceModel", "EncoderDecoder", "build_model", "record", "Recording", "StackTrace", "Trainer", "StepStats",
     "save", "load", "to_bytes", "from_bytes",
     "AttentionEncoderDecoder", "PointerNetwork", "TransformerModel", "TransformerEncoderDecoder", "positional_encoding",
-    "beam_search", "Beam", "Candidate", "weight_spectra", "Spectra",
+    "beam_search", "forced_search", "Beam", "Candidate", "weight_spectra", "Spectra", "saturation", "Saturation",
+    "generate", "Sampling",
     "Model", "Decoder", "DecodingState", "Part", "Read", "BlockTrace", "AttentionTrace", "Site",
 ]
