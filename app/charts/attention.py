@@ -26,7 +26,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from app.charts.labels import VISIBLE, visible
-from app.charts.style import BLUE, GREEN, GREY, HEIGHT, SKY_BLUE, VERMILLION, finish
+from app.charts.style import BLUE, GREEN, GREY, HEIGHT, SKY_BLUE, VERMILLION, finish, shown_length
 from engine import AttentionTrace, Recording, Site
 
 WEIGHT_SCALE = "Blues"  # sequential, colour-blind safe: 0 white, 1 dark blue
@@ -36,6 +36,11 @@ GRID_TICKS = 16  # the same on a small map of the grid
 HOVER_TOKENS = 60  # per-cell hover names its tokens up to this many rows and columns (beyond: positions)
 LINKED_BLUES = ["#FFFFFF", "#4292C6", "#08306B"]  # plotly's Blues at 0, 0.5, 1 (Vega's "blues" starts light blue)
 MASKED_NOTE = "grey: masked (the query may not look there; weight exactly 0)"
+# The decoding step's panels (alpha_t, c_t, p) as fractions of the plot's width, and the gap
+# between two of them, which holds the right one's y tick labels and axis title (15 and 17 px in
+# presentation mode) at the narrowest: about 480 px of plot, a page at 1024 px (at 0.08 they ran
+# into the panel on the left).
+STEP_WIDTHS, STEP_SPACING = [0.36, 0.28, 0.36], 0.15
 
 
 # ------------------------------------------------------------------ shared pieces
@@ -199,31 +204,56 @@ def decoding_step(trace: AttentionTrace, logits: Tensor, t: int, source_tokens: 
     chosen = int(p.argmax()) if chosen is None else chosen
     if not 0 <= chosen < len(target_vocab):
         raise ValueError(f"chosen must be a token id 0..{len(target_vocab) - 1}, got {chosen}")
-    titles = [f"α<sub>{t},i</sub> over the source",
-              f"context c<sub>{t}</sub> = Σ<sub>i</sub> α<sub>{t},i</sub> h<sub>i</sub>", f"p(token at step {t})"]
-    fig = make_subplots(rows=1, cols=3, column_widths=[0.3, 0.4, 0.3], horizontal_spacing=0.08, subplot_titles=titles)
-    fig.add_trace(go.Bar(x=np.arange(S), y=alpha, marker_color=BLUE, name="α",
-                         customdata=np.array(source, dtype=object),
-                         hovertemplate="source i = %{x} (%{customdata})<br>α = %{y:.6g}<extra></extra>"), row=1, col=1)
+    titles = [f"α<sub>{t},i</sub> over the source", f"c<sub>{t}</sub> = Σ<sub>i</sub> α<sub>{t},i</sub> h<sub>i</sub>",
+              f"p(token at step {t})"]
+    fig = make_subplots(rows=1, cols=3, column_widths=STEP_WIDTHS, horizontal_spacing=STEP_SPACING,
+                        subplot_titles=titles)
+    fig.add_trace(go.Bar(x=positions(S), y=alpha, marker_color=BLUE, name="α",
+                         customdata=np.array(list(enumerate(source)), dtype=object),
+                         hovertemplate="source i = %{customdata[0]} (%{customdata[1]})<br>α = %{y:.6g}<extra></extra>"),
+                  row=1, col=1)
     fig.add_trace(go.Bar(x=np.arange(len(context)), y=context, marker_color=GREEN, name="c_t",
                          hovertemplate="unit %{x}<br>c = %{y:.6g}<extra></extra>"), row=1, col=2)
     words = shown(list(target_vocab))
     colours = [VERMILLION if v == chosen else SKY_BLUE for v in range(len(words))]
-    fig.add_trace(go.Bar(x=np.arange(len(words)), y=p, marker_color=colours, name="p", customdata=np.array(
+    fig.add_trace(go.Bar(x=positions(len(words)), y=p, marker_color=colours, name="p", customdata=np.array(
         words, dtype=object), hovertemplate="%{customdata}<br>p = %{y:.6g}<extra></extra>"), row=1, col=3)
+    # Its text leans away from the panel's edge it is near (centred on the last token, "chosen: <eos>" ran
+    # past the figure's right edge).
+    side = "left" if chosen < len(words) / 3 else "right" if chosen > 2 * len(words) / 3 else "center"
     fig.add_annotation(x=chosen, y=float(p[chosen]), text=f"chosen: {words[chosen]}", showarrow=True, arrowhead=2,
-                       ax=0, ay=-22, font=dict(color=VERMILLION, size=12), row=1, col=3)
-    token_ticks(fig, "x", source, MAX_TICKS, row=1, col=1)
-    token_ticks(fig, "x", words, MAX_TICKS, row=1, col=3)
-    fig.update_xaxes(title_text="source token i", row=1, col=1)
-    fig.update_xaxes(title_text="unit of c_t", row=1, col=2)
-    fig.update_xaxes(title_text="output token", row=1, col=3)
+                       ax=0, ay=-22, xanchor=side, font=dict(color=VERMILLION, size=12), row=1, col=3)
+    fig.update_xaxes(**token_axis(source), title_text="source token i", row=1, col=1)
+    fig.update_xaxes(title_text="unit of c<sub>t</sub>", automargin=True, row=1, col=2)
+    fig.update_xaxes(**token_axis(words), title_text="output token", row=1, col=3)
     fig.update_yaxes(title_text="weight α", range=[0, 1.05], row=1, col=1)
-    fig.update_yaxes(title_text="c_t", row=1, col=2)
-    fig.update_yaxes(title_text="probability", range=[0, 1.3], tickvals=[0, 0.5, 1], row=1, col=3)
+    reach = 1.15 * float(np.abs(context).max() or 1.0)  # 0 in the middle; no tick label on the panel's corner
+    fig.update_yaxes(title_text=f"c<sub>{t}</sub>", range=[-reach, reach], nticks=5, row=1, col=2)
+    fig.update_yaxes(title_text="p", range=[0, 1.3], tickvals=[0, 0.5, 1], row=1, col=3)
     fig.update_annotations(font=dict(size=12), selector=dict(showarrow=False))
     fig = finish(fig, f"Decoding step t = {t}: attend, read c<sub>{t}</sub>, write '{words[chosen]}'")
-    return fig.update_layout(showlegend=False)
+    # The title stands on the panels' titles and grows upwards, into the top margin that wrap_title
+    # grows, when it breaks: centred in the margin, its second line fell on them (presentation mode).
+    return fig.update_layout(showlegend=False, title=dict(yref="paper", y=1, yanchor="bottom", pad=dict(b=30)),
+                             margin=dict(t=62))
+
+
+def positions(n: int) -> list[str]:
+    """Positions 0..n-1 as the category names of a token_axis."""
+    return [str(i) for i in range(n)]
+
+
+def token_axis(tokens: list[str]) -> dict:
+    """An x axis of positions labelled by their tokens that fits a narrow panel at any width: a
+    category axis (its categories the positions, "0", "1", ...: tokens repeat, categories may not),
+    each shown as its token (labelalias). Plotly labels every k-th category so that labels stand
+    1.2 type sizes apart (fewer in presentation mode: its nticks); under the α panel at 1024 px, a
+    typed date's 17 tokens, each labelled, ran into one another. Tokens longer than two characters
+    stand upright: left to plotly, "<sos>" sat flush against "0" in presentation mode."""
+    names = positions(len(tokens))
+    upright = {"tickangle": -90} if max(shown_length(tok) for tok in tokens) > 2 else {}  # else plotly's "auto"
+    return dict(type="category", categoryorder="array", categoryarray=names, labelalias=dict(zip(names, tokens)),
+                automargin=True, **upright)
 
 
 # ------------------------------------------------------------------ a transformer's heads

@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.attention import MAX_TICKS, checked_tokens, map_height, weights_of
-from app.charts.style import BLUE, GREY, VERMILLION, finish
+from app.charts.style import BLUE, GREY, VERMILLION, WIDTH_ENCODES, finish
 from engine import AttentionTrace
 
 # Queries whose lines are drawn at once: as many as have their token as a label (60); past that, the
@@ -55,7 +55,8 @@ def bin_trace(i: np.ndarray, j: np.ndarray, upper: float, name: str) -> go.Scatt
     y = np.stack([i, j, np.full(n, np.nan)], axis=1).reshape(-1).astype(float)  # [3 n]
     return go.Scatter(x=x, y=y, mode="lines", name=name, hoverinfo="skip", showlegend=False,
                       opacity=max(upper, 0.05),  # a weight under 0.02 is still there, faintly
-                      line=dict(color=BLUE, width=0.6 + 3.4 * upper))
+                      line=dict(color=BLUE, width=0.6 + 3.4 * upper),
+                      meta={WIDTH_ENCODES: "weight"})  # presentation mode keeps its width (style.for_projector)
 
 
 def hover_points(i: np.ndarray, j: np.ndarray, w: np.ndarray, query: list[str], key: list[str]) -> go.Scatter:

@@ -6,6 +6,8 @@ common colour-vision deficiency), hover text with the exact values, a compact he
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -18,6 +20,11 @@ HEIGHT = 300  # px
 # Under the plot, in px at the default 12 px type: the x axis's tick labels and title, then each row
 # of a legend. The narrowest plot a legend must fit: half a page at 1024 px, less the margins.
 UNDER_AXIS, LEGEND_ROW, NARROWEST_PLOT = 50, 22, 230
+# A trace whose line width encodes a value (the lines view of attention: width by weight) says so in
+# its meta, {WIDTH_ENCODES: "what"}; for_projector leaves its width alone, where it thickens every
+# other line to 3 px (which made every weight bin of the lines view one width).
+WIDTH_ENCODES = "width encodes"
+TAG, ENTITY = re.compile(r"<[^>]*>"), re.compile(r"&#?\w+;")  # plotly's pseudo-HTML in a title
 
 
 def finish(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
@@ -86,8 +93,9 @@ def legend_below(fig: go.Figure, under_axis: float = UNDER_AXIS, row: float = LE
 
 
 def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
-    """A copy of `fig` for a projector at the back of a room: larger type, thicker lines and
-    markers, at most six ticks an axis, and the legend under the plot, where it covers no data.
+    """A copy of `fig` for a projector at the back of a room: larger type, thicker lines (except
+    those whose width encodes a value: WIDTH_ENCODES) and markers, at most six ticks an axis, and
+    the legend under the plot, where it covers no data.
     A diagram (boxes of text sized to their words) only grows taller, its title a little larger."""
     if diagram:
         return go.Figure(fig).update_layout(title_font=dict(size=18), height=int((fig.layout.height or HEIGHT) * 1.2))
@@ -97,7 +105,7 @@ def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
     big.update_layout(font=dict(size=16), title_font=dict(size=21), margin=dict(t=top))
     big.update_xaxes(title_font=dict(size=17), tickfont=dict(size=15), nticks=6)
     big.update_yaxes(title_font=dict(size=17), tickfont=dict(size=15), nticks=6)
-    big.update_traces(line=dict(width=3), selector=dict(type="scatter"))
+    big.update_traces(line=dict(width=3), selector=lambda trace: trace.type == "scatter" and not width_is_data(trace))
     big.update_traces(marker=dict(size=9), selector=dict(mode="markers"))
     big.update_annotations(font=dict(size=15))
     if fig.layout.height:
@@ -105,6 +113,18 @@ def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
     under_axis = 70 + 20 * str(fig.layout.xaxis.title.text).count("<br>")  # 15 px ticks, a 17 px title per line
     # A page's width at 1024 px holds twice a column's 34 characters of a 15 px title (fewer at 21 px).
     return wrap_title(legend_below(big, under_axis=under_axis, row=27, font_px=15), chars=68)
+
+
+def shown_length(text: str) -> int:
+    """How many characters `text` shows: its tags (<sub>, <b>) take none, an entity (&lt;) one.
+    "Free running: alignment α<sub>ti</sub>" shows 27 and fits half a page; counted as 38, its
+    α<sub>ti</sub> went onto a line of its own."""
+    return len(ENTITY.sub("&", TAG.sub("", text)))
+
+
+def width_is_data(trace) -> bool:
+    """The trace's line width encodes a value (its meta has WIDTH_ENCODES): keep it."""
+    return isinstance(trace.meta, dict) and WIDTH_ENCODES in trace.meta
 
 
 def export_config(fig: go.Figure) -> dict:
@@ -115,22 +135,25 @@ def export_config(fig: go.Figure) -> dict:
 
 
 def wrap_title(fig: go.Figure, chars: int = 34) -> go.Figure:
-    """A copy of `fig` whose title breaks into lines of at most about `chars` characters of a
-    15 px title (fewer of a larger one: presentation mode's 21 px), at spaces, with room above the
-    plot for them: half a page at 1024 px holds about 34 characters of a 15 px title, and a
-    longer one was cut at the plot's edge."""
+    """A copy of `fig` whose title breaks into lines of at most about `chars` characters (that
+    it shows: shown_length) of a 15 px title (fewer of a larger one: presentation mode's 21 px),
+    at spaces, with room above the plot for them: half a page at 1024 px holds about 34
+    characters of a 15 px title, and a longer one was cut at the plot's edge."""
     size = fig.layout.title.font.size or 15
     chars, line_px = int(chars * 15 / size), round(20 * size / 15)
-    words = (fig.layout.title.text or "").replace("<br>", " ").split(" ")  # wrapped before: wrap again
+    text = fig.layout.title.text or ""
+    words = text.replace("<br>", " ").split(" ")  # wrapped before: wrap again
     lines = [""]
     for word in words:
-        if lines[-1] and len(lines[-1]) + 1 + len(word) > chars:
+        if lines[-1] and shown_length(lines[-1]) + 1 + shown_length(word) > chars:
             lines.append(word)
         else:
             lines[-1] = f"{lines[-1]} {word}".strip()
     if len(lines) == 1:
         return fig
     wrapped = go.Figure(fig).update_layout(title_text="<br>".join(lines))
-    more = line_px * (len(lines) - 1)
+    more = line_px * (len(lines) - 1 - text.count("<br>"))  # the lines it had have their room already
     height = (fig.layout.height or HEIGHT) + more
+    if fig.layout.title.yanchor == "bottom":  # stood on what is under it: plotly lays the lines after the first
+        wrapped.update_layout(title_pad_b=(fig.layout.title.pad.b or 0) + more)  # below it, so it rises by them
     return wrapped.update_layout(margin=dict(t=(fig.layout.margin.t or 50) + more), height=height)

@@ -38,6 +38,18 @@ def show(fig: go.Figure, key: str, where=st, diagram: bool = False) -> None:
     """st.plotly_chart(fig) in `where` (a column, or the page), as the presentation setting asks
     (a diagram's boxes are sized to their text: only the diagram grows, not its words)."""
     shown = for_projector(fig, diagram) if state.get(state.PRESENTATION) else fig
-    if where is not st:  # a column: half the page or less, so a long title breaks (a diagram's too:
+    if in_column(where):  # half the page or less, so a long title breaks (a diagram's too:
         shown = wrap_title(shown)  # "RNN (tanh), 1 layer × 64 units — 4,417 parameters" was cut at 1024 px)
     where.plotly_chart(shown, key=key, config=camera_config(shown))
+
+
+def in_column(where) -> bool:
+    """`where` is a column (st.columns) or inside one; not the page, nor a container, an expander
+    or a tab as wide as the page (the Encoder-decoder page stacks its maps in full-width
+    containers for a long source, where a title wrapped for a half column left half the width
+    empty). Streamlit names each block's kind (its private _ancestor_block_types: this block's
+    and its parents'); without it, anything but the page counts as a column, as before."""
+    if where is st:
+        return False
+    kinds = getattr(where, "_ancestor_block_types", None)
+    return True if kinds is None else "column" in list(kinds)

@@ -86,6 +86,17 @@ def test_the_decoding_step_shows_row_t_of_the_alignment_and_the_models_next_toke
     np.testing.assert_allclose(p, torch.softmax(rec.y_hat[3].double(), -1).numpy(), rtol=1e-5)
 
 
+@pytest.mark.parametrize(("seq_len", "stacked"), [("20", True), ("6", False)])
+def test_maps_one_above_the_other_keep_one_line_titles_and_side_by_side_ones_break(seq_len, stacked):
+    """Copy's 20 symbols put the two maps one above the other, each as wide as the page; their titles
+    were broken as if in half a page. Presentation mode's 21 px titles break in a half column."""
+    at = page({"task": "copy", "seq_len": seq_len})
+    at.toggle(key="presentation").set_value(True).run()
+    assert not at.exception
+    for title in ("Teacher forcing: alignment", "Free running: alignment"):
+        assert ("<br>" not in chart(at, title)["layout"]["title"]["text"]) == stacked, title
+
+
 def test_the_score_picker_builds_each_score_of_the_course_and_none_says_why_there_is_no_map():
     at = page({"task": "reverse", "seq_len": "5"})
     assert "No attention" in at.info[0].value

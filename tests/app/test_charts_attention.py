@@ -122,13 +122,45 @@ def test_a_decoding_step_shows_alpha_t_c_t_and_the_next_token(fresh):
     assert plotted(p["y"]) == pytest.approx(expected.tolist(), abs=1e-7)
     greedy = int(expected.argmax())
     assert [i for i, c in enumerate(p["marker"]["color"]) if c == VERMILLION] == [greedy]
-    assert fig["layout"]["xaxis3"]["ticktext"][greedy] in fig["layout"]["title"]["text"]
+    layout = fig["layout"]
+    assert layout["xaxis3"]["labelalias"][str(greedy)] in layout["title"]["text"]
+    assert [a["text"] for a in layout["annotations"] if a.get("showarrow")] == [
+        f"chosen: {visible(task.target_vocab[greedy])}"]
     forced = spec(ca.decoding_step(trace, rec.y_hat, t, source, task.target_vocab, chosen=(greedy + 1) % 10))
     assert forced["data"][2]["marker"]["color"].index(VERMILLION) == (greedy + 1) % 10
     with pytest.raises(ValueError, match="t must be"):
         ca.decoding_step(trace, rec.y_hat, S + 1, source, task.target_vocab)
     with pytest.raises(ValueError, match="chosen must be"):
         ca.decoding_step(trace, rec.y_hat, t, source, task.target_vocab, chosen=10)
+
+
+def test_the_decoding_steps_panels_keep_their_labels_to_themselves_on_a_narrow_page(fresh):
+    """At 1024 px the c_t and probability axis titles ran into the panel on their left, and a
+    typed date's 17 source tokens, each a tick label, into one another under the α panel. The
+    tokens are now the labels of a category axis of positions, which plotly thins to the room it
+    has; the panels stand far enough apart for a y axis's ticks and title; the title stands on the
+    panels' titles. (The pixels are checked in tests/browser/test_attention.py's screenshots.)"""
+    task, _, rec = fresh
+    trace = rec.attention_traces[ALIGNMENT]
+    date = list("November 21, 2026")
+    typed = AttentionTrace(trace.site, torch.softmax(torch.randn(1, 2, len(date)), -1), torch.zeros(1, 2, len(date)),
+                           torch.randn(1, 2, 64))  # a typed date's 17 source tokens
+    logits = torch.randn(2, len(task.target_vocab))
+    layout = spec(ca.decoding_step(typed, logits, 1, date, task.target_vocab))["layout"]
+    for axis, tokens in (("xaxis", date), ("xaxis3", list(task.target_vocab))):
+        names = [str(i) for i in range(len(tokens))]
+        assert layout[axis]["type"] == "category" and layout[axis]["categoryarray"] == names
+        assert layout[axis]["labelalias"] == dict(zip(names, [visible(tok) for tok in tokens], strict=True))
+        assert "tickvals" not in layout[axis] and layout[axis]["automargin"]  # plotly thins them
+    assert "tickangle" not in layout["xaxis"] and layout["xaxis3"]["tickangle"] == -90  # <sos> stands upright
+    domains = [layout[axis]["domain"] for axis in ("xaxis", "xaxis2", "xaxis3")]
+    gaps = [right[0] - left[1] for left, right in zip(domains, domains[1:])]
+    assert min(gaps) == pytest.approx(0.15)  # 72 px of a 480 px plot: "−0.5" at 15 px and a 17 px title
+    assert [layout[f"yaxis{n}"]["title"]["text"] for n in ("2", "3")] == ["c<sub>1</sub>", "p"]  # panel titles say more
+    assert layout["title"]["yref"] == "paper" and layout["title"]["yanchor"] == "bottom"
+    assert layout["title"]["pad"]["b"] >= 24  # above the panels' titles, a wrapped second line too
+    reach = layout["yaxis2"]["range"][1]
+    assert layout["yaxis2"]["range"][0] == -reach and reach > float(typed.context[0, 1].abs().max())
 
 
 # ------------------------------------------------------------------ a transformer's heads

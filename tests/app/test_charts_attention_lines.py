@@ -10,7 +10,7 @@ import torch
 import engine
 from app.charts import attention_lines as cl
 from app.charts.labels import visible
-from app.charts.style import VERMILLION
+from app.charts.style import VERMILLION, WIDTH_ENCODES, for_projector
 
 from .conftest import plotted
 
@@ -165,3 +165,17 @@ def test_a_cross_attention_joins_the_decoders_queries_to_the_source():
     assert fig["layout"]["yaxis2"]["ticktext"] == [visible(t) for t in source]
     with pytest.raises(ValueError, match="key_tokens"):
         cl.attention_lines(trace, 1, decoder, decoder)
+
+
+def test_presentation_mode_keeps_each_bins_width_by_weight(causal):
+    """for_projector thickened every scatter line to 3 px, so every bin, from a weight of 0.02 to 1,
+    drew one width; each bin says in its meta that its width is data, and keeps it."""
+    rec, tokens = causal
+    fig = cl.attention_lines(layer(rec, 0), 0, tokens)
+    big = spec(for_projector(fig))
+    bins = [t for t in big["data"] if t["name"].startswith("weight ")]
+    assert len(bins) >= 3 and all(t["meta"] == {WIDTH_ENCODES: "weight"} for t in bins)
+    widths = [t["line"]["width"] for t in bins]
+    assert widths == [t.line.width for t in fig.data if t.name.startswith("weight ")]
+    assert widths == sorted(widths) and len(set(widths)) == len(widths)  # wider with the weight, each its own
+    assert big["layout"]["font"]["size"] >= 16  # the rest of the figure is the projector's

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from app import pages
-from app.charts.style import export_config, for_projector, wrap_title
+from app.charts.style import WIDTH_ENCODES, export_config, for_projector, shown_length, wrap_title
 
 from .conftest import MAIN
 
@@ -71,3 +71,68 @@ def test_the_camera_button_saves_svg_when_the_sidebar_asks():
     at.button_group(key="export_format").set_value("svg").run()
     assert not at.exception
     assert {config["toImageButtonOptions"]["format"] for _, config in figures(at)} == {"svg"}
+
+
+def test_for_projector_keeps_the_width_of_a_line_whose_width_is_data():
+    """The lines view of attention draws a weight as a line's width: thickened to 3 px like every
+    other line in presentation mode, every weight looked alike."""
+    fig = go.Figure([go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(width=0.8), meta={WIDTH_ENCODES: "weight"}),
+                     go.Scatter(x=[0, 1], y=[1, 0], mode="lines", line=dict(width=4.0), meta={WIDTH_ENCODES: "weight"}),
+                     go.Scatter(x=[0, 1], y=[1, 1], mode="lines", line=dict(width=1.0), meta="something else")])
+    big = for_projector(fig.update_layout(height=300))
+    assert [trace.line.width for trace in big.data] == [0.8, 4.0, 3]
+
+
+def show_in_places():
+    """A page that shows one long-titled figure in a column, in a container inside a column, in a
+    container and an expander as wide as the page, and on the page itself."""
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from app.widgets.figures import show
+
+    def fig():
+        return go.Figure().update_layout(title_text="Vanishing gradients: four cells, same task and budget", height=300)
+
+    left, _ = st.columns(2)
+    show(fig(), "column", left)
+    show(fig(), "inside_a_column", left.container())
+    show(fig(), "container", st.container())
+    show(fig(), "expander", st.expander("more"))
+    show(fig(), "page")
+
+
+def test_a_title_breaks_in_a_column_and_keeps_one_line_as_wide_as_the_page():
+    """The Encoder-decoder page stacks its two maps in full-width containers for a long source: their
+    titles were broken as if in half a page."""
+    at = AppTest.from_function(show_in_places).run()
+    assert not at.exception
+    titles = [spec["layout"]["title"]["text"] for spec, _ in figures(at)]
+    assert ["<br>" in title for title in titles] == [True, True, False, False, False]
+
+
+def test_a_title_is_wrapped_by_the_characters_it_shows_not_its_markup():
+    """"Free running: alignment α<sub>ti</sub>" shows 27 characters and fits half a page at 1024 px; counted
+    with its tags, its α<sub>ti</sub> went onto a line of its own."""
+    assert shown_length("Free running: alignment α<sub>ti</sub>") == 27 and shown_length("write '&lt;eos&gt;'") == 13
+    fig = go.Figure().update_layout(title_text="Free running: alignment α<sub>ti</sub>")
+    assert wrap_title(fig).layout.title.text == "Free running: alignment α<sub>ti</sub>"
+    long = go.Figure().update_layout(title_text="Teacher forcing, its α<sub>ti</sub> and its c<sub>t</sub> over time")
+    assert [shown_length(line) <= 34 for line in wrap_title(long).layout.title.text.split("<br>")] == [True, True]
+
+
+def test_a_title_wrapped_twice_gets_room_for_its_lines_once_and_one_standing_on_the_plot_rises():
+    """Presentation mode wraps a title for the page, show() again for a column: the second wrap
+    counts only the lines it adds. A title standing on what is under it (yanchor bottom: the
+    decoding step's, on its panels' titles) rises by its added lines, or plotly laid them on those."""
+    title = "Decoding step t = 0: attend, read c<sub>0</sub>, write '&lt;eos&gt;'"  # shows 51 characters
+    fig = go.Figure().update_layout(title=dict(text=title, yref="paper", y=1, yanchor="bottom", pad=dict(b=30),
+                                               font=dict(size=21)), height=300, margin=dict(t=62))
+    once = wrap_title(fig, chars=68)  # as for_projector: 48 characters of a 21 px title, then a column's 24
+    twice = wrap_title(once)
+    assert [len(f.layout.title.text.split("<br>")) for f in (once, twice)] == [2, 3]
+    assert [f.layout.margin.t for f in (once, twice)] == [90, 118]  # 28 px a line of 21 px type
+    assert [f.layout.height for f in (once, twice)] == [328, 356] and [f.layout.title.pad.b for f in (once, twice)] == [
+        58, 86]
+    plain = wrap_title(go.Figure().update_layout(title_text=title))
+    assert plain.layout.title.pad.b is None  # a title in the margin, as plotly places it, keeps its place

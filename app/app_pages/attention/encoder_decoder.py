@@ -352,22 +352,41 @@ def bottleneck_caption(means, settings: dict, model: dict, meta: dict) -> str:
 
 
 def downloads(lab: Lab) -> None:
-    """Made when clicked, from the model as it is then (see exports.py)."""
+    """Made when clicked, from the model as it is then (see exports.py). The alignment is the map
+    the page shows: the probe sample's, teacher-forced, or, while a typed source is shown, that
+    source's, free running (its column "decoded" and the file's name say which); padding is left
+    out as on the maps, so i is the map's column."""
     recorded = exports.chosen_recording(lab)
+    index, source = state.probe_index(), typed(lab, lambda *args, **kwargs: None)  # read now, not on the click
+    words = decoding.target_words(lab.task)
+    kept = state.get(state.DECODED) or {}  # the decodings drawn last: a download's while training holds the lock
 
-    def weights_csv() -> str:
+    def teacher_forced():
         rec, _ = recorded()
         site = decoding.alignment_site(rec)
         x, y = lab.probes.samples
-        index = state.probe_index()
-        words = decoding.target_words(lab.task)
-        frame = cattention.alignment_frame(rec.attention_traces[site], decoding.source_words(lab.task, x[index], site),
-                                           [words[t] for t in y[index].tolist()], 0)
-        return frame.to_csv(index=False)
+        trace, keys, _ = decoding.without_padding(rec.attention_traces[site],
+                                                  decoding.source_words(lab.task, x[index], site))
+        frame = cattention.alignment_frame(trace, keys, [words[t] for t in y[index].tolist()], 0)
+        return frame.assign(decoded=f"sample {index}, teacher-forced")
+
+    def free_running():
+        free = exports.now_or_drawn(lab, lambda: decoding.free_run(lab.model, source.x, None, 0),
+                                    lambda: kept.get("free" + source.key))
+        site = decoding.alignment_site(free.rec)
+        shown = decoding.first_rows(free.rec.attention_traces[site], len(free.tokens))
+        trace, keys, _ = decoding.without_padding(shown, decoding.source_words(lab.task, source.x[0], site))
+        frame = cattention.alignment_frame(trace, keys, [words[t] for t in free.tokens], 0)
+        return frame.assign(decoded=f"typed '{source.typed}', free-running")
+
+    def weights_csv() -> str:
+        return (teacher_forced() if source is None else free_running()).to_csv(index=False)
 
     with st.expander(exports.EXPANDER):
-        st.download_button("Alignment α_ti, teacher-forced (.csv)", weights_csv, f"{exports.stem(lab)}-alignment.csv",
-                           mime="text/csv")
+        how, name = ("teacher-forced", "alignment") if source is None else (
+            "free-running on your source", "alignment-typed-free-running")
+        exports.button_row().download_button(f"Alignment α_ti, {how} (.csv)", weights_csv,
+                                             f"{exports.stem(lab)}-{name}.csv", mime="text/csv")
         st.caption(exports.PNG_NOTE)
 
 
