@@ -35,9 +35,10 @@ class Lab(Playback):
         )
         return self.task if same else setup.make_task(upload)
 
-    def install(self, setup: Setup, upload: str | bytes | None = None, model: engine.SequenceModel | None = None
-                ) -> None:
-        """Make `setup` (with `model`, else fresh weights from its seed) the lab's experiment.
+    def install(self, setup: Setup, upload: str | bytes | None = None, model: engine.SequenceModel | None = None,
+                origin: str | None = None) -> None:
+        """Make `setup` (with `model`, else fresh weights from its seed) the lab's experiment;
+        `origin` names the shipped checkpoint the model was copied from (pretrained/), if any.
         Raises ValueError, leaving the lab as it was, when the task cannot be made, the setup is
         over the size budget, or the model and task cannot train together."""
         if setup.upload_param is None:
@@ -54,6 +55,7 @@ class Lab(Playback):
             self.probes = Probes(trainer, setup.model, self.lock)
             self.held_out = HeldOut(trainer)
             self.marks: list[tuple[int, str]] = []  # (step, what changed there): drawn on the curves
+            self.origin = origin  # its steps count from the checkpoint's, which its card gives
 
     def advance(self, until: int | None = None) -> bool:
         """One training step (the caller holds the lock), measured every RECORD_EVERY steps."""
@@ -157,7 +159,8 @@ class Lab(Playback):
             "task": self.setup.task,
             "model": f"{cfg.arch.upper()} {shape}",
             "parameters": f"{sum(p.numel() for p in self.model.parameters()):,}",
-            "steps trained": f"{self.trainer.steps_done:,}",
+            **({"pretrained": self.origin} if self.origin else {}),
+            "steps trained": f"{self.trainer.steps_done:,}" + (" more" if self.origin else ""),
             "last loss": "-" if last is None else "diverged" if last.diverged else f"{last.loss:.4g}",
             f"held-out {metric}": (f"{scored['metric']:.1%}" if metric == "accuracy" else f"{scored['metric']:.3g}")
             + f" (step {scored['step']:,})",

@@ -10,6 +10,7 @@ import streamlit as st
 
 from app.charts import generation as charts
 from app.charts.unroll_time import coloured_tokens
+from app.session import pretrained
 from app.session.generation import MAX_LENGTH, MAX_PROMPT, Generated, write
 from app.session.lab import Lab
 from app.session.link import preset_setup
@@ -17,10 +18,12 @@ from app.widgets import state
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.open_model import open_button
+from app.widgets.pretrained import open_shipped
 from engine.sampling import METHODS, Sampling
 from engine.units import correlated_units
 
 CHAR_LM = preset_setup("charlm")
+SHIPPED = "charlm-lstm"  # pretrained/: the char-LSTM the page offers ready trained
 HOW = {
     "greedy": "greedy: always the most likely character",
     "sample": "sample at a temperature",
@@ -39,7 +42,7 @@ def run() -> None:
         "above 1 and sharper below; top-k and top-p draw only among the likeliest.")
     if not writes_text(lab):
         return
-    if lab.trainer.steps_done == 0:
+    if lab.trainer.steps_done == 0 and lab.origin is None:
         st.warning("This model has not trained yet: it writes noise. Press Play on Build & Train for a few hundred "
                    "steps (about 1.3 nats of loss reads like Python), then come back.", icon=":material/school:")
     request(lab)
@@ -58,9 +61,13 @@ def writes_text(lab: Lab) -> bool:
         return True
     why = ("reads both ways: it saw each character it would predict" if lab.setup.task == "charlm"
            else f"works on the {lab.setup.task} task, which is not predicting the next character of a text")
-    st.info(f"Your model {why}. Open the char LM preset (a 128-unit LSTM on Python's own source; it replaces "
-            "your model), train it on Build & Train, and come back:", icon=":material/info:")
-    open_button(lab, "Open a character-level LSTM (Python source)", CHAR_LM, 1000, key="generate.open")
+    st.info(f"Your model {why}. Open a character-level LSTM trained on Python's own source, or an untrained one "
+            "to train on Build & Train yourself (either replaces your model):", icon=":material/info:")
+    trained, untrained = st.columns(2)
+    if trained.button("Open the trained char-LSTM", key="generate.shipped", width="stretch", type="primary",
+                      icon=":material/download:") and open_shipped(lab, pretrained.named(SHIPPED)):
+        st.rerun()
+    open_button(lab, "Open an untrained one (the char LM preset)", CHAR_LM, 1000, key="generate.open", where=untrained)
     return False
 
 

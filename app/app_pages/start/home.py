@@ -5,6 +5,7 @@ from app import pages
 from app.session.lessons import LESSONS, Lesson
 from app.widgets import state
 from app.widgets.header import current_lab, page_header
+from app.widgets.pretrained import shipped_cards
 
 
 def open_lesson(lesson: Lesson) -> None:
@@ -19,7 +20,7 @@ def open_lesson(lesson: Lesson) -> None:
 
 
 def run() -> None:
-    page_header("Unrolled", lesson=False)
+    lab = page_header("Unrolled", lesson=False)
     st.markdown(
         "Build, train and open up sequence models live, on this computer's CPU: hidden states "
         "unrolled through time, LSTM and GRU gates, the gradient that backpropagation through "
@@ -39,8 +40,12 @@ def run() -> None:
                 st.caption(f"*Reproduces:* {lesson.published}.")
                 if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
                     open_lesson(lesson)
+    st.subheader("Trained models, ready to open")
+    st.caption("Each was trained on this kind of CPU by `python -m pretrained.build` (pretrained/README.md says "
+               "how long, and on what data); opening one gives you your own copy to train on.")
+    shipped_cards(lab)
     st.subheader("On the way")
-    st.markdown("- **Pretrained models and transfer learning**: open a trained model, freeze its lower layers, "
+    st.markdown("- **Transfer learning**: reuse a trained model's lower layers, freeze them, "
                 "train a new head")
 
 
