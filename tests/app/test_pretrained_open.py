@@ -62,4 +62,5 @@ def test_generate_offers_the_trained_char_lstm_and_writes_without_the_untrained_
     assert not at.exception, [e.message for e in at.exception]
     assert at.session_state["lab"].origin == "charlm-lstm"
     assert not any("has not trained yet" in w.value for w in at.warning)
-    assert at.text_area(key="gen_prompt")  # the form is there: it can write
+    at.get("form_submit_button")[0].click().run()
+    assert any("Measured on this shipped model" in c.value for c in at.caption)  # the model as shipped

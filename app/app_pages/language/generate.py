@@ -11,7 +11,7 @@ import streamlit as st
 from app.charts import generation as charts
 from app.charts.unroll_time import coloured_tokens
 from app.session import pretrained
-from app.session.generation import MAX_LENGTH, MAX_PROMPT, Generated, write
+from app.session.generation import MAX_LENGTH, MAX_PROMPT, SHIPPED_SHAPE, Generated, write
 from app.session.lab import Lab
 from app.session.link import preset_setup
 from app.widgets import state
@@ -115,6 +115,8 @@ def text(lab: Lab, generated: Generated) -> None:
     prompt, continuation = generated.text[:generated.prompt_length], generated.text[generated.prompt_length:]
     st.html(f'<pre style="white-space: pre-wrap; font-size: 15px; background: #F6F6F6; padding: 12px;">'
             f"<b>{html.escape(prompt)}</b>{html.escape(continuation)}</pre>")
+    if lab.origin == SHIPPED and generated.step == 0:  # the shipped model, as shipped
+        st.caption(SHIPPED_SHAPE)
 
 
 def next_character(lab: Lab, generated: Generated) -> None:
