@@ -1,0 +1,1 @@
+"""Unrolled's shipped checkpoints and the command that builds them (see README.md)."""

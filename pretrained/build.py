@@ -1,0 +1,209 @@
+"""Build the shipped checkpoints from scratch: `python -m pretrained.build` (every one), or
+`python -m pretrained.build --only sentiment-lstm` (repeatable).
+
+Each is trained as the app trains (engine.make_task, engine.build_model, engine.Trainer), on one
+thread from fixed seeds, so a build gives the same weights byte for byte on the same machine and
+torch version. It writes <name>.safetensors (engine.to_bytes: the ModelConfig, task spec and
+vocabulary in its header) and <name>.json, its card: what it is, what it was trained on and how,
+what it scores on held-out data (pretrained/heldout.py), and when, with what, in how long.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import struct
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+import engine
+from engine.tasks.reviews import REVIEWS_CSV
+from engine.tasks.text import CHARLM_CORPUS
+from pretrained.heldout import HELD_OUT_FILE, METRICS, CorpusHead, held_out, held_out_start, scores
+
+FOLDER = Path(__file__).resolve().parent
+ROOT = FOLDER.parent
+THREADS = 1  # one thread: the fastest for models this small, and the same sums in the same order every build
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    title: str
+    shows: str  # what a class sees in it
+    task: str
+    model: engine.ModelConfig
+    train: engine.TrainConfig
+    steps: int
+    task_params: dict = field(default_factory=dict)  # as make_task takes them, without seed (train.seed is used)
+
+
+def char_lm(arch: str, title: str, shows: str, **model) -> Recipe:
+    """The three char LMs differ only in their network: the same windows, batch, optimiser, steps and seed."""
+    return Recipe(
+        name=f"charlm-{arch}", title=title, shows=shows, task="charlm", steps=2000, task_params={"seq_len": 100},
+        model=engine.ModelConfig(arch=arch, **model),
+        train=engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0, seed=0),
+    )
+
+
+RECIPES = (
+    char_lm("lstm", "Char-LSTM on Python source",
+            "next-character predictions on real code: sample from it, or look for the units that follow quotes, "
+            "brackets and indentation", hidden_size=128, embedding_dim=32),
+    char_lm("gru", "Char-GRU on Python source",
+            "the char-LSTM's task and training with a GRU of the same width: one gate fewer, a fifth fewer "
+            "weights", hidden_size=128, embedding_dim=32),
+    char_lm("transformer", "Decoder-only transformer on Python source",
+            "the char-LSTM's task and training with causal self-attention (a small GPT: 2 blocks, 4 heads, "
+            "d_model 96): every head's attention over the last 100 characters", hidden_size=96, num_layers=2,
+            num_heads=4, dropout=0.1),
+    Recipe(
+        name="sentiment-lstm", title="Sentiment LSTM on the shipped reviews", task="sentiment", steps=1000,
+        task_params={"seq_len": 40, "max_vocab": 2000},
+        shows="reads a review word by word and answers at the last word; the reviews' negations ('was not good') "
+              "and 'but' clauses decide their labels",
+        model=engine.ModelConfig(arch="lstm", hidden_size=64, embedding_dim=32),
+        train=engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0, seed=0),
+    ),
+    Recipe(
+        name="dates-bahdanau", title="Date normaliser with Bahdanau attention", task="dates", steps=600,
+        shows="a bidirectional LSTM encoder and an LSTM decoder with additive attention (Bahdanau et al. 2015) "
+              "writing dates given in five formats as YYYY-MM-DD; its attention map says which source "
+              "characters each output character read",
+        model=engine.ModelConfig(arch="lstm", hidden_size=32, embedding_dim=16, bidirectional=True,
+                                 attention="additive"),
+        train=engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0, seed=0),
+    ),
+)
+BY_NAME = {recipe.name: recipe for recipe in RECIPES}
+
+
+def canonical(data: bytes) -> bytes:
+    """The same safetensors file with its metadata's keys in sorted order. safetensors writes the
+    metadata from a Rust HashMap, in an order that changes from one save to the next
+    (safetensors/safetensors#584), so the same weights would not give the same bytes."""
+    length = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8 : 8 + length])
+    header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * (-len(text) % 8)  # safetensors pads its header to a multiple of 8 bytes
+    return struct.pack("<Q", len(text)) + text + data[8 + length :]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def data_of(recipe: Recipe) -> dict:
+    """What the checkpoint was trained on, and where that came from."""
+    if recipe.task == "charlm":
+        corpus = CHARLM_CORPUS.read_bytes()
+        return {
+            "file": relative(CHARLM_CORPUS), "sha256": sha256(corpus),
+            "provenance": relative(CHARLM_CORPUS.with_suffix(".md")),
+            "what": "7 source files of the Python 3.11.7 standard library, joined by newlines (PSF-2.0)",
+            "trained on": f"its first {held_out_start():,} characters (every file before {HELD_OUT_FILE})",
+            "held out": f"{HELD_OUT_FILE}, its last file",
+        }
+    if recipe.task == "sentiment":
+        return {
+            "file": relative(REVIEWS_CSV), "sha256": sha256(REVIEWS_CSV.read_bytes()),
+            "provenance": "engine/tasks/reviews.py (`python -m engine.tasks.reviews` writes it, seed 0)",
+            "what": "2,000 generated film reviews whose negations ('was not good') and 'but' clauses decide the label",
+            "trained on": "the 80% of its distinct reviews the task does not hold out",
+            "held out": "the task's 20% split",
+        }
+    return {
+        "provenance": "engine/tasks/dates.py: generated on the fly, no file",
+        "what": "dates drawn uniformly from 1950-01-01 to 2049-12-31, each in one of five formats, and their "
+                "ISO form",
+        "trained on": f"{recipe.steps * recipe.train.batch_size:,} dates from the seed's 'batches' stream",
+        "held out": "dates from the seed's 'held_out' stream",
+    }
+
+
+@dataclass(frozen=True)
+class Built:
+    weights: bytes  # the .safetensors file
+    card: dict
+
+
+def training_task(recipe: Recipe) -> engine.Task:
+    """The task the build trains on: the app's, but for the char LMs the corpus less its held-out file."""
+    if recipe.task == "charlm":
+        return CorpusHead(seed=recipe.train.seed, **recipe.task_params)
+    return engine.make_task(recipe.task, seed=recipe.train.seed, **recipe.task_params)
+
+
+def build(recipe: Recipe) -> Built:
+    """Train `recipe` from scratch and score it: its weights and its card."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(THREADS)
+    try:
+        task = training_task(recipe)
+        model = engine.build_model(recipe.model, task, seed=recipe.train.seed)
+        trainer = engine.Trainer(model, task, recipe.train)
+        load_before, start = os.getloadavg()[0], time.perf_counter()
+        trainer.step(recipe.steps)
+        seconds = time.perf_counter() - start
+        if trainer.diverged_at is not None:
+            raise RuntimeError(f"{recipe.name} diverged at step {trainer.diverged_at}; change its recipe")
+        samples = held_out(task, recipe.train.seed)
+        metrics = scores(model, task, samples)
+    finally:
+        torch.set_num_threads(threads)
+    weights = canonical(engine.to_bytes(model))
+    card = {
+        "name": recipe.name,
+        "title": recipe.title,
+        "shows": recipe.shows,
+        "checkpoint": {"file": f"{recipe.name}.safetensors", "bytes": len(weights), "sha256": sha256(weights),
+                       "parameters": sum(p.numel() for p in model.parameters())},
+        "model": recipe.model.to_dict(),
+        "task": {"name": recipe.task, "params": recipe.task_params, "metric": task.metric_name},
+        "data": data_of(recipe),
+        "training": {"train": recipe.train.to_dict(), "steps": recipe.steps, "seed": recipe.train.seed,
+                     "torch_threads": THREADS, "seconds": round(seconds, 1),
+                     "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)]},
+        "held_out": {"data": samples.description, "samples": len(samples.y), "metrics": metrics,
+                     "meaning": {name: METRICS[recipe.task][name] for name in metrics}},
+        "built": {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                  "torch": torch.__version__, "python": platform.python_version(),
+                  "command": f"python -m pretrained.build --only {recipe.name}"},
+    }
+    return Built(weights, card)
+
+
+def write(built: Built) -> None:
+    name = built.card["name"]
+    (FOLDER / f"{name}.safetensors").write_bytes(built.weights)
+    (FOLDER / f"{name}.json").write_text(json.dumps(built.card, indent=2, ensure_ascii=False) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", choices=list(BY_NAME), help="build this one (repeatable)")
+    names = parser.parse_args(argv).only or list(BY_NAME)
+    start = time.perf_counter()
+    for name in names:
+        built = build(BY_NAME[name])
+        write(built)
+        held = built.card["held_out"]["metrics"]
+        print(f"{name}: {built.card['training']['seconds']:.0f} s, {len(built.weights):,} bytes, "
+              + ", ".join(f"{k} {v:.4f}" for k, v in held.items()), flush=True)
+    print(f"built {len(names)} in {time.perf_counter() - start:.0f} s (load average {os.getloadavg()[0]:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""What each shipped checkpoint is scored on: data kept apart from what it trained on, and the
+metrics its card states.
+
+- charlm: the corpus's last file, glob.py, is held out. The build trains on the six files before
+  it (`CorpusHead`, the task with the whole corpus's vocabulary), and the card scores every
+  window of glob.py. Next-character accuracy alone hides what the lesson is about, so the card
+  also scores the closing brackets and the depth of each line's indentation.
+- sentiment: the task's own held-out split (20% of the distinct reviews, set apart by its seed).
+- dates: dates drawn from the seed's "held_out" stream, apart from the training batches. The task
+  has no split: some of its 182,625 (date, format) pairs occur in training too.
+
+`held_out` gives the card's data, the same every time; `fresh` draws new samples of the same kind
+(another seed), on which a test checks that the card's figures hold.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+import engine
+from engine.rng import stream
+from engine.tasks.charlm import CharLMTask
+from engine.tasks.reviews import generate_reviews
+from engine.tasks.sentiment import CLASS_NAMES
+from engine.tasks.text import charlm_corpus
+
+HELD_OUT_FILE = "glob.py"
+HELD_OUT_FIRST_LINE = '"""Filename globbing utility."""'  # where glob.py starts in the corpus
+CLOSING = ")]}"
+FRESH_WINDOWS = 256  # charlm: random windows of the held-out file a fresh draw scores (each character about 3 times)
+FRESH_REVIEWS = 2000  # sentiment: generated before dropping those trained on
+DATES = 2000
+
+
+# What each figure of a card means, by task.
+METRICS = {
+    "charlm": {
+        "loss": "cross-entropy, nats per character",
+        "accuracy": "next characters predicted right (the most probable one)",
+        "closing bracket accuracy": "the `)`, `]` and `}` predicted right",
+        "indentation depth accuracy": "lines (begun inside a window) whose leading spaces are all predicted as "
+                                      "spaces and whose first other character is predicted not to be one",
+    },
+    "sentiment": {"loss": "cross-entropy, nats per review", "accuracy": "reviews classified right"},
+    "dates": {
+        "loss": "cross-entropy, nats per output character, decoding greedily",
+        "accuracy": "output characters right (the 10 of YYYY-MM-DD and <eos>), decoding greedily",
+        "sequence accuracy": "dates written entirely right, decoding greedily",
+    },
+}
+
+
+def held_out_start() -> int:
+    """The corpus position where the held-out file begins."""
+    return charlm_corpus().index(HELD_OUT_FIRST_LINE)
+
+
+@dataclass
+class CorpusHead(CharLMTask):
+    """The charlm task on the shipped corpus, drawing its training windows only from the files
+    before the held-out one. Its vocabulary (and so its spec) is the whole corpus's, so the model
+    opens on the app's charlm task as it is."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.text is not None:
+            raise ValueError("CorpusHead holds out a file of the shipped corpus; it takes no text")
+        self.ids = self.ids[: held_out_start()]  # [N_train]
+
+
+@dataclass(frozen=True)
+class Samples:
+    x: Tensor
+    y: Tensor
+    description: str  # which data, how many samples: the card quotes it
+
+
+def held_out(task: engine.Task, seed: int) -> Samples:
+    """The card's held-out data for a checkpoint trained on `task` with `seed`."""
+    if task.spec.name == "charlm":
+        return glob_windows(task.seq_len)
+    if task.spec.name == "sentiment":
+        x, y = task.test_set()
+        return Samples(x, y, f"the task's held-out split: {len(y):,} distinct reviews set apart by seed {seed}, "
+                             "never trained on")
+    x, y = task.batch(DATES, stream(seed, "held_out"))
+    return Samples(x, y, f"{DATES:,} dates from the seed's 'held_out' stream (apart from the training batches; "
+                         "the task has no split, so some also occurred in training), decoded greedily")
+
+
+def fresh(task: engine.Task, seed: int) -> Samples:
+    """New held-out samples of the card's kind, drawn with `seed` (pick one the card's did not use)."""
+    generator = torch.Generator().manual_seed(seed)
+    if task.spec.name == "charlm":
+        return glob_windows(task.seq_len, generator)
+    if task.spec.name == "sentiment":
+        return fresh_reviews(task, seed)
+    x, y = task.batch(DATES, generator)
+    return Samples(x, y, f"{DATES:,} dates drawn with generator seed {seed}")
+
+
+def glob_windows(seq_len: int, generator: torch.Generator | None = None) -> Samples:
+    """Windows of the held-out file (x, and y the next characters): every window of seq_len
+    characters end to end, or FRESH_WINDOWS at random starts drawn from `generator`."""
+    ids = CharLMTask().ids  # [N] the shipped corpus
+    first, last = held_out_start(), len(ids) - seq_len - 1  # the first and last possible window starts
+    if generator is None:
+        starts = torch.arange(first, last + 1, seq_len)  # [N]
+        what = f"every {seq_len}-character window of {HELD_OUT_FILE} end to end"
+    else:
+        starts = torch.randint(first, last + 1, (FRESH_WINDOWS,), generator=generator)  # [N]
+        what = f"{FRESH_WINDOWS} random {seq_len}-character windows of {HELD_OUT_FILE}"
+    window = starts[:, None] + torch.arange(seq_len + 1)  # [N, T+1]
+    chunk = ids[window]  # [N, T+1]
+    return Samples(chunk[:, :-1], chunk[:, 1:], f"{what} ({len(starts)} windows, {chunk[:, 1:].numel():,} next "
+                   f"characters), the corpus's last file, never trained on")
+
+
+def fresh_reviews(task: engine.Task, seed: int) -> Samples:
+    """Reviews newly generated as the shipped ones were, read with the task's vocabulary, less
+    those the task trains on (short reviews repeat) and repeats among themselves."""
+    trained = {tuple(row) for row in task.train_x.tolist()}
+    labels: dict[tuple[int, ...], int] = {}  # word ids -> 0 negative, 1 positive, in the order generated
+    for text, label in generate_reviews(FRESH_REVIEWS, seed=seed):
+        row = tuple(task.encode(text).tolist())
+        if row not in trained:
+            labels.setdefault(row, CLASS_NAMES.index(label))
+    x, y = torch.tensor(list(labels)), torch.tensor(list(labels.values()))  # [N, T], [N]
+    return Samples(x, y, f"{len(y):,} reviews generated with seed {seed}, none of them among the training rows")
+
+
+@torch.no_grad()
+def scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, float]:
+    """The card's metrics: loss and accuracy as the task measures them (an encoder-decoder decoding
+    freely), and the task's own extras (whole dates, brackets and indentation)."""
+    was_training = model.training
+    model.eval()
+    try:
+        y_hat = model(samples.x)  # [N, T, C] or [N, C]
+    finally:
+        model.train(was_training)
+    result = {"loss": task.loss(y_hat, samples.y).item(), "accuracy": task.metric(y_hat, samples.y)}
+    if task.spec.name == "dates":
+        result["sequence accuracy"] = task.sequence_accuracy(y_hat, samples.y)
+    if task.spec.name == "charlm":
+        predicted = y_hat.argmax(-1)  # [N, T]
+        result |= code_scores(task.vocab, samples.x, samples.y, predicted)
+    return result
+
+
+def code_scores(vocab: tuple[str, ...], x: Tensor, y: Tensor, predicted: Tensor) -> dict[str, float]:
+    """What a reader of code must track. Closing brackets: the share of `)`, `]`, `}` predicted
+    right. Indentation depth: the share of lines (starting inside a window) whose leading spaces
+    are all predicted as spaces and whose first other character is predicted not to be one, so a
+    model that always says " " (the commonest character) scores 0."""
+    closing = torch.tensor([ch in CLOSING for ch in vocab])[y]  # [N, T]
+    right = predicted == y  # [N, T]
+    depths_right = depths = 0
+    space = vocab.index(" ")
+    for x_row, y_row, p_row in zip(x.tolist(), y.tolist(), predicted.tolist()):
+        indenting, ok = False, True
+        for read, target, guess in zip(x_row, y_row, p_row):
+            if vocab[read] == "\n":
+                indenting, ok = True, True
+            if indenting:
+                ok &= (guess == space) == (target == space)
+                if target != space:  # the indentation ends here: the line is scored
+                    indenting = False
+                    depths, depths_right = depths + 1, depths_right + ok
+    return {
+        "closing bracket accuracy": right[closing].float().mean().item(),
+        "indentation depth accuracy": depths_right / depths,
+    }
