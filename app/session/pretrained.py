@@ -1,0 +1,85 @@
+"""The checkpoints shipped in pretrained/ (`python -m pretrained.build` trains them): their cards,
+their bytes, and the Setup each was trained with. No Streamlit here.
+
+A page caches `read(name)`'s bytes read-only (st.cache_resource: every session shares them) and
+builds each session its own model from them (`load`), so nothing a student does to a model
+reaches the shared copy. A card is the build's JSON beside the weights, and names the weights it
+describes by their sha256, so `load` finds the card of any shipped file's bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from torch import nn
+
+import engine
+from app.session.link import Setup, preset_setup
+
+FOLDER = Path(__file__).resolve().parents[2] / "pretrained"
+
+
+@dataclass(frozen=True)
+class Card:
+    name: str
+    title: str
+    shows: str  # what a class sees in it, one sentence
+    fields: dict  # the whole card as the build wrote it (model, task, data, training, held_out, built)
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """Held-out loss and metrics, by name ("accuracy", "loss", ...)."""
+        return self.fields["held_out"]["metrics"]
+
+    @property
+    def sha256(self) -> str:
+        return self.fields["checkpoint"]["sha256"]
+
+
+@cache
+def shipped() -> tuple[Card, ...]:
+    """Every shipped checkpoint's card, by name."""
+    cards = []
+    for path in sorted(FOLDER.glob("*.json")):
+        fields = json.loads(path.read_text())
+        cards.append(Card(fields["name"], fields["title"], fields["shows"], fields))
+    return tuple(cards)
+
+
+def named(name: str) -> Card:
+    found = next((c for c in shipped() if c.name == name), None)
+    if found is None:
+        raise ValueError(f"no shipped checkpoint is called {name!r}; there are {', '.join(c.name for c in shipped())}")
+    return found
+
+
+def read(name: str) -> bytes:
+    """The checkpoint file's bytes (what a page caches and hands to Lab.load_model)."""
+    return (FOLDER / named(name).fields["checkpoint"]["file"]).read_bytes()
+
+
+def load(data: bytes) -> tuple[nn.Module, Card]:
+    """A new model from a shipped checkpoint's bytes, and its card; ValueError for other bytes."""
+    digest = hashlib.sha256(data).hexdigest()
+    found = next((c for c in shipped() if c.sha256 == digest), None)
+    if found is None:
+        raise ValueError("these bytes are not a checkpoint shipped in pretrained/ (no card has their sha256)")
+    return engine.from_bytes(data), found
+
+
+def setup_for(card: Card) -> Setup:
+    """The task (with the parameters it was trained with), model and training settings of a
+    card, so the lab opens the model on its own task and trains on as it was trained. A char LM
+    was trained on its corpus less one held-out file; in the lab its task reads the whole corpus,
+    with the same vocabulary."""
+    task = card.fields["task"]
+    base = preset_setup(task["name"])
+    return Setup(
+        task=task["name"],
+        model=engine.ModelConfig.from_dict(card.fields["model"]),
+        train=engine.TrainConfig.from_dict(card.fields["training"]["train"]),
+        task_params=base.task_params | task["params"],
+    )
