@@ -36,7 +36,7 @@ THREADS = 1  # one thread: the fastest for models this small, and the same sums 
 class Recipe:
     name: str
     title: str
-    shows: str  # what a class sees in it
+    shows: str  # what a class sees in it, one sentence
     task: str
     model: engine.ModelConfig
     train: engine.TrainConfig
@@ -55,26 +55,26 @@ def char_lm(arch: str, title: str, shows: str, **model) -> Recipe:
 
 RECIPES = (
     char_lm("lstm", "Char-LSTM on Python source",
-            "next-character predictions on real code: sample from it, or look for the units that follow quotes, "
+            "Next-character predictions on real code: sample from it, or look for the units that follow quotes, "
             "brackets and indentation", hidden_size=128, embedding_dim=32),
     char_lm("gru", "Char-GRU on Python source",
-            "the char-LSTM's task and training with a GRU of the same width: one gate fewer, a fifth fewer "
+            "The char-LSTM's task and training with a GRU of the same width: one gate fewer, a fifth fewer "
             "weights", hidden_size=128, embedding_dim=32),
     char_lm("transformer", "Decoder-only transformer on Python source",
-            "the char-LSTM's task and training with causal self-attention (a small GPT: 2 blocks, 4 heads, "
+            "The char-LSTM's task and training with causal self-attention (a small GPT: 2 blocks, 4 heads, "
             "d_model 96): every head's attention over the last 100 characters", hidden_size=96, num_layers=2,
             num_heads=4, dropout=0.1),
     Recipe(
         name="sentiment-lstm", title="Sentiment LSTM on the shipped reviews", task="sentiment", steps=1000,
         task_params={"seq_len": 40, "max_vocab": 2000},
-        shows="reads a review word by word and answers at the last word; the reviews' negations ('was not good') "
+        shows="Reads a review word by word and answers at the last word; the reviews' negations ('was not good') "
               "and 'but' clauses decide their labels",
         model=engine.ModelConfig(arch="lstm", hidden_size=64, embedding_dim=32),
         train=engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0, seed=0),
     ),
     Recipe(
         name="dates-bahdanau", title="Date normaliser with Bahdanau attention", task="dates", steps=600,
-        shows="a bidirectional LSTM encoder and an LSTM decoder with additive attention (Bahdanau et al. 2015) "
+        shows="A bidirectional LSTM encoder and an LSTM decoder with additive attention (Bahdanau et al. 2015) "
               "writing dates given in five formats as YYYY-MM-DD; its attention map says which source "
               "characters each output character read",
         model=engine.ModelConfig(arch="lstm", hidden_size=32, embedding_dim=16, bidirectional=True,
@@ -186,9 +186,14 @@ def build(recipe: Recipe) -> Built:
 
 
 def write(built: Built) -> None:
+    """The checkpoint and its card, each file whole or not at all (written beside it, then renamed
+    over it): a running app or test may be reading the old one."""
     name = built.card["name"]
-    (FOLDER / f"{name}.safetensors").write_bytes(built.weights)
-    (FOLDER / f"{name}.json").write_text(json.dumps(built.card, indent=2, ensure_ascii=False) + "\n")
+    card = json.dumps(built.card, indent=2, ensure_ascii=False) + "\n"
+    for path, data in ((FOLDER / f"{name}.safetensors", built.weights), (FOLDER / f"{name}.json", card.encode())):
+        partial = path.with_name(path.name + ".partial")
+        partial.write_bytes(data)
+        partial.replace(path)
 
 
 def main(argv: list[str] | None = None) -> None:
