@@ -39,6 +39,14 @@ def test_the_checkpoints_stay_small():
     assert total < MAX_TOTAL_BYTES
 
 
+def test_the_readme_quotes_every_cards_held_out_accuracy():
+    """pretrained/README.md is written by hand: a rebuild that moves a figure must move it there too."""
+    readme = (pretrained.FOLDER / "README.md").read_text()
+    for card in pretrained.shipped():
+        assert f"`{card.name}`" in readme
+        assert f"{card.metrics['accuracy']:.1%}" in readme, card.name
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_checkpoint_opens_and_its_card_describes_it_and_its_recipe(name):
     data = pretrained.read(name)
