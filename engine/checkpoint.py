@@ -38,7 +38,19 @@ def to_bytes(model: nn.Module) -> bytes:
     vocab = getattr(model, "vocab", None)
     if vocab is not None:
         metadata["vocab"] = json.dumps(list(vocab))
-    return save_bytes(tensors, metadata=metadata)
+    return canonical(save_bytes(tensors, metadata=metadata))
+
+
+def canonical(data: bytes) -> bytes:
+    """The same safetensors file with its metadata's keys in sorted order. safetensors writes the
+    metadata from a Rust HashMap, in an order that changes from one save to the next
+    (safetensors/safetensors#584), so the same weights would not give the same bytes."""
+    length = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8 : 8 + length])
+    header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * (-len(text) % 8)  # safetensors pads its header to a multiple of 8 bytes
+    return struct.pack("<Q", len(text)) + text + data[8 + length :]
 
 
 def save(model: nn.Module, path) -> Path:

