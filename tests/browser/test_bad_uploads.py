@@ -30,9 +30,12 @@ def forged_checkpoint() -> bytes:
 
 
 def upload(page, name: str, data: bytes) -> str:
+    """Upload a checkpoint saved by Unrolled and press the "Open it" the page offers for one."""
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(
         files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}]
     )
+    page.get_by_text(f"{name} is a model saved by Unrolled").wait_for(timeout=30_000)
+    page.get_by_role("button", name="Open it").click()
     alert = page.locator('[data-testid="stAlert"]', has_text=name)
     alert.wait_for(timeout=30_000)
     return alert.inner_text()

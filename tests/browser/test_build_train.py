@@ -42,6 +42,6 @@ def test_play_pause_step_and_a_refused_upload(app_page):
     )
     alert = page.locator('[data-testid="stAlert"]', has_text="pickle")
     alert.wait_for(timeout=30_000)
-    assert "model.pt" in alert.inner_text() and "refuses pickles" in alert.inner_text()
+    assert "model.pt" in alert.inner_text() and "refuses it unread" in alert.inner_text()
     wait_for_app(page)
     assert steps_trained(page) == paused  # the model that was there is still there
