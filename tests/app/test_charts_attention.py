@@ -9,6 +9,7 @@ import torch
 
 import engine
 from app.charts import attention as ca
+from app.charts import attention_linked
 from app.charts import scaling as cs
 from app.charts.beam_tree import beam_tree
 from app.charts.labels import visible
@@ -260,7 +261,7 @@ def test_the_linked_alignment_carries_the_weights_and_two_pointer_selections(fre
     task, _, rec = fresh
     trace = rec.attention_traces[ALIGNMENT]
     source, output = tokens(task, rec)
-    chart = ca.alignment_linked(trace, source, output).to_dict()  # validates against Vega-Lite's schema
+    chart = attention_linked.alignment_linked(trace, source, output).to_dict()  # validates against Vega-Lite's schema
     params = {p["name"]: p for p in json.loads(json.dumps(chart)).get("params", [])}
     text = json.dumps(chart)
     for name, field in (("source_i", "i"), ("output_t", "t")):

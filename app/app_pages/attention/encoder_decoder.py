@@ -10,6 +10,7 @@ import torch
 
 import engine
 from app.charts import attention as cattention
+from app.charts import attention_linked as clinked
 from app.charts import bottleneck as cbottleneck
 from app.charts import labels
 from app.charts.beam_rows import beam_rows
@@ -202,7 +203,7 @@ def draw(lab: Lab) -> None:
     with st.expander("Point at a cell: the alignment with its source token and output step lit up",
                      key=state.LINKED_OPEN, on_change="rerun") as linked:
         if linked.open:  # built only while a student looks at it, not on every tick
-            st.altair_chart(cattention.alignment_linked(forced, shown_keys, [words[t] for t in outputs]))
+            st.altair_chart(clinked.alignment_linked(forced, shown_keys, [words[t] for t in outputs]))
 
 
 def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, ...]) -> None:
@@ -367,7 +368,7 @@ def downloads(lab: Lab) -> None:
         x, y = lab.probes.samples
         trace, keys, _ = decoding.without_padding(rec.attention_traces[site],
                                                   decoding.source_words(lab.task, x[index], site))
-        frame = cattention.alignment_frame(trace, keys, [words[t] for t in y[index].tolist()], 0)
+        frame = clinked.alignment_frame(trace, keys, [words[t] for t in y[index].tolist()], 0)
         return frame.assign(decoded=f"sample {index}, teacher-forced")
 
     def free_running():
@@ -376,7 +377,7 @@ def downloads(lab: Lab) -> None:
         site = decoding.alignment_site(free.rec)
         shown = decoding.first_rows(free.rec.attention_traces[site], len(free.tokens))
         trace, keys, _ = decoding.without_padding(shown, decoding.source_words(lab.task, source.x[0], site))
-        frame = cattention.alignment_frame(trace, keys, [words[t] for t in free.tokens], 0)
+        frame = clinked.alignment_frame(trace, keys, [words[t] for t in free.tokens], 0)
         return frame.assign(decoded=f"typed '{source.typed}', free-running")
 
     def weights_csv() -> str:
