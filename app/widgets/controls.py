@@ -8,6 +8,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 import engine
+from app.session.comparison import RoundRobin
 from app.session.lab import Lab
 from app.session.playback import Playback
 from app.widgets import state
@@ -28,6 +29,31 @@ def train_seconds(drawn: float, least: float = TRAIN_SECONDS) -> float:
 
 def set_playing(trainee: Playback, playing: bool) -> None:
     trainee.playing = playing
+
+
+def round_robin_controls(trainee: RoundRobin, prefix: str, until_key: str, label: str, each: str) -> None:
+    """Play/Pause, Step, Reset and "`label`" (the step every run trains up to) for runs trained in
+    turns (`each`: what one run is, for the help texts); the buttons act in callbacks, before the
+    page redraws, so each label shows the new state."""
+    stopped = all(run.stopped for run in trainee.runs)
+    play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
+    play.button("Pause" if trainee.playing else "Play", key=f"{prefix}_play", type="primary", width="stretch",
+                disabled=stopped, icon=":material/pause:" if trainee.playing else ":material/play_arrow:",
+                on_click=set_playing, args=(trainee, not trainee.playing))  # what the button said
+    step.button("Step", key=f"{prefix}_step", width="stretch", disabled=stopped, icon=":material/skip_next:",
+                help=f"one training step of every {each}, each then measured", on_click=trainee.step)
+    reset.button("Reset", key=f"{prefix}_reset", width="stretch", icon=":material/restart_alt:",
+                 help=f"fresh weights from the seed for every {each}; logs and timings cleared", on_click=trainee.reset)
+    until.number_input(label, min_value=1, max_value=100_000, step=50, key=until_key, persist_state="session",
+                       help=f"The {each}s take turns, one step each, so all stand within one step of each other.")
+
+
+def round_robin_progress(trainee: RoundRobin, until: int, each: str) -> None:
+    """How far runs trained in turns stand (`each`: "cell", "network", "run"), and the training
+    time to go at their pace so far."""
+    done, to_go = trainee.steps_done, trainee.seconds_to_go(until)
+    eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
+    st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each {each}{eta}")
 
 
 def training_controls(lab: Lab) -> None:

@@ -14,7 +14,7 @@ from app.session.measured import same_network
 from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import state
-from app.widgets.controls import live_training, set_playing
+from app.widgets.controls import live_training, round_robin_progress, set_playing
 from app.widgets.figures import show
 from app.widgets.header import page_header
 
@@ -134,10 +134,8 @@ def loss(comparison: Comparison):
 
 def draw(comparison: Comparison) -> None:
     until = state.get(STEPS)
-    done, to_go = comparison.steps_done, comparison.seconds_to_go(until)
     comparison.drawn_history = comparison.history_frame()  # as of this redraw (under the lock), for its download
-    eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
-    st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each cell{eta}")
+    round_robin_progress(comparison, until, "cell")
     stopped = comparison.stopped()
     for run in stopped:
         others = "the other cells train on" if len(stopped) < len(comparison.runs) else "so did every other cell"

@@ -22,7 +22,7 @@ from app.session.architectures import (
 from app.session.comparison import TIMED_STEPS
 from app.session.probes import RECORD_EVERY
 from app.widgets import state
-from app.widgets.controls import live_training, set_playing
+from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from engine.tasks.base import MAX_SEQ_LEN
@@ -116,23 +116,8 @@ def choose(architectures: Architectures) -> None:
 
 
 def controls(architectures: Architectures) -> None:
-    """Play and Pause act in callbacks, before the page redraws, so the button shows the new state."""
-    stopped = all(run.stopped for run in architectures.runs)
-    play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
-    play.button(
-        "Pause" if architectures.playing else "Play", key="arch_play", type="primary", width="stretch",
-        disabled=stopped, icon=":material/pause:" if architectures.playing else ":material/play_arrow:",
-        on_click=set_playing, args=(architectures, not architectures.playing),  # what the button said
-    )
-    step.button("Step", key="arch_step", width="stretch", disabled=stopped, icon=":material/skip_next:",
-                help="one training step of every network, each then measured", on_click=architectures.step)
-    reset.button("Reset", key="arch_reset", width="stretch", icon=":material/restart_alt:",
-                 help="fresh weights from the seed for every network; logs and timings cleared",
-                 on_click=architectures.reset)
-    until.number_input(
-        "Train each up to step", min_value=1, max_value=100_000, step=100, key=STEPS, persist_state="session",
-        help="The networks take turns, one step each, so all stand within one step of each other.",
-    )
+    """Play, Step, Reset and the step they train up to."""
+    round_robin_controls(architectures, "arch", STEPS, "Train each up to step", "network")
     st.caption(
         f"Each task's default budget ({LABS['recall'].steps} steps of recall, {LABS['reverse'].steps:,} of "
         f"reversal, {LABS['charlm'].steps} of the char LM) played in 41, 53 and 56 s on a 2-core CPU shared with "
@@ -158,9 +143,7 @@ def by_length(architectures: Architectures):
 
 def draw(architectures: Architectures) -> None:
     until = state.get(STEPS)
-    done, to_go = architectures.steps_done, architectures.seconds_to_go(until)
-    eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
-    st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each network{eta}")
+    round_robin_progress(architectures, until, "network")
     for run in architectures.stopped():
         st.error(f"**The {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so that "
                  "step was not applied and it stopped there; the others train on.",

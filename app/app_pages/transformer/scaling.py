@@ -14,7 +14,7 @@ from app.session.scaling import SATURATION_SAMPLES, ScalingRuns
 from app.session.transformers import WIDE_REVERSAL
 from app.widgets import downloads as exports
 from app.widgets import state
-from app.widgets.controls import live_training, set_playing
+from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.open_model import open_button
@@ -106,25 +106,13 @@ def which_setup(runs: ScalingRuns, lab: Lab) -> None:
 
 
 def controls(runs: ScalingRuns) -> None:
-    """Play and Pause act in callbacks, before the page redraws, so the button shows the new state."""
-    stopped = all(run.stopped for run in runs.runs)
-    play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
-    play.button("Pause" if runs.playing else "Play", key="scaling_play", type="primary", width="stretch",
-                disabled=stopped, icon=":material/pause:" if runs.playing else ":material/play_arrow:",
-                on_click=set_playing, args=(runs, not runs.playing))  # what the button said
-    step.button("Step", key="scaling_step", width="stretch", disabled=stopped, icon=":material/skip_next:",
-                help="one training step of each run, each then measured", on_click=runs.step)
-    reset.button("Reset", key="scaling_reset", width="stretch", icon=":material/restart_alt:",
-                 help="fresh weights from the seed for both; logs cleared", on_click=runs.reset)
-    until.number_input("Train each up to step", min_value=1, max_value=100_000, step=50, key=STEPS,
-                       persist_state="session", help="The two take turns, one step each.")
+    """Play, Step, Reset and the step they train up to."""
+    round_robin_controls(runs, "scaling", STEPS, "Train each up to step", "run")
 
 
 def draw(runs: ScalingRuns) -> None:
     until = state.get(STEPS)
-    done, to_go = runs.steps_done, runs.seconds_to_go(until)
-    eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
-    st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each run{eta}")
+    round_robin_progress(runs, until, "run")
     for run in runs.stopped():
         st.error(f"**The run {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so "
                  "that step was not applied and it stopped there.", icon=":material/local_fire_department:")
