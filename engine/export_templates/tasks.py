@@ -1,5 +1,6 @@
 """Each task's data written out as the engine's task makes it (engine/tasks/*.py): the same calls
 on the same generator in the same order, hence the same batches. `$name`: a task parameter."""
+from string import Template
 
 ADDING = '''
 
@@ -128,33 +129,21 @@ def batch(ids: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, 
     return chunk[:, :-1], chunk[:, 1:]  # x, y: [B, T]
 '''
 
-REVERSE = '''
+SEQUENCE = '''
 
 # The data ---------------------------------------------------------------------------------------
-# Sequence reversal for an encoder-decoder: read SEQ_LEN symbols (tokens 0 to SYMBOLS-1) and write
-# them backwards, then <eos>. Target token s+2 stands for symbol s: 0 is <sos>, 1 is <eos>.
-SEQ_LEN = $seq_len  # task: seq_len
-SYMBOLS = $symbols  # task: symbols
+# Sequence $what for an encoder-decoder: read SEQ_LEN symbols (tokens 0 to SYMBOLS-1) and write
+# them $order, then <eos>. Target token s+2 stands for symbol s: 0 is <sos>, 1 is <eos>.
+SEQ_LEN = $$seq_len  # task: seq_len
+SYMBOLS = $$symbols  # task: symbols
 
 
 def batch(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     x = torch.randint(0, SYMBOLS, (BATCH_SIZE, SEQ_LEN), generator=generator)  # [B, T]
     eos = torch.ones(BATCH_SIZE, 1, dtype=torch.long)  # [B, 1]
-    return x, torch.cat([x.flip(1) + 2, eos], dim=1)  # y: [B, T+1]
+    return x, torch.cat([$target + 2, eos], dim=1)  # y: [B, T+1]
 '''
-
-COPY = '''
-
-# The data ---------------------------------------------------------------------------------------
-# Sequence copying for an encoder-decoder: read SEQ_LEN symbols (tokens 0 to SYMBOLS-1) and write
-# them out again in the same order, then <eos>. Target token s+2 stands for symbol s: 0 is <sos>,
-# 1 is <eos>.
-SEQ_LEN = $seq_len  # task: seq_len
-SYMBOLS = $symbols  # task: symbols
-
-
-def batch(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    x = torch.randint(0, SYMBOLS, (BATCH_SIZE, SEQ_LEN), generator=generator)  # [B, T]
-    eos = torch.ones(BATCH_SIZE, 1, dtype=torch.long)  # [B, 1]
-    return x, torch.cat([x + 2, eos], dim=1)  # y: [B, T+1]
-'''
+# Reversal and copying differ in one line: the two templates are one, filled here (their $$seq_len
+# and $$symbols left for the settings).
+REVERSE = Template(SEQUENCE).substitute(what="reversal", order="backwards", target="x.flip(1)")
+COPY = Template(SEQUENCE).substitute(what="copying", order="out again in the same order", target="x")
