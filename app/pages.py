@@ -26,6 +26,7 @@ SECTIONS = {
     ],
     "Language models": [
         ("app_pages/language/generate.py", "Generate text", "generate", ":material/edit_note:"),
+        ("app_pages/language/transfer.py", "Transfer learning", "transfer", ":material/move_up:"),
     ],
 }
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}

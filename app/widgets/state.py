@@ -53,6 +53,10 @@ ARCH_PROBLEM = "arch_problem"  # why the last choice was refused, until one is t
 # Why √d_k
 SCALING = "scaling"  # this session's ScalingRuns (Why √d_k): its transformer with and without the scaling
 SCALING_STEPS = "scaling_steps"  # "Train each up to step" there
+# Transfer learning
+TRANSFER = "transfer"  # this session's TransferRuns: from scratch and pretrained
+TRANSFER_STEPS = "transfer_steps"  # "Train each up to step" there
+TRANSFER_RECIPE = "transfer_recipe"  # the Recipe last asked for in its form
 # Generate
 GEN_PROMPT = "gen_prompt"
 GEN_LENGTH = "gen_length"
