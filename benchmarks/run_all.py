@@ -19,6 +19,7 @@ import history_tick
 import lesson_speed
 import memory
 import record_cost
+import rtrl
 import torch
 import train_throughput
 import unroll_speed
@@ -36,6 +37,7 @@ SECTIONS = {
     "unroll": unroll_speed.run,
     "bottleneck": attention_bottleneck.run,
     "maps": attention_maps.run,
+    "rtrl": rtrl.run,
 }
 
 
