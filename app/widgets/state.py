@@ -57,6 +57,15 @@ SCALING_STEPS = "scaling_steps"  # "Train each up to step" there
 TRANSFER = "transfer"  # this session's TransferRuns: from scratch and pretrained
 TRANSFER_STEPS = "transfer_steps"  # "Train each up to step" there
 TRANSFER_RECIPE = "transfer_recipe"  # the Recipe last asked for in its form
+# BPTT and RTRL
+RTRL = "rtrl"  # this session's rtrl.SideBySide: the page's model, its sample and what is computed of them
+RTRL_ARCH = "rtrl_arch"  # the cell: "rnn" or "gru"
+RTRL_TASK = "rtrl_task"  # "sine" or "adding"
+RTRL_HIDDEN = "rtrl_hidden"  # H
+RTRL_LENGTH = "rtrl_length"  # T
+RTRL_TRAINED = "rtrl_trained"  # Adam steps before looking
+RTRL_STEP = "rtrl_step"  # the step t the online gradient is read at (1..T)
+RTRL_ROUND = "rtrl_round"  # how many times "Measure again" was pressed: part of the cost table's cache key
 # Generate
 GEN_PROMPT = "gen_prompt"
 GEN_LENGTH = "gen_length"
