@@ -13,6 +13,7 @@ SECTIONS = {
         ("app_pages/recurrent/gates.py", "Gates", "gates", ":material/tune:"),
         ("app_pages/recurrent/gradients.py", "Gradients", "gradients", ":material/trending_down:"),
         ("app_pages/recurrent/compare.py", "Compare cells", "compare", ":material/compare_arrows:"),
+        ("app_pages/recurrent/rtrl.py", "BPTT and RTRL", "rtrl", ":material/sync_alt:"),
     ],
     "Attention": [
         ("app_pages/attention/encoder_decoder.py", "Encoder-decoder", "attention", ":material/join_inner:"),
