@@ -8,9 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts.architectures import legend_under
-from app.charts.log_lines import floor_of, log_axis, log_line, mark_zeros
-from app.charts.style import BLACK, BLUE, GREEN, GREY, ORANGE, PURPLE, SKY_BLUE, VERMILLION, axis, finish
+from app.charts.log_lines import floor_of
+from app.charts.style import BLACK, BLUE, GREEN, GREY, ORANGE, PURPLE, SKY_BLUE, VERMILLION, axis, finish, legend_below
 
 RTRL, BPTT = BLUE, ORANGE
 PARAMETER_COLOURS = (BLUE, ORANGE, GREEN, PURPLE, SKY_BLUE, VERMILLION, BLACK)
@@ -18,19 +17,25 @@ PARAMETER_COLOURS = (BLUE, ORANGE, GREEN, PURPLE, SKY_BLUE, VERMILLION, BLACK)
 
 def same_gradient(entries: pd.DataFrame) -> go.Figure:
     """Every entry of every parameter's gradient, RTRL's (y) against autograd's BPTT (x), one colour
-    per parameter, on the line y = x where they agree. entries: columns parameter, bptt, rtrl."""
+    per parameter, on the line y = x where they agree. entries: columns parameter (W_hh...), bptt, rtrl."""
     fig = go.Figure()
     for k, (name, rows) in enumerate(entries.groupby("parameter", sort=False)):
         fig.add_trace(go.Scatter(
-            x=rows["bptt"], y=rows["rtrl"], name=name, mode="markers",
+            x=rows["bptt"], y=rows["rtrl"], name=subscript(name), mode="markers",
             marker=dict(color=PARAMETER_COLOURS[k % len(PARAMETER_COLOURS)], size=6, opacity=0.8),
             hovertemplate=f"{name}<br>BPTT %{{x:.6g}}<br>RTRL %{{y:.6g}}<extra></extra>"))
     reach = float(np.abs(entries[["bptt", "rtrl"]].to_numpy()).max()) * 1.08 or 1.0
     fig.add_trace(go.Scatter(x=[-reach, reach], y=[-reach, reach], name="y = x", mode="lines",
                              line=dict(color=GREY, dash="dash", width=1.2), hoverinfo="skip"))
     fig.update_xaxes(title_text="∂L/∂θ by BPTT (autograd)", range=[-reach, reach], zeroline=False)
-    fig.update_yaxes(title_text="∂L/∂θ by RTRL", range=[-reach, reach], zeroline=False, scaleanchor="x")
-    return legend_under(finish(fig, f"All {len(entries):,} gradient entries: RTRL against BPTT", height=420))
+    fig.update_yaxes(title_text="∂L/∂θ by RTRL", range=[-reach, reach], zeroline=False)
+    return legend_below(finish(fig, f"All {len(entries):,} gradient entries: RTRL against BPTT", height=400))
+
+
+def subscript(symbol: str) -> str:
+    """W_hh as plotly writes it, W<sub>hh</sub>."""
+    letter, _, index = symbol.partition("_")
+    return f"{letter}<sub>{index}</sub>"
 
 
 def online_gradient(online: pd.DataFrame, t: int, bptt_norm: float) -> go.Figure:
@@ -39,15 +44,15 @@ def online_gradient(online: pd.DataFrame, t: int, bptt_norm: float) -> go.Figure
     fig = go.Figure(go.Scatter(
         x=online["t"], y=online["norm"], name="RTRL, after each step", mode="lines+markers" if len(online) <= 60
         else "lines", line=dict(color=RTRL, width=2), marker=dict(size=5),
-        hovertemplate="RTRL after step %{x}<br>‖∂L≤t/∂W_hh‖ %{y:.6g}<extra></extra>"))
+        hovertemplate="RTRL after step %{x}<br>‖∂L<sub>≤t</sub>/∂W<sub>hh</sub>‖ %{y:.6g}<extra></extra>"))
     fig.add_trace(go.Scatter(
         x=[t], y=[bptt_norm], name=f"BPTT through steps 1..{t}", mode="markers",
         marker=dict(color=BPTT, size=13, symbol="diamond-open", line=dict(width=2.5)),
-        hovertemplate="BPTT through steps 1..%{x}<br>‖∂L≤t/∂W_hh‖ %{y:.6g}<extra></extra>"))
+        hovertemplate="BPTT through steps 1..%{x}<br>‖∂L<sub>≤t</sub>/∂W<sub>hh</sub>‖ %{y:.6g}<extra></extra>"))
     fig.add_vline(x=t, line=dict(color=GREY, dash="dot", width=1))
     fig.update_xaxes(title_text="step t (inputs read so far)", range=[0.5, len(online) + 0.5])
-    fig.update_yaxes(title_text="‖∂(ℓ₁+…+ℓ_t)/∂W_hh‖", rangemode="tozero")
-    return legend_under(finish(fig, "The gradient of the loss so far, ready after every step"))
+    fig.update_yaxes(title_text="‖∂(ℓ<sub>1</sub>+…+ℓ<sub>t</sub>)/∂W<sub>hh</sub>‖", rangemode="tozero")
+    return legend_below(finish(fig, "The gradient of the loss so far, ready after every step"))
 
 
 def along(frame: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -90,23 +95,31 @@ def cost_figure(frame: pd.DataFrame, what: str) -> go.Figure:
     fig.update_yaxes(axis(drawn) | dict(type="log"))  # one range for both panels, ticks at 1-2-5
     fig.update_yaxes(title_text=f"{unit} (log)", row=1, col=1)
     title = "Time per step, measured" if what == "time" else "Memory to have the gradient, measured"
-    return legend_under(finish(fig, title, height=360))
+    fig = finish(fig, title, height=380)
+    return legend_below(fig.update_layout(margin=dict(t=80)))  # the panels' titles under the figure's
 
 
 def truncation_bias(frame: pd.DataFrame, T: int) -> go.Figure:
     """‖g_k − g‖ / ‖g‖ of truncated BPTT's ∂L/∂W_hh with window k against the exact g (frame: window,
-    relative_error, cosine), log axis, exact zeros drawn at a floor and marked; a dotted line at k = T."""
-    floor = floor_of(frame["relative_error"])
-    line = log_line(frame["window"], frame["relative_error"], "truncated BPTT", VERMILLION, floor,
-                    "relative error", x_label="window k", markers=True)
-    line.update(text=[f"{note}<br>cosine {cosine:.6f}" for note, cosine in zip(line.text, frame["cosine"])])
-    fig = go.Figure(line)
-    mark_zeros(fig, floor, x_label="window k")
+    relative_error, cosine), on a log axis over the windows shorter than T; k = T, full BPTT, whose
+    error is rounding (or exactly 0), is drawn at the axis's floor, a tenth of the smallest error
+    below T, and says its value; a dotted line at k = T."""
+    cut, full = frame[frame["window"] < T], frame[frame["window"] >= T]
+    floor = floor_of(cut["relative_error"])
+    fig = go.Figure(go.Scatter(
+        x=cut["window"], y=cut["relative_error"], customdata=cut["cosine"], name="truncated BPTT, window k < T",
+        mode="lines+markers", line=dict(color=VERMILLION, width=2), marker=dict(size=6),
+        hovertemplate="window k %{x}<br>relative error %{y:.3g}<br>cosine %{customdata:.6f}<extra></extra>"))
+    for _, row in full.iterrows():
+        error = row["relative_error"]
+        fig.add_trace(go.Scatter(
+            x=[row["window"]], y=[max(error, floor)], name=f"k = T: full BPTT, error {error:.0e} (rounding)",
+            mode="markers", marker=dict(color=GREEN, size=13, symbol="star"),
+            hovertemplate=f"window k %{{x}} = T: full BPTT<br>relative error {error:.2g}, drawn at the "
+            f"floor<extra></extra>"))
     fig.add_vline(x=T, line=dict(color=GREY, dash="dot", width=1))
-    fig.add_annotation(x=np.log10(T), y=1, yref="paper", text=f"k = T = {T}: full BPTT", showarrow=False,
-                       xanchor="right", yanchor="bottom", font=dict(size=12, color=GREY))
     ticks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500) if k < 0.8 * T] + [T]
     fig.update_xaxes(type="log", title_text="window k (steps the gradient may flow back)", tickvals=ticks,
                      ticktext=list(map(str, ticks)), range=[np.log10(0.8), np.log10(1.25 * T)])
-    fig.update_yaxes(log_axis(fig) | dict(title_text="‖g_k − g‖ / ‖g‖ for W_hh"))
-    return legend_under(finish(fig, "Truncated BPTT's error against the exact gradient"))
+    fig.update_yaxes(axis([*cut["relative_error"], floor]) | dict(type="log", title_text="‖g_k − g‖ / ‖g‖ for W_hh"))
+    return legend_below(finish(fig, "Truncated BPTT's error against the exact gradient", height=340))

@@ -31,6 +31,9 @@ LENGTHS = (5, 10, 20, 50, 100, 200, 500)
 TRAINING_STEPS = (0, 100, 300)
 SEED = 0  # the weights' seed, the training batches' and the sample's
 W_HH = "rnn.weight_hh_l0"
+# The course's names of the parameters engine.rtrl follows (nn.RNN's and nn.GRU's, and the head's).
+SYMBOLS = {"rnn.weight_ih_l0": "W_ih", W_HH: "W_hh", "rnn.bias_ih_l0": "b_ih", "rnn.bias_hh_l0": "b_hh",
+           "head.weight": "W_o", "head.bias": "b_o"}
 # RTRL's W_hh S_{t-1} on one sample, in multiply-adds (rows x H x P a step, T steps). 5.3e8 took 0.15 s
 # on this 2-core CPU (a GRU, H 32, T 50); the cost table measures a grid of about two such passes,
 # four times each: a few seconds at the budget's edge.
@@ -38,7 +41,7 @@ MAX_RTRL_MACS = 1e9
 # Training before looking, batch x T x rows x H multiply-adds a step, times the steps: 2e9 is about two
 # seconds here (a tanh RNN at H 32, T 100, batch 32, 50 steps took 0.18 s for 1.6e8).
 MAX_TRAINING_MACS = 2e9
-TIMING_REPEATS, TIMING_BUDGET = 3, 0.02  # medians of 3 interleaved repeats of about 20 ms each
+TIMING_REPEATS, TIMING_BUDGET = 5, 0.02  # medians of 5 interleaved repeats of about 20 ms each
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,8 +151,9 @@ class SideBySide:
         return model.double(), self.x.double(), y
 
     def entries(self) -> pd.DataFrame:
-        """Every entry of every parameter's gradient: parameter, bptt, rtrl (float32, as the model trains)."""
-        return pd.concat([pd.DataFrame({"parameter": name, "bptt": self.bptt[name].flatten().numpy(),
+        """Every entry of every parameter's gradient: parameter (its symbol), bptt, rtrl (float32, as the model
+        trains)."""
+        return pd.concat([pd.DataFrame({"parameter": SYMBOLS[name], "bptt": self.bptt[name].flatten().numpy(),
                                         "rtrl": self.rtrl[name].flatten().numpy()}) for name in self.names],
                          ignore_index=True)
 
@@ -161,7 +165,8 @@ class SideBySide:
         bptt64 = autograd_gradients(model, self.task.loss(model(x), y))
         *_, last = rtrl_online(model, x, y)
         return pd.DataFrame([{
-            "parameter": name, "shape": " x ".join(map(str, self.bptt[name].shape)), "entries": self.bptt[name].numel(),
+            "parameter": SYMBOLS[name], "in PyTorch": name, "shape": " x ".join(map(str, self.bptt[name].shape)),
+            "entries": self.bptt[name].numel(),
             "largest |gradient|": self.bptt[name].abs().max().item(),
             "float32": (self.rtrl[name] - self.bptt[name]).abs().max().item(),
             "float64": (last.grads[name] - bptt64[name]).abs().max().item(),

@@ -16,9 +16,10 @@ from app.widgets.header import page_header
 GRADIENT = (r"\frac{\partial L}{\partial \theta} = \sum_{t=1}^{T} \frac{\partial \ell_t}{\partial h_t}"
             r"\sum_{k=1}^{t} \frac{\partial h_t}{\partial h_k} \frac{\partial^+ h_k}{\partial \theta},"
             r"\qquad L = \sum_{t=1}^{T} \ell_t")
-SENSITIVITY = (r"S_t = \frac{d h_t}{d\theta} = \mathrm{diag}\big(\phi'(a_t)\big)\Big(W_{hh} S_{t-1} + "
-               r"\frac{\partial^+ a_t}{\partial \theta}\Big),\quad S_0 = 0, \qquad "
-               r"\frac{\partial \ell_t}{\partial \theta} = \frac{\partial \ell_t}{\partial h_t} S_t")
+SENSITIVITY = (r"\begin{gathered} S_t = \frac{d h_t}{d\theta} = \mathrm{diag}\big(\phi'(a_t)\big)\Big(W_{hh} "
+               r"S_{t-1} + \frac{\partial^+ a_t}{\partial \theta}\Big),\quad S_0 = 0, \\ "
+               r"\frac{\partial \ell_t}{\partial \theta} = \frac{\partial \ell_t}{\partial h_t} S_t "
+               r"\quad\text{as soon as } \ell_t \text{ is known} \end{gathered}")
 
 
 def run() -> None:
@@ -38,27 +39,29 @@ def run() -> None:
 def intro() -> None:
     st.markdown(
         "The loss is a sum over the steps, and so is its gradient (Schmidt, eqs. 5 and 9): each loss term "
-        "ℓ_t reaches back to every earlier step k through ∂h_t/∂h_k, and ∂⁺h_k/∂θ is the immediate "
-        "derivative, h_{k−1} held fixed:")
+        "$\\ell_t$ reaches back to every earlier step $k$ through $\\partial h_t/\\partial h_k$, and "
+        "$\\partial^+ h_k/\\partial\\theta$ is the immediate derivative, $h_{k-1}$ held fixed:")
     st.latex(GRADIENT)
     st.markdown(
-        "**Backpropagation through time (BPTT)** takes the outer sum backwards from T: it keeps every h_t "
-        "until the sequence ends, then walks back through them, about H² multiply-adds a step. "
+        "**Backpropagation through time (BPTT)** takes the outer sum backwards from $T$: it keeps every $h_t$ "
+        "until the sequence ends, then walks back through them, about $H^2$ multiply-adds a step. "
         "**Real-time recurrent learning (RTRL**, Williams & Zipser 1989) takes the inner sum forwards: it "
-        "carries the sensitivity S_t = dh_t/dθ of h_t to the P recurrent parameters, an H × P matrix, and "
-        "updates it from S_{t−1} alone (a GRU's gates each follow the same rule):")
+        "carries the sensitivity $S_t = dh_t/d\\theta$ of $h_t$ to the $P$ recurrent parameters, an "
+        "$H \\times P$ matrix, and updates it from $S_{t-1}$ alone (a GRU's gates each follow the same rule):")
     st.latex(SENSITIVITY)
     st.markdown(
         "So RTRL has the gradient of the loss so far after every step and keeps nothing of the past, but "
-        "S_t holds H·P ≈ H³ numbers and W_hh S_{t−1} costs H·H·P ≈ H⁴ multiply-adds a step. Below, both "
-        "run on the same small network and the same sample.")
+        "$S_t$ holds $H \\cdot P \\approx H^3$ numbers and $W_{hh} S_{t-1}$ costs $H \\cdot H \\cdot P "
+        "\\approx H^4$ multiply-adds a step. Below, both run on this page's own small network and one sample "
+        "(not your model on Build & Train: RTRL's cost rules out most of them).")
 
 
 def controls() -> Settings:
     """The page's model: cell, task, H, T and the training before looking."""
-    cell, task, hidden, length, trained = st.columns([1, 1.6, 1.3, 1.3, 1.3])
+    cell, task = st.columns(2)
+    hidden, length, trained = st.columns(3)
     arch = cell.radio("Cell", list(session.CELLS), format_func=session.CELLS.get, key=state.RTRL_ARCH,
-                      persist_state="session")
+                      horizontal=True, persist_state="session")
     name = task.selectbox("Task", list(session.TASKS), format_func=session.TASKS.get, key=state.RTRL_TASK,
                           persist_state="session")
     H = hidden.select_slider("Hidden units H", session.HIDDEN_SIZES, value=16, key=state.RTRL_HIDDEN,
@@ -102,17 +105,16 @@ def describe(view: SideBySide) -> str:
 def same_gradient(view: SideBySide) -> None:
     st.subheader("1. The same gradient")
     entries, table = view.entries(), view.agreement
-    left, right = st.columns([3, 2])
-    show(charts.same_gradient(entries), "rtrl_same", left)
-    right.dataframe(agreement_table(table), hide_index=True)
+    show(charts.same_gradient(entries), "rtrl_same")
     worst = table.loc[table["float32"].idxmax()]
     largest = table["largest |gradient|"].max()
-    right.caption(
+    st.caption(
         f"Every entry of every parameter's ∂L/∂θ, by RTRL (forward, no graph) and by autograd's BPTT through "
         f"PyTorch's kernel. The largest difference, {worst['float32']:.1e} in {worst['parameter']}, is "
         f"{worst['float32'] / largest:.0e} of the largest entry ({largest:.2e}): float32's rounding, since "
         f"the same weights and sample in float64 differ by at most {table['float64'].max():.0e}. Two orders "
         "of summing, one gradient.")
+    st.table(agreement_table(table), hide_index=True)
 
 
 def agreement_table(table: pd.DataFrame):
@@ -121,7 +123,9 @@ def agreement_table(table: pd.DataFrame):
                                "… in float64": "{:.1e}", "entries": "{:,}"})
 
 
+@st.fragment
 def online(view: SideBySide) -> None:
+    """Its own fragment: moving t reruns this section only (one backward pass over t steps)."""
     st.subheader("2. Online: the gradient after every step")
     frame, w_hh = view.online
     T = view.settings.seq_len
@@ -156,7 +160,9 @@ def online_caption(view: SideBySide, t: int, carried: int, saved: int, differenc
                        "ready for ℓ_T when it comes.")
     return text + (f"BPTT must have kept what autograd saves for those {t} steps, {saved / 1024:,.1f} KB (h_1..h_{t} "
                    f"among it), and must walk back through all {t} again to have the gradient after step "
-                   f"{t + 1}. After step 1 the W_hh gradient is 0: W_hh has only met h_0 = 0.")
+                   f"{t + 1}. At {saved / t / 1024:.2f} KB a step, BPTT's store passes RTRL's {carried / 1024:,.1f} KB "
+                   f"after about {carried * t / saved:,.0f} steps: only on longer streams does RTRL save memory. "
+                   "After step 1 the W_hh gradient is 0: W_hh has only met h_0 = 0.")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -171,10 +177,9 @@ def cost(settings: Settings) -> None:
     with st.spinner("Timing RTRL and BPTT on a grid around your settings…"):
         frame, when = measured(settings.arch, settings.task, settings.hidden_size, settings.seq_len,
                                state.get(state.RTRL_ROUND, 0))
-    st.dataframe(cost_table(frame), hide_index=True)
-    left, right = st.columns(2)
-    show(charts.cost_figure(frame, "memory"), "rtrl_memory", left)
-    show(charts.cost_figure(frame, "time"), "rtrl_time", right)
+    show(charts.cost_figure(frame, "memory"), "rtrl_memory")
+    show(charts.cost_figure(frame, "time"), "rtrl_time")
+    st.table(cost_table(frame), hide_index=True)
     st.caption(cost_caption(frame, settings, when))
     if st.button("Measure again", key="rtrl_measure", icon=":material/timer:"):
         st.session_state[state.RTRL_ROUND] = state.get(state.RTRL_ROUND, 0) + 1
@@ -182,10 +187,10 @@ def cost(settings: Settings) -> None:
 
 
 def cost_table(frame: pd.DataFrame):
-    table = frame.assign(ratio=frame["rtrl_ms"] / frame["bptt_ms"]).sort_values(["sweep", "H", "T"]).rename(columns={
-        "sweep": "grows", "rtrl_ms": "RTRL ms/step", "bptt_ms": "BPTT ms/step", "ratio": "RTRL / BPTT",
-        "rtrl_kb": "RTRL S_t KB", "bptt_kb": "BPTT saved KB"})
-    table["grows"] = table["grows"].replace({"both": "your H and T"})
+    """The grid, by H then T (the sweep each row belongs to shows in which of the two changes)."""
+    table = frame.assign(ratio=frame["rtrl_ms"] / frame["bptt_ms"]).sort_values(["H", "T"]).drop(columns="sweep")
+    table = table.rename(columns={"rtrl_ms": "RTRL ms/step", "bptt_ms": "BPTT ms/step", "ratio": "RTRL / BPTT",
+                                  "rtrl_kb": "RTRL S_t KB", "bptt_kb": "BPTT saved KB"})
     return table.style.format({"RTRL ms/step": "{:.3f}", "BPTT ms/step": "{:.3f}", "RTRL / BPTT": "{:.0f}x",
                                "RTRL S_t KB": "{:,.1f}", "BPTT saved KB": "{:,.1f}", "P": "{:,}"})
 
