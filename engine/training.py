@@ -24,6 +24,7 @@ from .vocab import check_vocab
 
 
 def make_optimizer(cfg: TrainConfig, params) -> torch.optim.Optimizer:
+    """params: parameters, or param groups (dicts), each of which may set its own "lr"."""
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(params, lr=cfg.lr)
     if cfg.optimizer == "momentum":
@@ -37,6 +38,18 @@ def global_norm(params: list[nn.Parameter]) -> float:
     """The L2 norm of all gradients together, as clip_grad_norm_ measures it."""
     grads = [p.grad for p in params if p.grad is not None]
     return get_total_norm(grads).item() if grads else 0.0
+
+
+def part_groups(model: nn.Module, lr: float, scales: dict[str, float]) -> list[dict]:
+    """One optimizer param group per part of the model (its param_groups), each at lr times the
+    part's scale (1 unless named): transfer learning's lower learning rate for the layers it
+    unfreezes. A parameter in no part trains at lr."""
+    named = dict(model.named_parameters())
+    groups = [{"params": [named.pop(n) for n in names], "lr": lr * scales.get(part, 1.0), "part": part}
+              for part, names in model.param_groups().items()]
+    if named:
+        groups.append({"params": list(named.values()), "lr": lr, "part": None})
+    return groups
 
 
 def check_fits(model: nn.Module, task: Task, cfg: TrainConfig) -> None:
@@ -63,7 +76,8 @@ class Trainer:
         check_int("history_rows", history_rows, *ROW_LIMITS)
         self.model, self.task, self.cfg = model, task, cfg
         self.params = list(model.parameters())
-        self.optimizer = make_optimizer(cfg, self.params)
+        self.lr_scales: dict[str, float] = {}  # part -> its learning rate as a share of cfg.lr
+        self.optimizer = self.new_optimizer(cfg)
         self.seed_streams(cfg.seed)
         self.history = History(history_rows)  # bounded: the latest steps all, older ones sampled
         self.diverged_at: int | None = None
@@ -76,7 +90,7 @@ class Trainer:
         if bad:
             raise ValueError(f"{bad[0]} is not finite; put finite weights back before resuming")
         self.diverged_at = None
-        self.optimizer = make_optimizer(self.cfg, self.params)
+        self.optimizer = self.new_optimizer(self.cfg)
 
     def retune(self, cfg: TrainConfig) -> None:
         """Train on with new settings, from the weights as they are (a student turning the
@@ -84,13 +98,32 @@ class Trainer:
         optimizer starts afresh. A new seed changes the batches and dropout from here on."""
         check_fits(self.model, self.task, cfg)
         if cfg.optimizer == self.cfg.optimizer:
-            for group in self.optimizer.param_groups:
-                group["lr"] = cfg.lr
+            self.set_lrs(cfg.lr)
         else:
-            self.optimizer = make_optimizer(cfg, self.params)
+            self.optimizer = self.new_optimizer(cfg)
         if cfg.seed != self.cfg.seed:
             self.seed_streams(cfg.seed)
         self.cfg = cfg
+
+    def new_optimizer(self, cfg: TrainConfig) -> torch.optim.Optimizer:
+        return make_optimizer(cfg, part_groups(self.model, cfg.lr, self.lr_scales))
+
+    def scale_lr(self, scales: dict[str, float]) -> None:
+        """Train each named part at cfg.lr times its scale from the next step (e.g. {"layer 0": 0.1}:
+        a layer unfrozen at a tenth of the rate); parts not named go back to cfg.lr. The optimizer
+        keeps its state."""
+        groups = self.model.param_groups()
+        for part, scale in scales.items():
+            if part not in groups:
+                raise ValueError(f"no part named {part!r}; this model has {', '.join(groups)}")
+            if not (isinstance(scale, (int, float)) and 0 < scale <= 10):
+                raise ValueError(f"the learning-rate scale of {part} is {scale!r}; give a number in (0, 10]")
+        self.lr_scales = dict(scales)
+        self.set_lrs(self.cfg.lr)
+
+    def set_lrs(self, lr: float) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr * self.lr_scales.get(group["part"], 1.0)
 
     def seed_streams(self, seed: int) -> None:
         """Batches, scheduled sampling's coins and dropout each draw from their own stream."""

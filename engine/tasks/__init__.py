@@ -9,6 +9,7 @@ import inspect
 
 from .adding import AddingTask
 from .base import Preset, Task, TaskSpec
+from .char_sentiment import CharSentimentTask
 from .charlm import CharLMTask
 from .copy import CopyTask
 from .dates import DatesTask
@@ -32,6 +33,7 @@ TASKS: dict[str, type[Task]] = {
     "sine": SineTask,
     "charlm": CharLMTask,
     "sentiment": SentimentTask,
+    "char_sentiment": CharSentimentTask,
     "reverse": ReverseTask,
     **ATTENTION_TASKS,
 }

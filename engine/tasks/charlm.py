@@ -7,26 +7,38 @@ from typing import ClassVar
 
 import torch
 
-from ..config import ModelConfig
+from ..config import ModelConfig, check_choice
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
+from .char_sentiment import training_text
 from .features import char_features
 from .text import char_vocab, charlm_corpus, decode_text
+
+CORPORA = ("python", "reviews")
+
+
+def shipped_corpus(name: str) -> str:
+    return charlm_corpus() if name == "python" else training_text()
 
 
 @dataclass
 class CharLMTask(Task):
     """Windows of seq_len characters; the target at each step is the next character.
 
-    text: the corpus; None uses the shipped snapshot of a few of the Python standard library's
-    source files (engine/data/charlm_corpus.txt), the same under every Python version.
+    text: the corpus; None uses the shipped one `corpus` names: "python", a snapshot of a few of
+    the Python standard library's source files (engine/data/charlm_corpus.txt), the same under
+    every Python version; or "reviews", the text of the shipped reviews the char-level sentiment
+    task trains on, one per line (its held-out reviews left out), which a language model can
+    learn from before it is reused for their sentiment.
     """
 
     seq_len: int = 100
+    corpus: str = "python"
     text: str | bytes | None = None
 
     help: ClassVar[str] = "predict the next character of Python's own source code (or your text)"
     symbol_separator: ClassVar[str] = ""  # characters of a text
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {"corpus": CORPORA}
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=128, embedding_dim=32),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
@@ -41,7 +53,8 @@ class CharLMTask(Task):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)
-        corpus = charlm_corpus() if self.text is None else decode_text(self.text, "corpus")
+        check_choice("corpus", self.corpus, CORPORA)
+        corpus = shipped_corpus(self.corpus) if self.text is None else decode_text(self.text, "corpus")
         if len(corpus) < self.seq_len + 1:
             raise ValueError(
                 f"the corpus has {len(corpus)} characters, fewer than seq_len + 1 = {self.seq_len + 1}; "

@@ -1,4 +1,5 @@
 """The figure builders plot exactly the numbers they are given, from really trained models."""
+import dataclasses
 import re
 
 import numpy as np
@@ -23,7 +24,7 @@ def trained(arch="lstm", task="adding", steps=30, optimizer="adam", lr=1e-2, cli
 def diverged_trainer():
     """A relu RNN that trains calmly for 10 SGD steps, then explodes once the rate is raised."""
     trainer = trained("rnn", steps=10, optimizer="sgd", lr=0.05, activation="relu", init="identity")
-    trainer.optimizer.param_groups[0]["lr"] = 100.0
+    trainer.retune(dataclasses.replace(trainer.cfg, lr=100.0))
     trainer.step(100)
     assert trainer.diverged_at is not None and trainer.diverged_at > 10
     return trainer

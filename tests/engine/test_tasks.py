@@ -20,7 +20,9 @@ VARIANTS = {
     "sine-forecast": ("sine", dict(seq_len=30)),
     "sine-generate": ("sine", dict(seq_len=30, mode="generate")),
     "charlm": ("charlm", dict(seq_len=16)),
+    "charlm-reviews": ("charlm", dict(seq_len=16, corpus="reviews")),
     "sentiment": ("sentiment", dict(seq_len=20)),
+    "char-sentiment": ("char_sentiment", dict(seq_len=30, train_reviews=100)),
     "reverse": ("reverse", dict(seq_len=6, symbols=5)),
 }
 
@@ -33,11 +35,14 @@ EXPECTED_SPEC = {
     "sine-forecast": dict(mapping="seq2seq", input_kind="values", input_size=1, output_size=1, loss="mse"),
     "sine-generate": dict(mapping="vec2seq", input_kind="values", input_size=3, output_size=1, loss="mse", out_len=30),
     "charlm": dict(mapping="seq2seq", input_kind="tokens", loss="ce"),
+    "charlm-reviews": dict(mapping="seq2seq", input_kind="tokens", input_size=25, output_size=25, loss="ce"),
     "sentiment": dict(mapping="seq2vec", input_kind="tokens", output_size=2, loss="ce"),
+    "char-sentiment": dict(mapping="seq2vec", input_kind="tokens", input_size=39, output_size=2, loss="ce"),
     "reverse": dict(mapping="encdec", input_kind="tokens", input_size=5, output_size=5 + 2, loss="ce", out_len=7),
 }
 EXPECTED_T = {"adding": 12, "recall": 8, "parity": 9, "parity-running": 9, "sine-forecast": 30,
-              "sine-generate": 30, "charlm": 16, "sentiment": 20, "reverse": 6}
+              "sine-generate": 30, "charlm": 16, "charlm-reviews": 16, "sentiment": 20, "char-sentiment": 30,
+              "reverse": 6}
 
 
 def make(variant: str, seed: int = 0):

@@ -1,0 +1,131 @@
+"""Sentiment read character by character: the task a pretrained char language model is reused for.
+
+The reviews are the sentiment task's (the shipped set or an uploaded CSV, parsed once), each
+written as its words joined by single spaces, so the characters are those `words` keeps: a-z,
+0-9, the apostrophe and the space. Every one of them is in the shipped char LMs' vocabulary, so
+a model that learnt to read Python source can read a review with the rows it already has.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import torch
+
+from ..config import ModelConfig, check_int
+from ..train_config import TrainConfig
+from .base import Preset, Task, TaskSpec, check_seq_len
+from .features import char_features
+from .review_csv import ParsedReviews, parse_reviews
+from .sentiment import CLASS_NAMES, TEST_SHARE, first_of_each, shipped_reviews
+from .text import words
+
+PAD = "<pad>"
+ALPHABET = tuple(" '0123456789abcdefghijklmnopqrstuvwxyz")  # every character engine.tasks.text.words keeps
+
+
+def review_texts(reviews: ParsedReviews) -> list[str]:
+    """Every review as its words joined by single spaces."""
+    return [" ".join(reviews.review(i)) for i in range(len(reviews))]
+
+
+def last_chars(texts: list[str], seq_len: int) -> np.ndarray:
+    """[N, seq_len] each text's last seq_len characters as ids into (PAD,) + ALPHABET, front-padded."""
+    index = {ch: i + 1 for i, ch in enumerate(ALPHABET)}
+    rows = np.zeros((len(texts), seq_len), dtype=np.int64)  # [N, T]: 0 is PAD
+    for row, text in zip(rows, texts):
+        tail = text[-seq_len:]
+        if tail:
+            row[seq_len - len(tail):] = [index[ch] for ch in tail]
+    return rows
+
+
+@dataclass
+class CharSentimentTask(Task):
+    """Positive or negative after the review's last character. Each review is cut to its last
+    seq_len characters and padded at the front; 20% of the reviews are held out, split as the
+    word-level task splits them (the same seed draws the same order over the distinct reviews).
+
+    csv_text: a `review,sentiment` CSV (text or bytes) or its ParsedReviews; None uses the
+    shipped generated set, whose longest review is 218 characters.
+    train_reviews: train on only the first this many training reviews (0: all of them), the
+    held-out ones unchanged: how much labelled data transfer learning saves.
+    """
+
+    seq_len: int = 220
+    train_reviews: int = 0
+    csv_text: str | bytes | ParsedReviews | None = None
+
+    help: ClassVar[str] = "positive or negative, character by character (what a char LM is reused for)"
+    symbol_separator: ClassVar[str] = ""  # characters of a text
+    preset: ClassVar[Preset] = Preset(
+        model=ModelConfig(arch="lstm", hidden_size=128, embedding_dim=32),
+        train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
+        steps=400,
+        lesson=(
+            "Read by characters, a review is five times longer than read by words: the verdict's "
+            "'not' sits dozens of steps before its adjective. Transfer learning starts this model "
+            "from a char LM that has already learnt to read."
+        ),
+    )
+
+    @property
+    def baseline_loss(self) -> float:
+        """Cross-entropy of a coin toss (the labels are close to balanced)."""
+        return math.log(2)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_seq_len(self.seq_len)
+        check_int("train_reviews", self.train_reviews, 0, 10_000_000)
+        if self.csv_text is None:
+            reviews = shipped_reviews()
+        elif isinstance(self.csv_text, ParsedReviews):
+            reviews = self.csv_text
+        else:  # kept parsed, so a copy with other settings does not parse again
+            reviews = self.csv_text = parse_reviews(self.csv_text)
+        self.vocab = (PAD, *ALPHABET)
+        x = last_chars(review_texts(reviews), self.seq_len)  # [N, T]
+        kept = first_of_each(x)  # [distinct]: a repeat would sit in both the training and the held-out rows
+        if len(kept) < 10:
+            raise ValueError(f"the CSV has {len(kept)} distinct reviews; give at least 10")
+        x, y = torch.from_numpy(x[kept]), torch.from_numpy(reviews.labels[kept])  # [N, T], [N]
+        order = torch.randperm(len(y), generator=torch.Generator().manual_seed(self.seed))
+        n_test = max(1, int(len(y) * TEST_SHARE))
+        self.test_x, self.test_y = x[order[:n_test]], y[order[:n_test]]  # held out
+        train = order[n_test:][: self.train_reviews or None]  # [N_train]
+        self.train_x, self.train_y = x[train], y[train]
+        self.spec = TaskSpec("char_sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce",
+                             pad_id=0)
+
+    def sample(self, batch_size, generator):
+        rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]
+        return self.train_x[rows], self.train_y[rows]  # [B, T], [B]
+
+    def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.test_x, self.test_y
+
+    def encode(self, text: str) -> torch.Tensor:
+        """A review typed by the student, as the model sees it: [T] character ids, front-padded."""
+        return torch.from_numpy(last_chars([" ".join(words(text))], self.seq_len)[0])  # [T]
+
+    @property
+    def class_names(self):
+        return CLASS_NAMES
+
+    def input_features(self, symbols, x):
+        return char_features([" " if s == PAD else s for s in symbols])
+
+    def decode(self, ids) -> str:
+        return "".join(self.vocab[int(i)] for i in ids if int(i) != self.spec.pad_id)
+
+
+@functools.cache
+def training_text() -> str:
+    """The shipped reviews this task trains on with seed 0, one per line: the char LM's "reviews"
+    corpus, which never holds a review the task holds out."""
+    task = CharSentimentTask(seed=0)
+    return "\n".join(task.decode(row) for row in task.train_x)
