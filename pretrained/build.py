@@ -64,6 +64,14 @@ RECIPES = (
             "d_model 96): every head's attention over the last 100 characters", hidden_size=96, num_layers=2,
             num_heads=4, dropout=0.1),
     Recipe(
+        name="charlm-reviews", title="Char-LSTM on the reviews' text", task="charlm", steps=1000,
+        task_params={"seq_len": 100, "corpus": "reviews"},
+        shows="Next characters of film reviews, learnt from their text alone (no labels): the source the "
+              "Transfer learning page reuses for sentiment beside the char-LSTM trained on code",
+        model=engine.ModelConfig(arch="lstm", hidden_size=128, embedding_dim=32),
+        train=engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0, seed=0),
+    ),
+    Recipe(
         name="sentiment-lstm", title="Sentiment LSTM on the shipped reviews", task="sentiment", steps=1000,
         task_params={"seq_len": 40, "max_vocab": 2000},
         shows="Reads a review word by word and answers at the last word; the reviews' negations ('was not good') "
@@ -94,6 +102,14 @@ def relative(path: Path) -> str:
 
 def data_of(recipe: Recipe) -> dict:
     """What the checkpoint was trained on, and where that came from."""
+    if recipe.task_params.get("corpus") == "reviews":
+        return {
+            "file": relative(REVIEWS_CSV), "sha256": sha256(REVIEWS_CSV.read_bytes()),
+            "provenance": "engine/tasks/reviews.py (`python -m engine.tasks.reviews` writes it, seed 0)",
+            "what": "the text of the 2,000 generated film reviews, without their labels, one review per line",
+            "trained on": "the reviews the char-level sentiment task trains on with seed 0",
+            "held out": "the reviews that task holds out (20% of the distinct ones)",
+        }
     if recipe.task == "charlm":
         corpus = CHARLM_CORPUS.read_bytes()
         return {
@@ -127,8 +143,9 @@ class Built:
 
 
 def training_task(recipe: Recipe) -> engine.Task:
-    """The task the build trains on: the app's, but for the char LMs the corpus less its held-out file."""
-    if recipe.task == "charlm":
+    """The task the build trains on: the app's, but for the char LMs on code the corpus less its held-out
+    file (the reviews corpus holds only the training reviews already)."""
+    if recipe.task == "charlm" and recipe.task_params.get("corpus", "python") == "python":
         return CorpusHead(seed=recipe.train.seed, **recipe.task_params)
     return engine.make_task(recipe.task, seed=recipe.train.seed, **recipe.task_params)
 

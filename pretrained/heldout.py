@@ -5,6 +5,8 @@ metrics its card states.
   it (`CorpusHead`, the task with the whole corpus's vocabulary), and the card scores every
   window of glob.py. Next-character accuracy alone hides what the lesson is about, so the card
   also scores the closing brackets and the depth of each line's indentation.
+- charlm on the reviews' text: the reviews the char-level sentiment task holds out (seed 0), whose
+  text the corpus leaves out.
 - sentiment: the task's own held-out split (20% of the distinct reviews, set apart by its seed).
 - dates: dates drawn from the seed's "held_out" stream, apart from the training batches. The task
   has no split: some of its 182,625 (date, format) pairs occur in training too.
@@ -21,6 +23,7 @@ from torch import Tensor, nn
 
 import engine
 from engine.rng import stream
+from engine.tasks.char_sentiment import CharSentimentTask
 from engine.tasks.charlm import CharLMTask
 from engine.tasks.reviews import generate_reviews
 from engine.tasks.sentiment import CLASS_NAMES
@@ -79,6 +82,8 @@ class Samples:
 
 def held_out(task: engine.Task, seed: int) -> Samples:
     """The card's held-out data for a checkpoint trained on `task` with `seed`."""
+    if task.spec.name == "charlm" and task.corpus == "reviews":
+        return review_windows(task)
     if task.spec.name == "charlm":
         return glob_windows(task.seq_len)
     if task.spec.name == "sentiment":
@@ -93,6 +98,8 @@ def held_out(task: engine.Task, seed: int) -> Samples:
 def fresh(task: engine.Task, seed: int) -> Samples:
     """New held-out samples of the card's kind, drawn with `seed` (pick one the card's did not use)."""
     generator = torch.Generator().manual_seed(seed)
+    if task.spec.name == "charlm" and task.corpus == "reviews":
+        return review_windows(task, generator)
     if task.spec.name == "charlm":
         return glob_windows(task.seq_len, generator)
     if task.spec.name == "sentiment":
@@ -116,6 +123,25 @@ def glob_windows(seq_len: int, generator: torch.Generator | None = None) -> Samp
     chunk = ids[window]  # [N, T+1]
     return Samples(chunk[:, :-1], chunk[:, 1:], f"{what} ({len(starts)} windows, {chunk[:, 1:].numel():,} next "
                    f"characters), the corpus's last file, never trained on")
+
+
+def review_windows(task: engine.Task, generator: torch.Generator | None = None) -> Samples:
+    """Windows of the held-out reviews' text, one review per line, read with the task's vocabulary:
+    every window end to end, or FRESH_WINDOWS at random starts drawn from `generator`."""
+    held = CharSentimentTask(seed=0)  # the split the reviews corpus left out
+    text = "\n".join(held.decode(row) for row in held.test_x)
+    ids = task.encode(text)  # [N]
+    last = len(ids) - task.seq_len - 1
+    if generator is None:
+        starts = torch.arange(0, last + 1, task.seq_len)  # [W]
+        what = f"every {task.seq_len}-character window of the held-out reviews' text end to end"
+    else:
+        starts = torch.randint(0, last + 1, (FRESH_WINDOWS,), generator=generator)  # [W]
+        what = f"{FRESH_WINDOWS} random {task.seq_len}-character windows of the held-out reviews' text"
+    chunk = ids[starts[:, None] + torch.arange(task.seq_len + 1)]  # [W, T+1]
+    return Samples(chunk[:, :-1], chunk[:, 1:], f"{what} ({len(starts)} windows, {chunk[:, 1:].numel():,} next "
+                   f"characters): the {len(held.test_y)} reviews the char-level sentiment task holds out with seed "
+                   "0, never trained on")
 
 
 def fresh_reviews(task: engine.Task, seed: int) -> Samples:
@@ -144,7 +170,7 @@ def scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, f
     result = {"loss": task.loss(y_hat, samples.y).item(), "accuracy": task.metric(y_hat, samples.y)}
     if task.spec.name == "dates":
         result["sequence accuracy"] = task.sequence_accuracy(y_hat, samples.y)
-    if task.spec.name == "charlm":
+    if task.spec.name == "charlm" and task.corpus == "python":
         predicted = y_hat.argmax(-1)  # [N, T]
         result |= code_scores(task.vocab, samples.x, samples.y, predicted)
     return result

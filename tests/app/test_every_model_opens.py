@@ -18,8 +18,9 @@ SMALL = {  # each task's parameters, small enough that the whole file runs in ab
     "recall": [{"lag": 6}],
     "parity": [{"seq_len": 6, "running": True}, {"seq_len": 6, "running": False}],
     "sine": [{"seq_len": 8, "mode": "forecast"}, {"seq_len": 8, "mode": "generate"}],
-    "charlm": [{"seq_len": 12}],
+    "charlm": [{"seq_len": 12}, {"seq_len": 12, "corpus": "reviews"}],
     "sentiment": [{"seq_len": 12}],
+    "char_sentiment": [{"seq_len": 12, "train_reviews": 50}],
     "reverse": [{"seq_len": 4}],
     "copy": [{"seq_len": 4}],  # attention (dot, the preset's) over a bidirectional encoder
     "dates": [{}],
@@ -46,7 +47,7 @@ def setups() -> list[link.Setup]:
 
 
 def name(setup: link.Setup) -> str:
-    params = "-".join(str(v) for k, v in setup.task_params.items() if k in ("mode", "running"))
+    params = "-".join(str(v) for k, v in setup.task_params.items() if k in ("mode", "running", "corpus"))
     shape = ("bi" if setup.model.bidirectional else "") + f"{setup.model.num_layers}x"
     return f"{setup.task}{'-' + params if params else ''}-{setup.model.arch}-{shape}"
 

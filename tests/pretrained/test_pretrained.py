@@ -20,7 +20,8 @@ FRESH_SEED = 1  # the card's data uses the training seed's own draws (or the tas
 # of glob.py against every window of it end to end: over fresh seeds 1-20 their accuracy moved at
 # most 0.021 from the card's here. Sentiment scores 1,857-1,889 newly generated reviews at 99.0-99.7%
 # against the card's 100% on the task's split; dates score 100% on every draw seen.
-TOLERANCE = {"charlm-lstm": 0.03, "charlm-gru": 0.03, "charlm-transformer": 0.03, "sentiment-lstm": 0.02,
+TOLERANCE = {"charlm-lstm": 0.03, "charlm-gru": 0.03, "charlm-transformer": 0.03, "charlm-reviews": 0.02,
+             "sentiment-lstm": 0.02,
              "dates-bahdanau": 0.01}
 
 
