@@ -92,19 +92,19 @@ def test_a_one_loss_task_has_no_gradient_before_its_last_step_and_says_why():
 
 
 def test_the_truncation_figure_is_engine_truncated_bptt_against_rtrl_in_float64():
-    at = page(rtrl_length=20)
-    task, model, x, y = reference("rnn", "sine", 16, 20)
+    at = page(rtrl_length=10)
+    task, model, x, y = reference("rnn", "sine", 16, 10)
     model, x, y = model.double(), x.double(), y.double()
     exact = rtrl_gradients(model, x, y)["rnn.weight_hh_l0"]
     line, star = chart(at, "Truncated BPTT")["data"]
     windows = plotted(line["x"])
-    assert windows == list(range(1, 20))  # every window below T = 20
+    assert windows == list(range(1, 10))  # every window below T = 10
     errors = [((truncated_gradients(model, x, y, k)["rnn.weight_hh_l0"] - exact).norm() / exact.norm()).item()
               for k in windows]
     assert np.allclose(plotted(line["y"]), errors, rtol=1e-9)
     assert errors[0] > 0.05  # a window of 1 is far off on this sample
-    assert plotted(star["x"]) == [20] and "full BPTT" in star["name"]
-    full = (truncated_gradients(model, x, y, 20)["rnn.weight_hh_l0"] - exact).norm() / exact.norm()
+    assert plotted(star["x"]) == [10] and "full BPTT" in star["name"]
+    full = (truncated_gradients(model, x, y, 10)["rnn.weight_hh_l0"] - exact).norm() / exact.norm()
     assert full < 1e-12 and f"error {full.item():.0e}" in star["name"]
 
 
@@ -139,6 +139,11 @@ def test_the_budget_names_a_t_and_an_h_that_fit():
         session.check_budget(session.Settings(arch="gru", task="sine", hidden_size=64, seq_len=20),
                              engine.make_task("sine", seq_len=20))
     session.check_budget(session.Settings(arch="rnn", hidden_size=64, seq_len=50), engine.make_task("sine", seq_len=50))
-    with pytest.raises(ValueError, match="training 300 steps"):
+    with pytest.raises(ValueError, match="training 300 steps"):  # too much arithmetic
         session.check_budget(session.Settings(hidden_size=32, seq_len=500, trained_steps=300),
                              engine.make_task("sine", seq_len=500))
+    with pytest.raises(ValueError, match="over 30,000 time steps"):  # too many time steps, however small
+        session.check_budget(session.Settings(arch="gru", hidden_size=2, seq_len=100, trained_steps=300),
+                             engine.make_task("sine", seq_len=100))
+    session.check_budget(session.Settings(arch="gru", hidden_size=2, seq_len=50, trained_steps=300),
+                         engine.make_task("sine", seq_len=50))

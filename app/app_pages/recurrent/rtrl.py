@@ -104,7 +104,8 @@ def describe(view: SideBySide) -> str:
 
 def same_gradient(view: SideBySide) -> None:
     st.subheader("1. The same gradient")
-    entries, table = view.entries(), view.agreement
+    with st.spinner("RTRL and autograd, in float32 and float64…"):
+        entries, table = view.entries(), view.agreement
     show(charts.same_gradient(entries), "rtrl_same")
     worst = table.loc[table["float32"].idxmax()]
     largest = table["largest |gradient|"].max()
@@ -216,7 +217,8 @@ def cost_caption(frame: pd.DataFrame, settings: Settings, when: str) -> str:
 
 def truncation(view: SideBySide) -> None:
     st.subheader("4. Truncated BPTT's bias")
-    frame, T = view.truncation, view.settings.seq_len
+    with st.spinner("Truncated BPTT with each window…"):
+        frame, T = view.truncation, view.settings.seq_len
     show(charts.truncation_bias(frame, T), "rtrl_truncation")
     st.caption(truncation_caption(frame, T, view.task.spec.mapping))
 
