@@ -58,12 +58,16 @@ class TrainedRun:
     def __init__(self, name: str, cfg: engine.ModelConfig, task: engine.Task, train: engine.TrainConfig,
                  held_out: tuple[torch.Tensor, torch.Tensor]):
         self.name, self.cfg = name, cfg
-        self.model = engine.build_model(cfg, task, seed=train.seed)  # as the Lab builds it
+        self.model = self.starting_model(cfg, task, train.seed)
         self.trainer = engine.Trainer(self.model, task, train)
         self.held_out = held_out
         self.step_seconds: deque[float] = deque(maxlen=TIMED_STEPS)
         self.log = BoundedRows()  # a row every RECORD_EVERY steps, thinned when long
         self.measure()
+
+    def starting_model(self, cfg: engine.ModelConfig, task: engine.Task, seed: int) -> torch.nn.Module:
+        """The weights the run starts from: the seed's, as the Lab builds them."""
+        return engine.build_model(cfg, task, seed=seed)
 
     @property
     def steps_done(self) -> int:

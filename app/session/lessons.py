@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import engine
 from app.session.link import Setup, preset_setup
+from app.session.transfer import LESSON_NETWORK, LESSON_RECIPE, setup_of
 from app.session.transformers import LEARNED_REVERSAL, WIDE_REVERSAL
 
 
@@ -151,6 +152,21 @@ LESSONS = [
         "Self-attention alone sees which symbols the source holds, not in which order.",
         "Vaswani et al. 2017, Table 3 (E): learned positions instead of the sinusoid give nearly identical "
         "results (25.7 against 25.8 BLEU)",
+    ),
+    Lesson(
+        "transfer", "Transfer learning: reuse a language model", setup_of(LESSON_RECIPE, LESSON_NETWORK), "transfer",
+        400,
+        "A char-LSTM that only learnt to predict the next character of the reviews' text (no labels) lends its "
+        "embedding and its LSTM layer to a sentiment reader, under a new LSTM layer and a new head. The reused "
+        "parts stay frozen, their gradient exactly 0, until step 100; then the reused layer trains at a tenth of "
+        "the rate. Press Play: by step 100, training only the new layer and head, it gets about 76% of the 390 "
+        "held-out reviews right where the same network from scratch gets about 60%; by step 400 about 94% "
+        "against 81%. Then set Pretrained on to the char-LSTM on Python source and train with that recipe: "
+        "frozen, its features are no better than a coin toss (about 52% at step 100), and by step 400 it is level "
+        "with training from scratch (about 81%). The more alike the data, the more a reused layer gives.",
+        "Dai & Le 2015: LSTMs first trained as language models on unlabelled text, then fine-tuned, classify IMDB "
+        "reviews better than from a random start (7.24% error, their best); Howard & Ruder 2018 (ULMFiT) unfreeze "
+        "from the top down at lower learning rates",
     ),
 ]
 

@@ -57,6 +57,8 @@ SCALING_STEPS = "scaling_steps"  # "Train each up to step" there
 TRANSFER = "transfer"  # this session's TransferRuns: from scratch and pretrained
 TRANSFER_STEPS = "transfer_steps"  # "Train each up to step" there
 TRANSFER_RECIPE = "transfer_recipe"  # the Recipe last asked for in its form
+# A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
+RESET_BY_A_LESSON = (TRANSFER_RECIPE,)
 # BPTT and RTRL
 RTRL = "rtrl"  # this session's rtrl.SideBySide: the page's model, its sample and what is computed of them
 RTRL_ARCH = "rtrl_arch"  # the cell: "rnn" or "gru"

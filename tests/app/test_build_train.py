@@ -48,7 +48,8 @@ def test_a_lesson_button_loads_its_preset_and_opens_its_page(key):
     assert at.title[0].value.startswith(titles[lesson.page].split()[0])
     assert lab(at).setup == lesson.setup
     assert lab(at).trainer.steps_done == 0
-    own_steps = {"scaling": "scaling_steps"}  # a page that trains its own runs has its own "up to step"
+    # A page that trains its own runs has its own "up to step".
+    own_steps = {"scaling": "scaling_steps", "transfer": "transfer_steps"}
     assert at.number_input(key=own_steps.get(lesson.page, "target_steps")).value == lesson.steps
     assert lesson.title in at.info[0].value
     if lesson.page == "build":  # the widgets show the lesson's settings, and the link carries them

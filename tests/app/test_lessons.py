@@ -8,12 +8,15 @@ import dataclasses
 import functools
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
+from app.session import pretrained
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.scaling import RUNS, ScalingRuns
+from app.session.transfer import LESSON_RECIPE, TransferRuns
 from engine.sites import ALIGNMENT, POINTER
 
 pytestmark = pytest.mark.training
@@ -221,3 +224,42 @@ def test_positions_learned_reverses_all_by_100_moving_about_5_percent_sinusoid_a
     assert about(sinusoid.trainer.evaluate(1000)[1], 0.996, 0.004)  # "about 99.6% ... by step 100"
     blind = trained(with_positions(lesson, "none"), lesson.steps)
     assert about(blind.trainer.evaluate(1000)[1], 0.31, 0.1)  # "after 400 steps about 31% are right"
+
+
+def transfer_source(name: str) -> torch.nn.Module:
+    return pretrained.load(pretrained.read(name))[0]
+
+
+def test_transfer_reviews_lm_about_76_at_step_100_and_94_at_400_from_scratch_about_60_and_81():
+    """The lesson's figures are the page's: TransferRuns's log on the 390 held-out reviews."""
+    lesson = BY_KEY["transfer"]
+    assert lesson.steps == 400 and lesson.page == "transfer"
+    source = transfer_source(LESSON_RECIPE.source)
+    assert LESSON_RECIPE.network(source) == lesson.setup.model
+    runs = TransferRuns(LESSON_RECIPE, source)
+    with runs.lock:
+        while runs.advance(lesson.steps):
+            pass
+    log = runs.log_frame().set_index(["run", "step"])["metric"]
+    assert len(runs.held_out[1]) == 390
+    assert about(log["pretrained", 100], 0.76, 0.04) and about(log["from scratch", 100], 0.60, 0.06)
+    assert about(log["pretrained", 400], 0.94, 0.03) and about(log["from scratch", 400], 0.81, 0.04)
+    parts = runs.parts_frame().set_index(["run", "part"]).loc["pretrained"]
+    frozen = parts.loc["layer 0"]
+    assert (frozen[frozen["step"] <= 100]["grad_norm"] == 0).all()  # "frozen, their gradient exactly 0"
+    assert (frozen[frozen["step"] > 100]["grad_norm"] > 0).all()
+    assert (parts.loc["embedding"]["moved"] == 0).all()  # frozen throughout, bit for bit
+
+
+def test_transfer_from_the_code_lm_about_52_at_step_100_and_about_81_at_400():
+    """"Pretrained on the char-LSTM on Python source": its from-scratch run is the test above's (the
+    same network and seed), so only its pretrained run trains here."""
+    lesson = BY_KEY["transfer"]
+    code = dataclasses.replace(LESSON_RECIPE, source="charlm-lstm")
+    run = TransferRuns(code, transfer_source(code.source)).pretrained
+    assert run.cfg == lesson.setup.model
+    for _ in range(lesson.steps):
+        run.advance(final=run.steps_done + 1 == lesson.steps)
+    log = pd.DataFrame(run.log.rows()).set_index("step")["metric"]
+    assert about(log[100], 0.52, 0.05)  # "no better than a coin toss"
+    assert about(log[400], 0.81, 0.04)  # "level with training from scratch (about 81%)"

@@ -16,6 +16,8 @@ def open_lesson(lesson: Lesson) -> None:
         return
     st.session_state[state.LESSON] = lesson.key
     st.session_state[state.TARGET_STEPS] = lesson.steps
+    for key in state.RESET_BY_A_LESSON:
+        st.session_state.pop(key, None)
     st.switch_page(pages.PATHS[lesson.page])
 
 
@@ -27,9 +29,10 @@ def run() -> None:
         "time sends to every step, where an encoder-decoder's attention looks, and the heads and "
         "positions of a transformer. Pick a lesson to load its task, model and settings, or go to "
         "**Build & Train** and set them yourself; **Unroll**, **Gates**, **Gradients** and "
-        "**Compare cells** open a recurrent network up while it trains, **Encoder-decoder** its "
-        "attention, **Positional encoding**, **Self-attention** and **Why √d_k** a transformer, and **Generate text** "
-        "lets a character language model write."
+        "**Compare cells** open a recurrent network up while it trains, **BPTT and RTRL** computes its gradient "
+        "both ways, **Encoder-decoder** shows its attention, **Positional encoding**, **Self-attention** and "
+        "**Why √d_k** a transformer; **Generate text** lets a character language model write, and **Transfer "
+        "learning** reuses one for another task."
     )
     st.subheader("Lessons")
     for row in range(0, len(LESSONS), 3):
@@ -44,9 +47,6 @@ def run() -> None:
     st.caption("Each was trained on this kind of CPU by `python -m pretrained.build` (pretrained/README.md says "
                "how long, and on what data); opening one gives you your own copy to train on.")
     shipped_cards(lab)
-    st.subheader("On the way")
-    st.markdown("- **Transfer learning**: reuse a trained model's lower layers, freeze them, "
-                "train a new head")
 
 
 run()

@@ -1,0 +1,211 @@
+"""Transfer learning: a shipped char language model's lower layers reused for sentiment, frozen,
+with a new head; then the top reused layer unfrozen at a lower learning rate (the course's recipe),
+trained side by side with the same network from scratch, from the same seed on the same batches."""
+from __future__ import annotations
+
+import copy
+
+import streamlit as st
+
+from app.charts import transfer as charts
+from app.session import pretrained
+from app.session.lab import Lab
+from app.session.lessons import BY_KEY
+from app.session.transfer import LESSON_RECIPE, LR_SCALES, SOURCES, TRAIN, Recipe, TransferRuns, setup_of
+from app.widgets import downloads as exports
+from app.widgets import state
+from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
+from app.widgets.figures import show
+from app.widgets.header import page_header
+from app.widgets.pretrained import shipped_bytes
+
+STEPS = state.TRANSFER_STEPS
+TRAIN_SECONDS = 1.0  # training per redraw, as on the other side-by-side pages
+LESSON = BY_KEY["transfer"]
+REUSE = {1: "embedding", 2: "embedding + layer 0", 3: "embedding + layers 0, 1"}
+REVIEWS = {100: "100", 400: "400", 0: "all of them (1,560)"}
+ADDED = (0, 1, 2)
+
+
+def run() -> None:
+    lab = page_header("Transfer learning")
+    st.markdown(
+        "A model trained on one task has learnt features that other tasks can use. The course's recipe: "
+        "**reuse the lower layers** of a pretrained network, **add a new head** for your task, **freeze** the "
+        "reused layers (backpropagation does not change them) and train; then **unfreeze one or two top "
+        "layers with a lower learning rate**, so the fine-tuning does not wreck what they learnt. Here the "
+        "pretrained networks are character language models, and the new task is to read a film review character "
+        "by character and say whether it is positive or negative. The more similar the pretraining data is to "
+        "yours, the more layers are worth reusing: one source learnt from Python code, one from the reviews' "
+        "own text (without their labels).")
+    recipe = recipe_form()
+    runs = current(recipe)
+    if runs is None:
+        return
+    which_recipe(runs)
+    round_robin_controls(runs, "transfer", STEPS, "Train each up to step", "run")
+    live_training(runs, draw, STEPS, TRAIN_SECONDS)
+    open_in_lab(runs, lab)
+    downloads(runs)
+
+
+def recipe_form() -> Recipe:
+    """The recipe the student asks for, applied by the form's button (the runs restart then)."""
+    recipe = state.get(state.TRANSFER_RECIPE) or LESSON_RECIPE
+    with st.form("transfer_form", border=True):
+        source, reviews = st.columns([3, 2])
+        source_name = source.selectbox("Pretrained on", SOURCES, index=SOURCES.index(recipe.source),
+                                       format_func=lambda n: pretrained.named(n).title)
+        train_reviews = reviews.selectbox("Labelled reviews", tuple(REVIEWS),
+                                          index=tuple(REVIEWS).index(recipe.train_reviews), format_func=REVIEWS.get,
+                                          help="to train on. The 390 held-out reviews are scored either way. "
+                                               "Transfer learning matters most when labels are few.")
+        reuse, add, frozen_box = st.columns([3, 2, 2], vertical_alignment="bottom")
+        reused = reuse.selectbox("Reuse", tuple(REUSE), index=tuple(REUSE).index(recipe.reused),
+                                 format_func=REUSE.get, help="the lower parts copied from the pretrained model")
+        added = add.selectbox("New layers on top", ADDED, index=ADDED.index(recipe.added),
+                              help="new layers of the same cell between the reused ones and the new head")
+        frozen = frozen_box.checkbox("Freeze them", value=recipe.freeze,
+                                     help="the reused parts; off: every part trains at the full rate from the first "
+                                          "step (fine-tuning all)")
+        at, scale = st.columns([3, 4], vertical_alignment="bottom")
+        unfreeze_at = at.number_input("Unfreeze the top reused layer at step", min_value=0, max_value=100_000,
+                                      value=recipe.unfreeze_at, step=50, help="0: never (feature extraction only)")
+        lr_scale = scale.select_slider("at a learning rate of × (the head's)", LR_SCALES, value=recipe.lr_scale)
+        if st.form_submit_button("Train with this recipe", type="primary", icon=":material/play_circle:"):
+            asked = Recipe(source=source_name, reused=reused, added=added, freeze=frozen, unfreeze_at=int(unfreeze_at),
+                           lr_scale=lr_scale, train_reviews=train_reviews)
+            if asked != recipe:
+                st.session_state[state.TRANSFER_RECIPE] = asked
+                return asked
+    return recipe
+
+
+def current(recipe: Recipe) -> TransferRuns | None:
+    """This session's two runs of `recipe`, made anew when the recipe changes; None, with the reason
+    on the page (and the runs the student had kept), when it cannot be run."""
+    runs = state.get(state.TRANSFER)
+    if runs is not None and runs.recipe == recipe:
+        return runs
+    source, _ = pretrained.load(shipped_bytes(recipe.source))  # a fresh copy: the shared bytes stay as they are
+    try:
+        made = TransferRuns(recipe, source)
+    except ValueError as err:
+        st.error(f"This recipe cannot be trained: {err}.", icon=":material/block:")
+        st.session_state[state.TRANSFER_RECIPE] = runs.recipe if runs is not None else LESSON_RECIPE
+        return runs
+    if runs is not None:
+        runs.playing = False  # a fragment still training them stops at its next step
+    st.session_state[state.TRANSFER] = made
+    if state.get(state.LESSON) == LESSON.key or STEPS not in st.session_state:
+        st.session_state[STEPS] = LESSON.steps
+    return made
+
+
+def which_recipe(runs: TransferRuns) -> None:
+    recipe, run = runs.recipe, runs.pretrained
+    card = pretrained.named(recipe.source)
+    moved = run.transplanted
+    reused = " and ".join(run.reused)
+    plan = (f"frozen, then {' and '.join(run.thawed)} unfrozen at step {recipe.unfreeze_at:,} at lr × "
+            f"{recipe.lr_scale:g}" if recipe.freeze and recipe.unfreeze_at and run.thawed
+            else "frozen throughout" if recipe.freeze else "trained at the full rate from the start")
+    st.markdown(
+        f"**Pretrained:** {reused} of *{card.title}* ({card.fields['training']['steps']:,} steps; "
+        f"{moved.shared_symbols} of the {moved.symbols} input symbols found in its vocabulary, the rest "
+        f"start at random) · {plan} · {new_parts(runs)}. **From scratch:** the same network "
+        f"({runs.network.num_layers} layer{'s' * (runs.network.num_layers > 1)} of {runs.network.hidden_size}), "
+        f"every part from the seed. Both: {TRAIN.optimizer} lr {TRAIN.lr:g}, batch {TRAIN.batch_size}, "
+        f"clip norm {TRAIN.clip_norm:g}, "
+        f"seed {recipe.seed}, {len(runs.task.train_y):,} labelled reviews, the last {runs.task.seq_len} characters "
+        "of each.")
+
+
+def new_parts(runs: TransferRuns) -> str:
+    added = runs.recipe.added
+    first = len(runs.pretrained.reused) - 1  # the embedding is not a layer
+    layers = [f"layer {first + k}" for k in range(added)]
+    return f"new {' and '.join(layers)} and a new head" if added else "a new head"
+
+
+def standing(log) -> str:
+    """Where both runs stand at the latest step both were scored at."""
+    if log.empty:
+        return ""
+    by_run = log.pivot_table(index="step", columns="run", values="metric").dropna()
+    if by_run.empty:
+        return ""
+    step, row = by_run.index[-1], by_run.iloc[-1]
+    return (f"At step {step:,}: pretrained {row['pretrained']:.1%}, from scratch {row['from scratch']:.1%} of the "
+            "held-out reviews right.")
+
+
+def unfreeze_text(runs: TransferRuns) -> tuple[int | None, str]:
+    recipe, thawed = runs.recipe, runs.pretrained.thawed
+    if not (recipe.freeze and recipe.unfreeze_at and thawed):
+        return None, ""
+    return recipe.unfreeze_at, f"{' and '.join(thawed)} unfrozen, lr × {recipe.lr_scale:g}"
+
+
+def draw(runs: TransferRuns) -> None:
+    until = state.get(STEPS)
+    round_robin_progress(runs, until, "run")
+    for run in runs.stopped():
+        st.error(f"**The run {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so "
+                 "that step was not applied and it stopped there.", icon=":material/local_fire_department:")
+    log, parts = runs.log_frame(), runs.parts_frame()
+    at, what = unfreeze_text(runs)
+    left, right = st.columns(2)
+    show(charts.accuracy_over_training(log, at, what), "transfer_accuracy", left)
+    left.caption(f"Both runs scored on the same {len(runs.held_out[1]):,} held-out reviews every 25 steps and after "
+                 f"each Step. {standing(log)}")
+    show(charts.part_gradients(parts, "pretrained", at, what), "transfer_gradients", right)
+    right.caption("‖∂L/∂θ‖ of each part of the pretrained run at each measured step. A frozen part gets no gradient "
+                  "at all: exactly 0, drawn at the floor and marked ▼. Its weights stay bit for bit as copied "
+                  "(the table: moved 0).")
+    st.table(parts_table(parts), hide_index=True)
+    if not runs.playing and runs.finished(until) and not runs.stopped():
+        st.success(f"Both runs reached step {until:,}. Raise 'Train each up to step' to go on.")
+
+
+def parts_table(parts):
+    """The latest measurement of every part of both runs."""
+    if not len(parts):
+        return parts
+    latest = parts[parts["step"] == parts.groupby("run")["step"].transform("max")]
+    frame = latest[["run", "part", "state", "step", "grad_norm", "moved"]].rename(columns={
+        "grad_norm": "‖∂L/∂θ‖ at that step", "moved": "‖θ − θ_start‖", "state": "now"})
+    return frame.style.format({"‖∂L/∂θ‖ at that step": "{:.3g}", "‖θ − θ_start‖": "{:.3g}", "step": "{:,}"})
+
+
+def open_in_lab(runs: TransferRuns, lab: Lab) -> None:
+    """The pretrained run's model, copied into the Lab, to look inside it on the other pages."""
+    if st.button("Open the pretrained run's model in the Lab", key="transfer.open", icon=":material/open_in_new:",
+                 help="Replaces your model on Build & Train with a copy of this one (all of it trains there); "
+                      "Unroll and Gates then open it up on a review."):
+        run = runs.pretrained
+        with runs.lock:
+            model = copy.deepcopy(run.model)
+        setup = setup_of(runs.recipe, runs.network)
+        try:
+            lab.install(setup, None, model)
+        except ValueError as err:
+            st.error(f"It could not be opened ({err}). The model you had is unchanged.", icon=":material/block:")
+            return
+        st.session_state[state.TARGET_STEPS] = run.steps_done
+        st.success(f"Opened at step {run.steps_done:,}: Build & Train, Unroll and Gates now show it.",
+                   icon=":material/check_circle:")
+
+
+def downloads(runs: TransferRuns) -> None:
+    """Every measurement of both runs (read without the lock: rows are only appended, each whole)."""
+    with st.expander(exports.EXPANDER):
+        st.download_button("Both runs' held-out scores (.csv)", lambda: runs.log_frame().to_csv(index=False),
+                           "unrolled-transfer-scores.csv", mime="text/csv")
+        st.download_button("Every part's gradient and movement (.csv)",
+                           lambda: runs.parts_frame().to_csv(index=False), "unrolled-transfer-parts.csv",
+                           mime="text/csv")
+        st.caption(exports.PNG_NOTE)
+
+
+run()

@@ -1,0 +1,53 @@
+"""Pretrained models in a real browser: the shipped char-LSTM opens from Generate and writes after a
+prompt; on Transfer learning a char LM's frozen layers are fine-tuned beside a network trained from
+scratch, the frozen parts reading exactly 0 in the table, at a projector's 1024x768 and at 1400 wide
+(screenshots: pretrained-generate-wide.png, transfer-<size>.png)."""
+from .conftest import wait_for_app
+
+SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_a_shipped_checkpoint_opens_and_writes(app_page):
+    page = app_page.page
+    page.set_viewport_size(SIZES["wide"])
+    app_page.goto("generate")
+    page.get_by_role("button", name="Open the trained char-LSTM").click()
+    wait_for_app(page)
+    page.get_by_role("textbox", name="Prompt").fill("def main():\n    ")
+    page.get_by_role("button", name="Generate").click()
+    wait_for_app(page)
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "charlm-lstm" in sidebar, sidebar  # the lab says where its model came from
+    assert "Units that follow the text" in main_text(page)
+    app_page.screenshot("pretrained-generate-wide")
+
+
+def test_a_frozen_pretrained_model_fine_tunes_beside_one_from_scratch(app_page):
+    page = app_page.page
+    page.set_viewport_size(SIZES["wide"])
+    app_page.goto("transfer")
+    steps = page.get_by_label("Train each up to step", exact=True)
+    steps.fill("50")
+    steps.press("Enter")
+    wait_for_app(page)
+    page.get_by_role("button", name="Play", exact=True).click()
+    page.wait_for_function(
+        "() => /step 50 of 50 for each run/.test(document.querySelector('[data-testid=\"stMain\"]').innerText)",
+        timeout=240_000,
+    )
+    page.get_by_role("button", name="Play", exact=True).wait_for(timeout=60_000)  # stopped at the target
+    wait_for_app(page)
+    text = main_text(page)
+    assert "Both runs reached step 50" in text and "At step 50: pretrained" in text, text
+    rows = page.eval_on_selector_all('[data-testid="stTable"] tbody tr',
+                                     "trs => trs.map(tr => [...tr.cells].map(c => c.innerText.trim()))")
+    frozen = [row for row in rows if row[:2] in (["pretrained", "embedding"], ["pretrained", "layer 0"])]
+    assert len(frozen) == 2 and all(row[2] == "frozen" and row[4] == "0" and row[5] == "0" for row in frozen), rows
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        wait_for_app(page)
+        app_page.screenshot(f"transfer-{size}")
