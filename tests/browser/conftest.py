@@ -11,9 +11,12 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,14 +36,61 @@ CHROMIUM_ARGS = [
 ]
 SERVER_START_TIMEOUT = 60  # s, until /_stcore/health answers "ok"
 SCRIPT_TIMEOUT = 60_000  # ms, for one run of a page's script (the first one imports torch)
-SETTLE = 500  # ms after the script finished, for late reruns and charts to draw
 VIEWPORT = {"width": 1280, "height": 900}
-# The script has run: notRunning is the state the tests want (as the selector
-# [data-testid="stApp"][data-test-script-state="notRunning"]); compilationError ends the wait early.
-SCRIPT_STATES_DONE = ["notRunning", "compilationError"]
-SCRIPT_DONE = """states => {
+# Counts, in the page, what the newest websocket sent and handed to its listeners: Runs counts the same
+# frames as the browser reports them, and the two are compared (SETTLED). The listener is added first, so
+# Streamlit's own has taken a message in (synchronously, up to React's setState) once the count moves on.
+COUNT_FRAMES = """(() => {
+    const Native = window.WebSocket;
+    window.WebSocket = class extends Native {
+        constructor(...args) {
+            super(...args);
+            const counts = {sent: 0, received: 0};
+            window.__unrolledSocket = counts;
+            this.addEventListener('message', () => { counts.received += 1; });
+            this.send = data => { counts.sent += 1; super.send(data); };
+        }
+    };
+})()"""
+# Streamlit sends a widget's change from a timer (setTimeout 0) that the click or key set: a timer set
+# after it fires after it, so what the test just did has been sent, and counted, once this returns.
+AFTER_WIDGET_TIMERS = "() => new Promise(resolve => setTimeout(resolve, 0))"
+# The page shows the end of its last run, drawn (SETTLED then gives the app root's state): the script has
+# run (that state; notRunning is what the tests want, compilationError ends the wait early), the page has
+# taken in every frame the test saw (`counts`, null for a page nobody counts for), React has no update
+# left to render, nothing is greyed out as stale or waiting as a skeleton, and every figure, image and
+# font shown is drawn. Plotly draws into its element once its bundle has loaded, after the run, and
+# redraws at the element's width when the window changes size (every figure of the app stretches to its
+# element, app/widgets/figures.py), so its svg takes that width; figures in a closed expander or a
+# hidden tab keep theirs until they show.
+SETTLED = """counts => {
     const app = document.querySelector('[data-testid="stApp"]');
-    return app !== null && states.includes(app.getAttribute('data-test-script-state'));
+    const state = app && app.getAttribute('data-test-script-state');
+    if (state === 'compilationError') return state;
+    if (state !== 'notRunning' || app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
+    if (counts !== null) {
+        const page = window.__unrolledSocket || {sent: 0, received: 0};
+        // The page sent or took in a frame the test has not heard of yet: it looks again once it has.
+        if (page.sent > counts.sent || page.received > counts.received) return 'behind';
+        if (page.received < counts.received) return false;
+    }
+    const root = document.getElementById('root');
+    const container = root && Object.keys(root).find(key => key.startsWith('__reactContainer'));
+    if (container && root[container].stateNode.pendingLanes !== 0) return false;
+    if (document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]') !== null) return false;
+    // A page's first run has begun but drawn nothing yet (the run's start can show as notRunning).
+    if (document.querySelector('[data-testid="stMain"] [data-testid="stElementContainer"]') === null) return false;
+    const shown = el => el.getBoundingClientRect().width > 0 && !el.closest('details:not([open])');
+    const plotly = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].filter(shown);
+    const vega = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].filter(shown);
+    return plotly.every(chart => {
+            const plot = chart.querySelector('.js-plotly-plot'), svg = chart.querySelector('.main-svg');
+            return plot !== null && svg !== null && (plot._promises || []).length === 0
+                && Math.abs(parseFloat(svg.getAttribute('width')) - chart.getBoundingClientRect().width) < 1;
+        })
+        && vega.every(chart => [...chart.querySelectorAll('canvas, svg.marks')].some(view => view.clientWidth > 0))
+        && [...document.images].every(img => img.complete)
+        && document.fonts.status === 'loaded' && state;
 }"""
 # Height the window needs to show everything: Streamlit scrolls inside stMain and the sidebar.
 CONTENT_HEIGHT = """() => Math.max(
@@ -116,6 +166,68 @@ def browser():
             b.close()
 
 
+class Runs:
+    """What the newest websocket of a page says about its runs, to wait on them rather than on time.
+
+    `answered` is whether the server has answered every run the page asked for: each rerun_script
+    the browser sent (a click, a key, a page load; not the live fragment's timer, whose tick the
+    server drops once the fragment is gone) was followed by a run's start, and the last run that
+    started has ended (a run that ends early for a rerun, st.rerun() or another request, is
+    followed by that rerun). `seen` moves with every frame, to tell that none came meanwhile.
+    """
+
+    def __init__(self, page: Page):
+        self._main_frame = page.main_frame
+        self.seen = 0
+        self._new_document()
+        page.on("request", self._on_request)
+        page.on("websocket", self._on_websocket)
+
+    def _new_document(self, ws=None) -> None:
+        self.socket, self.counts, self.asked, self.running = ws, {"sent": 0, "received": 0}, False, False
+
+    def _on_request(self, request) -> None:
+        # A load or a reload: the old document's socket answers nothing more, and the new one has
+        # none yet (Streamlit's own page changes keep the document: no request of the kind).
+        if request.is_navigation_request() and request.frame == self._main_frame:
+            self._new_document()
+
+    def _on_websocket(self, ws) -> None:
+        self._new_document(ws)
+        ws.on("framesent", lambda payload: ws is self.socket and self._sent(payload))
+        ws.on("framereceived", lambda payload: ws is self.socket and self._received(payload))
+        ws.on("close", lambda _: ws is self.socket and self._closed())
+
+    def _closed(self) -> None:
+        self.asked = self.running = False  # nothing more will be answered on this socket
+
+    def _sent(self, payload) -> None:
+        self.counts["sent"] += 1
+        self.seen += 1
+        message = BackMsg.FromString(bytes(payload)) if isinstance(payload, (bytes, bytearray)) else BackMsg()
+        if message.WhichOneof("type") == "rerun_script" and not message.rerun_script.is_auto_rerun:
+            self.asked = True
+
+    def _received(self, payload) -> None:
+        self.counts["received"] += 1
+        self.seen += 1
+        if not isinstance(payload, (bytes, bytearray)):
+            return
+        message = ForwardMsg.FromString(bytes(payload))
+        if kind(message) == "new_session":
+            self.asked, self.running = False, True
+        elif kind(message) == "script_finished" and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+            self.running = False
+
+    @property
+    def answered(self) -> bool:
+        return not (self.asked or self.running)
+
+
+# The pages the tests open through app_page: their Runs, for wait_for_app, which is handed the page.
+RUNS: WeakKeyDictionary[Page, Runs] = WeakKeyDictionary()
+
+
 class StreamlitPage:
     """A browser tab on the app that also decodes what the server sends it over the websocket.
 
@@ -129,6 +241,8 @@ class StreamlitPage:
         self.page, self.base_url = page, base_url
         self._streams: list[list[ForwardMsg]] = []  # one per websocket, in the order they opened
         self._first = 0  # the first stream of the current page load
+        page.add_init_script(COUNT_FRAMES)
+        RUNS[page] = Runs(page)
         page.on("websocket", self._on_websocket)
 
     def _on_websocket(self, ws) -> None:
@@ -169,6 +283,7 @@ class StreamlitPage:
         """
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
+        settle(self.page)
         size = self.page.viewport_size or VIEWPORT
         height = size["height"]
         for _ in range(4):  # content can reflow once the window is taller
@@ -177,19 +292,45 @@ class StreamlitPage:
                 break
             height = needed
             self.page.set_viewport_size({"width": size["width"], "height": height})
-            self.page.wait_for_timeout(300)
+            settle(self.page)  # the figures redraw at the taller window's width (its scrollbar went)
         self.page.screenshot(path=str(path), full_page=True)
         if height != size["height"]:
             self.page.set_viewport_size(size)
         return path
 
 
+def settle(page: Page) -> str:
+    """Wait until the server has answered every run the page asked for and the page shows the last
+    one, drawn (SETTLED), with no frame come or gone meanwhile, else start over; return the app
+    root's script state then. A page opened without app_page has no Runs: it is only ever waited
+    on after a load (a `goto`, a reload), when that state reads "initial" until the first run and
+    SETTLED holds out for that run's first element."""
+    runs = RUNS.get(page)
+    deadline = time.monotonic() + SCRIPT_TIMEOUT / 1000
+    while True:
+        while runs is not None and not runs.answered:
+            socket = runs.socket
+            try:
+                socket.wait_for_event("framereceived", timeout=_ms_left(deadline))
+            except PlaywrightError:
+                if not socket.is_closed():  # a timeout; a closed socket left nothing to wait for
+                    raise
+        seen = runs.seen if runs is not None else 0
+        page.evaluate(AFTER_WIDGET_TIMERS)
+        state = page.wait_for_function(SETTLED, arg=runs and dict(runs.counts), timeout=_ms_left(deadline)).json_value()
+        if runs is None or (state != "behind" and runs.answered and runs.seen == seen):
+            return state
+
+
+def _ms_left(deadline: float) -> float:
+    return max(1.0, (deadline - time.monotonic()) * 1000)
+
+
 def wait_for_app(page: Page) -> None:
-    """Wait until the page's script has finished (and stayed finished), then assert no exception."""
-    for _ in range(2):  # once more after the settle: a rerun may have started meanwhile
-        page.wait_for_function(SCRIPT_DONE, arg=SCRIPT_STATES_DONE, timeout=SCRIPT_TIMEOUT)
-        page.wait_for_timeout(SETTLE)
-    state = page.get_attribute('[data-testid="stApp"]', "data-test-script-state")
+    """Wait until the page has run and drawn what it asked for (settle), then assert no exception.
+    The state is the one settle saw: a tick of a live fragment the browser sent before the page
+    stopped playing may start a run right after (assert_stays_paused)."""
+    state = settle(page)
     exceptions = page.locator('[data-testid="stException"]')
     texts = [t.strip()[:2000] for t in exceptions.all_inner_texts()]
     assert not texts, f"{page.url}: {len(texts)} exception(s) on the page:\n\n" + "\n\n".join(texts)
