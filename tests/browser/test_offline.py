@@ -17,7 +17,6 @@ FAVICON = 'link[rel="icon"], link[rel="shortcut icon"]'
 # Icons in the page menu (st.Page(icon=":material/...:")), drawn as ligatures of an icon font.
 NAV_ICONS = '[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]'
 ICON_FONT = "Material Symbols Rounded"
-LATE_REQUESTS = 1000  # ms after a page's script has run, for charts and images that load late
 
 
 class RequestLog:
@@ -67,8 +66,11 @@ def test_every_page_requests_only_the_apps_own_host(logged_page, app_url, subtes
     for page in pages:
         with subtests.test(msg=page.page_name, url_path=page.url_pathname or "/"):
             first = len(log.requests)
-            app_page.goto(page.url_pathname)
-            app_page.page.wait_for_timeout(LATE_REQUESTS)
+            app_page.goto(page.url_pathname)  # run, and drawn: its figures, images and fonts (settle)
+            # What is drawn has asked for all it needs; what could still come late (a chunk of script,
+            # a map tile) would keep the network busy, and this load state waits until none is in
+            # flight and none was for half a second (Playwright's networkidle; the websocket is left out).
+            app_page.page.wait_for_load_state("networkidle")
             made = log.requests[first:]
             assert made, f"/{page.url_pathname}: the browser made no request at all (is the log attached?)"
             outside = log.outside(host, first)
