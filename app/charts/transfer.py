@@ -40,7 +40,8 @@ def accuracy_over_training(log: pd.DataFrame, unfreeze_at: int | None, what: str
     last = int(log["step"].max()) if len(log) else 0
     fig.add_trace(level(0.5, max(10, last, unfreeze_at or 0), "coin toss (50%)"))
     step_axis(fig, last, unfreeze_at, what)
-    fig.update_yaxes(title_text="held-out accuracy", tickformat=".0%", range=[0.4, 1.02])
+    low = min([0.4, *(log["metric"] - 0.05)])  # from 40% (below a coin toss's 50%), lower if a run is
+    fig.update_yaxes(title_text="held-out accuracy", tickformat=".0%", range=[max(0.0, low), 1.02])
     return legend_under(finish(fig, "Held-out accuracy of each run"))
 
 

@@ -26,6 +26,7 @@ import engine
 from app.session.comparison import RoundRobin, TrainedRun
 from app.session.link import Setup
 from app.session.rows import BoundedRows
+from engine.tasks import ParsedReviews
 from engine.transfer import Transplanted, part_norms, snapshot, transplant
 
 SOURCES = ("charlm-reviews", "charlm-lstm", "charlm-gru", "charlm-transformer")  # shipped char LMs: they read reviews
@@ -51,7 +52,8 @@ class Recipe:
     bottom first (1 = the embedding); added: new layers stacked on them, under the new head;
     freeze: whether the reused parts start frozen; unfreeze_at: the step from which the top
     `unfrozen` reused layers train again at lr_scale x the learning rate (0: never);
-    train_reviews: labelled reviews to train on (0: all)."""
+    train_reviews: labelled reviews to train on (0: all), of the shipped set or an uploaded CSV
+    (csv_digest names it)."""
 
     source: str = "charlm-reviews"
     reused: int = 2
@@ -62,6 +64,7 @@ class Recipe:
     lr_scale: float = 0.1
     train_reviews: int = 0
     seed: int = 0
+    csv_digest: str = ""  # the sha256 of an uploaded review CSV the runs read; "" for the shipped reviews
 
     def parts(self, source: nn.Module) -> tuple[str, ...]:
         """The parts copied, bottom first; ValueError when the source has fewer."""
@@ -158,16 +161,20 @@ class TransferRuns(RoundRobin):
     """The two runs of a recipe on the char-level sentiment task. `source` is a fresh copy of the
     shipped char LM (the caller loads it from the shared bytes), never trained here."""
 
-    def __init__(self, recipe: Recipe, source: nn.Module):
+    def __init__(self, recipe: Recipe, source: nn.Module, reviews: ParsedReviews | None = None):
         super().__init__()
+        if (reviews.digest if reviews is not None else "") != recipe.csv_digest:
+            raise ValueError("the reviews given are not the ones the recipe names")
         self.recipe, self.source = recipe, source
         self.network = recipe.network(source)  # a ValueError now rather than in a run
-        self.task = engine.make_task("char_sentiment", train_reviews=recipe.train_reviews, seed=recipe.seed)
+        self.task = engine.make_task("char_sentiment", train_reviews=recipe.train_reviews, seed=recipe.seed,
+                                     csv_text=reviews)
         self.train = dataclasses.replace(TRAIN, seed=recipe.seed)
         self.build()
 
     def build(self) -> None:
-        """Fresh runs from the seed, scored on the held-out reviews (all of the shipped set's)."""
+        """Fresh runs from the seed, scored on the held-out reviews (all of the shipped set's, the
+        first MAX_SCORED of an upload's: the task shuffled them)."""
         self.held_out = tuple(t[:MAX_SCORED] for t in self.task.test_set())
         self.runs = [ScratchRun("from scratch", self.network, self.task, self.train, self.held_out),
                      PretrainedRun("pretrained", self.source, self.recipe, self.task, self.train, self.held_out)]

@@ -57,6 +57,8 @@ SCALING_STEPS = "scaling_steps"  # "Train each up to step" there
 TRANSFER = "transfer"  # this session's TransferRuns: from scratch and pretrained
 TRANSFER_STEPS = "transfer_steps"  # "Train each up to step" there
 TRANSFER_RECIPE = "transfer_recipe"  # the Recipe last asked for in its form
+TRANSFER_CSV = "transfer_csv"  # its uploader: a review CSV to read instead of the shipped reviews
+TRANSFER_REVIEWS = "transfer_reviews"  # that CSV parsed (ParsedReviews, shared read-only), or None
 # A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
 RESET_BY_A_LESSON = (TRANSFER_RECIPE,)
 # BPTT and RTRL

@@ -33,9 +33,10 @@ def review_texts(reviews: ParsedReviews) -> list[str]:
 
 
 def last_chars(texts: list[str], seq_len: int) -> np.ndarray:
-    """[N, seq_len] each text's last seq_len characters as ids into (PAD,) + ALPHABET, front-padded."""
+    """[N, seq_len] uint8: each text's last seq_len characters as ids into (PAD,) + ALPHABET,
+    front-padded. One byte a character: an IMDB-size upload holds 50,000 x 220 of them."""
     index = {ch: i + 1 for i, ch in enumerate(ALPHABET)}
-    rows = np.zeros((len(texts), seq_len), dtype=np.int64)  # [N, T]: 0 is PAD
+    rows = np.zeros((len(texts), seq_len), dtype=np.uint8)  # [N, T]: 0 is PAD
     for row, text in zip(rows, texts):
         tail = text[-seq_len:]
         if tail:
@@ -103,14 +104,14 @@ class CharSentimentTask(Task):
 
     def sample(self, batch_size, generator):
         rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]
-        return self.train_x[rows], self.train_y[rows]  # [B, T], [B]
+        return self.train_x[rows].long(), self.train_y[rows]  # [B, T] (embeddings take int64), [B]
 
     def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.test_x, self.test_y
+        return self.test_x.long(), self.test_y  # [N_test, T], [N_test]
 
     def encode(self, text: str) -> torch.Tensor:
         """A review typed by the student, as the model sees it: [T] character ids, front-padded."""
-        return torch.from_numpy(last_chars([" ".join(words(text))], self.seq_len)[0])  # [T]
+        return torch.from_numpy(last_chars([" ".join(words(text))], self.seq_len)[0]).long()  # [T]
 
     @property
     def class_names(self):

@@ -14,6 +14,7 @@ from app.charts import transfer as charts
 from app.session import pretrained
 from app.session.transfer import LESSON_NETWORK, LESSON_RECIPE, Recipe, TransferRuns, setup_of
 from app.widgets import state
+from engine.tasks import parse_reviews
 
 from .conftest import MAIN, chart, plotted
 
@@ -155,3 +156,30 @@ def test_open_in_the_lab_copies_the_pretrained_runs_model():
     for key, weight in runs.pretrained.model.state_dict().items():
         assert torch.equal(lab.model.state_dict()[key], weight), key
     assert lab.model is not runs.pretrained.model
+
+
+def imdb_csv(n: int = 60) -> bytes:
+    """An IMDB-format CSV: capitals, HTML line breaks, punctuation and an extra column."""
+    rows = ["review,sentiment,id"]
+    for i in range(n):
+        good = i % 2 == 0
+        text = f"Film {i} was {'GREAT' if good else 'not great'}!<br /><br />I'd see it {'again' if good else 'never'}."
+        rows.append(f'"{text}",{"positive" if good else "negative"},{i}')
+    return "\n".join(rows).encode()
+
+
+def test_an_uploaded_csv_is_read_by_characters_and_named_by_its_digest():
+    reviews = parse_reviews(imdb_csv())
+    recipe = dataclasses.replace(LESSON_RECIPE, csv_digest=reviews.digest)
+    runs = TransferRuns(recipe, source(), reviews)
+    assert len(runs.task.train_y) + len(runs.task.test_y) == 60
+    assert runs.task.decode(runs.task.test_x[0]).startswith("film ")  # lower-cased, the <br /> and "!" gone
+    with pytest.raises(ValueError, match="not the ones the recipe names"):
+        TransferRuns(LESSON_RECIPE, source(), reviews)  # the shipped reviews' recipe, another file's reviews
+
+
+def test_the_accuracy_axis_reaches_down_to_a_run_below_40_percent():
+    log = pd.DataFrame({"run": ["from scratch", "pretrained"], "step": [0, 0], "metric": [0.0, 0.8]})
+    assert charts.accuracy_over_training(log, None, "").layout.yaxis.range[0] == 0.0
+    log["metric"] = [0.55, 0.8]
+    assert charts.accuracy_over_training(log, None, "").layout.yaxis.range[0] == 0.4

@@ -51,3 +51,25 @@ def test_a_frozen_pretrained_model_fine_tunes_beside_one_from_scratch(app_page):
         page.set_viewport_size(viewport)
         wait_for_app(page)
         app_page.screenshot(f"transfer-{size}")
+
+
+def test_an_uploaded_review_csv_is_trained_on_and_a_broken_one_is_refused(app_page):
+    page = app_page.page
+    page.set_viewport_size(SIZES["projector"])
+    app_page.goto("transfer")
+    rows = ["review,sentiment"] + [f'"Film {i} was {"great" if i % 2 else "dull"}.<br />",'
+                                   f'{"positive" if i % 2 else "negative"}' for i in range(50)]
+    dropzone = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    dropzone.set_input_files(files=[{"name": "mine.csv", "mimeType": "text/csv", "buffer": "\n".join(rows).encode()}])
+    wait_for_app(page)
+    page.get_by_role("button", name="Train with this recipe").click()
+    wait_for_app(page)
+    assert "40 labelled reviews" in main_text(page)  # 50 distinct reviews, a fifth held out
+    dropzone.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"text,label\nfine,1\n"}])
+    wait_for_app(page)
+    page.get_by_role("button", name="Train with this recipe").click()
+    wait_for_app(page)
+    error = page.locator('[data-testid="stAlertContentError"]').inner_text()
+    assert "Your reviews could not be read" in error and "unchanged" in error
+    assert "40 labelled reviews" in main_text(page)  # the runs on the first file stay
+    app_page.screenshot("transfer-bad-csv-projector")

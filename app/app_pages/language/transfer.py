@@ -18,12 +18,13 @@ from app.widgets.controls import live_training, round_robin_controls, round_robi
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.pretrained import shipped_bytes
+from app.widgets.uploads import parsed_reviews
 
 STEPS = state.TRANSFER_STEPS
 TRAIN_SECONDS = 1.0  # training per redraw, as on the other side-by-side pages
 LESSON = BY_KEY["transfer"]
 REUSE = {1: "embedding", 2: "embedding + layer 0", 3: "embedding + layers 0, 1"}
-REVIEWS = {100: "100", 400: "400", 0: "all of them (1,560)"}
+REVIEWS = {100: "100", 400: "400", 0: "all of them"}
 ADDED = (0, 1, 2)
 
 
@@ -58,8 +59,12 @@ def recipe_form() -> Recipe:
                                        format_func=lambda n: pretrained.named(n).title)
         train_reviews = reviews.selectbox("Labelled reviews", tuple(REVIEWS),
                                           index=tuple(REVIEWS).index(recipe.train_reviews), format_func=REVIEWS.get,
-                                          help="to train on. The 390 held-out reviews are scored either way. "
-                                               "Transfer learning matters most when labels are few.")
+                                          help="to train on; the held-out fifth is scored either way. Transfer "
+                                               "learning matters most when labels are few.")
+        csv = st.file_uploader("Your own reviews (optional): a review,sentiment CSV, as Kaggle's IMDB 50K", type="csv",
+                               key=state.TRANSFER_CSV, help="Read by characters: lower-cased, HTML line breaks and "
+                               "punctuation dropped, the last 220 characters of each. Leave empty for the shipped "
+                               "reviews.")
         reuse, add, frozen_box = st.columns([3, 2, 2], vertical_alignment="bottom")
         reused = reuse.selectbox("Reuse", tuple(REUSE), index=tuple(REUSE).index(recipe.reused),
                                  format_func=REUSE.get, help="the lower parts copied from the pretrained model")
@@ -73,8 +78,16 @@ def recipe_form() -> Recipe:
                                       value=recipe.unfreeze_at, step=50, help="0: never (feature extraction only)")
         lr_scale = scale.select_slider("at a learning rate of × (the head's)", LR_SCALES, value=recipe.lr_scale)
         if st.form_submit_button("Train with this recipe", type="primary", icon=":material/play_circle:"):
+            try:
+                reviews = parsed_reviews(csv.getvalue()) if csv is not None else None  # parsed once per server
+            except ValueError as err:
+                st.error(f"Your reviews could not be read: {err}. The runs you had are unchanged.",
+                         icon=":material/block:")
+                return recipe
             asked = Recipe(source=source_name, reused=reused, added=added, freeze=frozen, unfreeze_at=int(unfreeze_at),
-                           lr_scale=lr_scale, train_reviews=train_reviews)
+                           lr_scale=lr_scale, train_reviews=train_reviews,
+                           csv_digest=reviews.digest if reviews is not None else "")
+            st.session_state[state.TRANSFER_REVIEWS] = reviews
             if asked != recipe:
                 st.session_state[state.TRANSFER_RECIPE] = asked
                 return asked
@@ -89,7 +102,7 @@ def current(recipe: Recipe) -> TransferRuns | None:
         return runs
     source, _ = pretrained.load(shipped_bytes(recipe.source))  # a fresh copy: the shared bytes stay as they are
     try:
-        made = TransferRuns(recipe, source)
+        made = TransferRuns(recipe, source, state.get(state.TRANSFER_REVIEWS))
     except ValueError as err:
         st.error(f"This recipe cannot be trained: {err}.", icon=":material/block:")
         st.session_state[state.TRANSFER_RECIPE] = runs.recipe if runs is not None else LESSON_RECIPE
