@@ -29,7 +29,7 @@ import torch
 from timing import load_average, table
 
 from app import pages
-from app.session import scaling
+from app.session import pretrained, scaling, transfer
 from app.session.comparison import RoundRobin
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY, LESSONS, Lesson
@@ -57,7 +57,18 @@ class OwnRuns:
 
 
 # The pages that train their own runs; every other lesson's page trains the Lab.
-OWN_RUNS = {"scaling": OwnRuns(scaling.ScalingRuns, state.SCALING, "Train each up to step", len(scaling.RUNS))}
+def transfer_runs(setup: Setup) -> transfer.TransferRuns:
+    """The Transfer learning page's runs of its lesson's recipe (the setup is the network they train)."""
+    recipe = transfer.LESSON_RECIPE
+    runs = transfer.TransferRuns(recipe, pretrained.load(pretrained.read(recipe.source))[0])
+    assert runs.network == setup.model
+    return runs
+
+
+OWN_RUNS = {
+    "scaling": OwnRuns(scaling.ScalingRuns, state.SCALING, "Train each up to step", len(scaling.RUNS)),
+    "transfer": OwnRuns(transfer_runs, state.TRANSFER, "Train each up to step", 2),
+}
 
 
 @dataclasses.dataclass(frozen=True)
