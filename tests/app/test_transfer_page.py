@@ -89,6 +89,8 @@ def test_frozen_parts_stay_bit_for_bit_until_the_top_reused_layer_unfreezes_at_t
 def test_a_recipe_the_source_cannot_give_is_refused_with_what_it_has():
     with pytest.raises(ValueError, match=r"charlm-lstm has 2 parts below its head \(embedding, layer 0\)"):
         TransferRuns(Recipe(source="charlm-lstm", reused=3), source("charlm-lstm"))
+    with pytest.raises(ValueError, match="3 layers are too many for a shared CPU here .* reuse or add fewer layers"):
+        TransferRuns(Recipe(added=2), source())
     with pytest.raises(ValueError, match="reuse a layer or add one"):
         TransferRuns(Recipe(reused=1, added=0), source())
 
@@ -139,7 +141,7 @@ def test_a_refused_recipe_says_why_and_keeps_the_runs():
     runs = at.session_state[state.TRANSFER]
     labelled = {box.label: box for box in at.selectbox}
     labelled["Pretrained on"].set_value("charlm-lstm")
-    labelled["Reuse"].set_value(3)  # the embedding and two layers: the code LSTM has one
+    labelled["New layers on top"].set_value(2)  # three LSTM layers of 128 over 220 characters: over the budget
     at.button[0].click()  # the form's submit button
     at.run()
     no_exception(at)

@@ -23,7 +23,7 @@ from app.widgets.uploads import parsed_reviews
 STEPS = state.TRANSFER_STEPS
 TRAIN_SECONDS = 1.0  # training per redraw, as on the other side-by-side pages
 LESSON = BY_KEY["transfer"]
-REUSE = {1: "embedding", 2: "embedding + layer 0", 3: "embedding + layers 0, 1"}
+REUSE = {1: "embedding", 2: "embedding + layer 0"}  # the shipped sources have one layer
 REVIEWS = {100: "100", 400: "400", 0: "all of them"}
 ADDED = (0, 1, 2)
 
