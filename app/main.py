@@ -11,7 +11,8 @@ from app.widgets.no_cells import no_cells_here
 torch.set_num_threads(1)
 
 st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layout="wide")
-page = st.navigation(pages.sections())
+# Every page listed: folded ("View 4 more"), a class cannot see the pages a teacher names.
+page = st.navigation(pages.sections(), expanded=True)
 if page.url_path in pages.CELL_PAGES and current_lab().setup.model.arch == "transformer":
     no_cells_here(page.title)
 else:
