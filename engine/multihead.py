@@ -1,7 +1,14 @@
-"""Multi-head attention (Vaswani et al. 2017), written out: every head's weights are kept.
+"""Multi-head attention (Vaswani et al. 2017): written out, every head's weights kept, whenever
+anything may read them; PyTorch's fused kernel when nothing can.
 
     head_j = softmax(Q W_j^Q (K W_j^K)^T / sqrt(d_k) + M) V W_j^V,   d_k = d_model / heads
     MultiHead(Q, K, V) = [head_1; ...; head_h] W^O
+
+Training needs only the output, and F.scaled_dot_product_attention computes it without storing
+the [B, heads, T_q, T_k] weights (benchmarks/sdpa.py). A caller that asks for the weights
+(need_weights=True, the default, as nn.MultiheadAttention's) or hooks any of the three hook points
+(a recording, `saturation`, beam search's attention rows) gets the written-out equations instead,
+so what is recorded is what engine/attention.py computes, never the fused kernel's stand-in.
 
 The per-head projections W_j^Q are the rows j*d_k ... (j+1)*d_k of one d_model x d_model
 matrix, so all heads project in one matmul; the same layout as torch.nn.MultiheadAttention's
@@ -16,10 +23,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.nn.modules import module as torch_module
 
-from .attention import Attended, scaled_dot_product_attention
+from .attention import Attended, check_keys, scaled_dot_product_attention
 from .hooks import HookPoint, hooked
+
+
+def watched(point: nn.Module) -> bool:
+    """Whether calling `point` would run any hook: one of its own or a global module hook, the
+    same dicts nn.Module.__call__ checks before it skips hooks altogether. However a hook was
+    attached, a hooked value is seen, so it must be the written-out one. (Private names of torch's:
+    were they renamed, this fails loudly rather than let a recording through fused.)"""
+    return bool(point._forward_hooks or point._forward_pre_hooks or point._backward_hooks
+                or point._backward_pre_hooks or torch_module._global_forward_hooks
+                or torch_module._global_forward_pre_hooks or torch_module._global_backward_hooks
+                or torch_module._global_backward_pre_hooks)
 
 
 class MultiHeadAttention(nn.Module):
@@ -42,15 +62,28 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Attended]:
-        """query [B, T_q, d], key and value [B, T_k, d]; mask broadcasts to [B, heads, T_q, T_k].
-        Returns the output [B, T_q, d] and what each head attended to."""
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
+                need_weights: bool = True) -> tuple[Tensor, Attended | None]:
+        """query [B, T_q, d], key and value [B, T_k, d]; mask (additive: 0 or -inf) broadcasts to
+        [B, heads, T_q, T_k]. Returns the output [B, T_q, d] and what each head attended to, or
+        None in its place when need_weights=False and no hook point is hooked: then the fused
+        kernel computes the output. Both compute the same function (tests/engine/test_sdpa.py)
+        except on a row whose every key is masked, which the models' masks never make
+        (engine.attention.padding_mask): written out, its softmax is 0/0, NaN; fused, its context is 0."""
         q = self.split(self.W_q(query))  # [B, h, T_q, d_k]
         k = self.split(self.W_k(key))  # [B, h, T_k, d_k]
         v = self.split(self.W_v(value))  # [B, h, T_k, d_k]
         hooks = (self.hook_logits, self.hook_weights, self.hook_context)
-        heads = scaled_dot_product_attention(q, k, v, mask, hooks, self.scale)  # context: [B, h, T_q, d_k]
-        concat = heads.context.transpose(1, 2).flatten(2)  # [B, T_q, d]: the heads side by side
+        if need_weights or any(watched(point) for point in hooks):
+            heads = scaled_dot_product_attention(q, k, v, mask, hooks, self.scale)
+            context = heads.context  # [B, h, T_q, d_k]
+        else:
+            check_keys(k)
+            # SDPA's default scale is 1/sqrt(d_k); 1.0 leaves the logits undivided, as scale=False means.
+            scale = None if self.scale else 1.0
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)  # [B, h, T_q, d_k]
+            heads = None  # no weights were ever materialised
+        concat = context.transpose(1, 2).flatten(2)  # [B, T_q, d]: the heads side by side
         return self.W_o(concat), heads  # [B, T_q, d]
 
 

@@ -10,7 +10,9 @@ as in the paper).
 tasks, encoder-only (cfg.bidirectional) or decoder-only (causal); `TransformerEncoderDecoder`
 (transformer_seq2seq.py) is the full encoder-decoder. Every block's output and every head's
 attention pass through hook points (engine/hooks.py), where `replay` records the forward pass
-itself: each block's output x_t with the loss's gradient there, and every head's weights.
+itself: each block's output x_t with the loss's gradient there, and every head's weights. The
+blocks ask for no weights, so they train on the fused kernel; hooking the hook points (as `replay`
+does) writes the attention out (engine/multihead.py).
 """
 from __future__ import annotations
 
@@ -54,7 +56,7 @@ class SelfAttentionBlock(nn.Module):
         return {"self": self.self_attention}
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
-        a, _ = self.self_attention(x, x, x, mask)  # [B, T, d]
+        a, _ = self.self_attention(x, x, x, mask, need_weights=False)  # [B, T, d]
         x = self.norm_1(x + self.dropout(a))  # [B, T, d]
         x = self.norm_2(x + self.dropout(self.feed_forward(x)))  # [B, T, d]
         return self.hook_out(x)
@@ -79,9 +81,9 @@ class DecoderBlock(nn.Module):
     def forward(self, x: Tensor, memory: Tensor, mask: Tensor, memory_mask: Tensor | None = None) -> Tensor:
         """x [B, T, d] the target so far, memory [B, S, d] the encoder's output; memory_mask
         (broadcasting to [B, heads, T, S]) hides the source's padding."""
-        a, _ = self.self_attention(x, x, x, mask)  # [B, T, d]: earlier target positions
+        a, _ = self.self_attention(x, x, x, mask, need_weights=False)  # [B, T, d]: earlier target positions
         x = self.norm_1(x + self.dropout(a))  # [B, T, d]
-        a, _ = self.cross_attention(x, memory, memory, memory_mask)  # [B, T, d]: the source
+        a, _ = self.cross_attention(x, memory, memory, memory_mask, need_weights=False)  # [B, T, d]: the source
         x = self.norm_2(x + self.dropout(a))  # [B, T, d]
         x = self.norm_3(x + self.dropout(self.feed_forward(x)))  # [B, T, d]
         return self.hook_out(x)
