@@ -20,6 +20,7 @@ import lesson_speed
 import memory
 import record_cost
 import rtrl
+import sdpa
 import torch
 import train_throughput
 import unroll_speed
@@ -38,6 +39,7 @@ SECTIONS = {
     "bottleneck": attention_bottleneck.run,
     "maps": attention_maps.run,
     "rtrl": rtrl.run,
+    "sdpa": sdpa.run,
 }
 
 
