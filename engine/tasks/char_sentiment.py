@@ -19,8 +19,8 @@ from ..config import ModelConfig, check_int
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
 from .features import char_features
-from .review_csv import ParsedReviews, parse_reviews
-from .sentiment import CLASS_NAMES, TEST_SHARE, first_of_each, shipped_reviews
+from .review_csv import ParsedReviews
+from .sentiment import CLASS_NAMES, held_out_split, reviews_of
 from .text import words
 
 PAD = "<pad>"
@@ -82,23 +82,13 @@ class CharSentimentTask(Task):
         super().__post_init__()
         check_seq_len(self.seq_len)
         check_int("train_reviews", self.train_reviews, 0, 10_000_000)
-        if self.csv_text is None:
-            reviews = shipped_reviews()
-        elif isinstance(self.csv_text, ParsedReviews):
-            reviews = self.csv_text
-        else:  # kept parsed, so a copy with other settings does not parse again
-            reviews = self.csv_text = parse_reviews(self.csv_text)
+        reviews = reviews_of(self.csv_text)
+        if self.csv_text is not None:  # kept parsed, so a copy with other settings does not parse again
+            self.csv_text = reviews
         self.vocab = (PAD, *ALPHABET)
         x = last_chars(review_texts(reviews), self.seq_len)  # [N, T]
-        kept = first_of_each(x)  # [distinct]: a repeat would sit in both the training and the held-out rows
-        if len(kept) < 10:
-            raise ValueError(f"the CSV has {len(kept)} distinct reviews; give at least 10")
-        x, y = torch.from_numpy(x[kept]), torch.from_numpy(reviews.labels[kept])  # [N, T], [N]
-        order = torch.randperm(len(y), generator=torch.Generator().manual_seed(self.seed))
-        n_test = max(1, int(len(y) * TEST_SHARE))
-        self.test_x, self.test_y = x[order[:n_test]], y[order[:n_test]]  # held out
-        train = order[n_test:][: self.train_reviews or None]  # [N_train]
-        self.train_x, self.train_y = x[train], y[train]
+        train_x, train_y, self.test_x, self.test_y = held_out_split(x, reviews.labels, self.seed)
+        self.train_x, self.train_y = train_x[: self.train_reviews or None], train_y[: self.train_reviews or None]
         self.spec = TaskSpec("char_sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce",
                              pad_id=0)
 

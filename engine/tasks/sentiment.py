@@ -42,6 +42,26 @@ def last_words(reviews: ParsedReviews, seq_len: int, max_vocab: int) -> np.ndarr
     return tokens[np.where(before, -1, positions)]  # [N, T]
 
 
+def reviews_of(csv_text: str | bytes | ParsedReviews | None) -> ParsedReviews:
+    """The shipped reviews for None, else the CSV's, parsed now unless they already are."""
+    if csv_text is None:
+        return shipped_reviews()
+    return csv_text if isinstance(csv_text, ParsedReviews) else parse_reviews(csv_text)
+
+
+def held_out_split(x: np.ndarray, labels: np.ndarray, seed: int) -> tuple[torch.Tensor, ...]:
+    """(train_x, train_y, test_x, test_y) of reviews x [N, T] as a model sees them and their labels
+    [N]: each distinct row once (a repeat would otherwise sit in both the training and the held-out
+    rows), shuffled by `seed`, the first TEST_SHARE of them held out."""
+    kept = first_of_each(x)  # [distinct]
+    if len(kept) < 10:
+        raise ValueError(f"the CSV has {len(kept)} distinct reviews; give at least 10")
+    x, y = torch.from_numpy(x[kept]), torch.from_numpy(labels[kept])  # [N, T], [N]
+    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
+    n_test = max(1, int(len(y) * TEST_SHARE))
+    return x[order[n_test:]], y[order[n_test:]], x[order[:n_test]], y[order[:n_test]]
+
+
 def first_of_each(rows: np.ndarray) -> np.ndarray:
     """Indices of the first occurrence of every distinct row of rows [N, T], in order."""
     as_bytes = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))  # [N, 1]
@@ -84,24 +104,13 @@ class SentimentTask(Task):
         super().__post_init__()
         check_seq_len(self.seq_len)
         check_int("max_vocab", self.max_vocab, 3, MAX_WORD_VOCAB)
-        if self.csv_text is None:
-            reviews = shipped_reviews()
-        elif isinstance(self.csv_text, ParsedReviews):
-            reviews = self.csv_text
-        else:  # the task keeps the parsed reviews, so a copy with other settings does not parse again
-            reviews = self.csv_text = parse_reviews(self.csv_text)
+        reviews = reviews_of(self.csv_text)
+        if self.csv_text is not None:  # kept parsed, so a copy with other settings does not parse again
+            self.csv_text = reviews
         self.vocab = SPECIALS + reviews.words[: self.max_vocab - 2]
+        # A review is kept once as the model sees it: its last seq_len words, rare ones as <unk>.
         x = last_words(reviews, self.seq_len, self.max_vocab)  # [N, T]
-        # A review is kept once as the model sees it (its last seq_len words, rare ones as
-        # <unk>): a repeat would otherwise sit in both the training and the held-out rows.
-        kept = first_of_each(x)  # [distinct]
-        if len(kept) < 10:
-            raise ValueError(f"the CSV has {len(kept)} distinct reviews; give at least 10")
-        x, y = torch.from_numpy(x[kept]), torch.from_numpy(reviews.labels[kept])  # [N, T], [N]
-        order = torch.randperm(len(y), generator=torch.Generator().manual_seed(self.seed))
-        n_test = max(1, int(len(y) * TEST_SHARE))
-        self.test_x, self.test_y = x[order[:n_test]], y[order[:n_test]]  # held out
-        self.train_x, self.train_y = x[order[n_test:]], y[order[n_test:]]
+        self.train_x, self.train_y, self.test_x, self.test_y = held_out_split(x, reviews.labels, self.seed)
         pad = SPECIALS.index("<pad>")
         self.spec = TaskSpec("sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce", pad_id=pad)
 
