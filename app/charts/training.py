@@ -94,13 +94,16 @@ def note_empty(fig: go.Figure, history: pd.DataFrame) -> None:
 
 def training_curves(history: pd.DataFrame, metric_name: str, baseline_loss: float | None = None,
                     held_out: pd.DataFrame | None = None, best: tuple[int, float, float] | None = None,
-                    marks: Sequence[tuple[int, str]] = ()) -> go.Figure:
+                    marks: Sequence[tuple[int, str]] = (), baseline_metric: tuple[str, float] | None = None
+                    ) -> go.Figure:
     """Loss (left; log y when every loss > 0) and the task's metric (right) against the step: on
     each step's training batch (solid) and on held-out data (dashed, same colours).
 
     history        Trainer.history_frame(): step, loss, metric, diverged (one row per step)
     metric_name    "accuracy" (axis fixed to 0..1), "R²" (axis from at most -1 to 1) or another
     baseline_loss  a dashed "baseline" line on the loss panel, e.g. the MSE of predicting the mean
+    baseline_metric  (what, value): a dashed line on the metric panel, a simpler model's held-out
+                   metric on the same split (Task.baseline_metric: a bag of words)
     held_out       the held-out log: step, loss, metric (a row every few steps), drawn as given
     best           (step, loss, metric) of the lowest held-out loss: a ringed marker on both panels
     marks          (step, text) of each setting change or restore: a dotted vertical line across
@@ -129,6 +132,9 @@ def training_curves(history: pd.DataFrame, metric_name: str, baseline_loss: floa
         add_best(fig, *best, metric_name)
     if baseline_loss is not None:
         add_level(fig, baseline_loss, history, "baseline", loss_axis, row=1, col=1)
+    if baseline_metric is not None:
+        what, value = baseline_metric
+        add_level(fig, value, history, f"{what} (held-out)", {"type": "linear"}, row=1, col=2)
     add_diverged(fig, history, top_of(loss_axis), "loss", "loss", row=1, col=1)
     for step, text in marks:
         add_mark(fig, step, text)

@@ -142,6 +142,12 @@ class Task(ABC):
         return None
 
     @property
+    def baseline_metric(self) -> tuple[str, float] | None:
+        """(what, value): the held-out metric of a simpler model on the same split, the mark a
+        sequence model must beat to show what order adds; None where the task has none."""
+        return None
+
+    @property
     def metric_name(self) -> str:
         return METRIC_NAMES[self.spec.loss]
 

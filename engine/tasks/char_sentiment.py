@@ -8,7 +8,6 @@ a model that learnt to read Python source can read a review with the rows it alr
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,10 +16,10 @@ import torch
 
 from ..config import ModelConfig, check_int
 from ..train_config import TrainConfig
-from .base import Preset, Task, TaskSpec, check_seq_len
+from .base import Preset, TaskSpec, check_seq_len
 from .features import char_features
 from .review_csv import ParsedReviews
-from .sentiment import CLASS_NAMES, held_out_split, reviews_of
+from .sentiment import ReviewTask, held_out_split, reviews_of
 from .text import words
 
 PAD = "<pad>"
@@ -45,7 +44,7 @@ def last_chars(texts: list[str], seq_len: int) -> np.ndarray:
 
 
 @dataclass
-class CharSentimentTask(Task):
+class CharSentimentTask(ReviewTask):
     """Positive or negative after the review's last character. Each review is cut to its last
     seq_len characters and padded at the front; 20% of the reviews are held out, split as the
     word-level task splits them (the same seed draws the same order over the distinct reviews).
@@ -73,11 +72,6 @@ class CharSentimentTask(Task):
         ),
     )
 
-    @property
-    def baseline_loss(self) -> float:
-        """Cross-entropy of a coin toss (the labels are close to balanced)."""
-        return math.log(2)
-
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)
@@ -92,20 +86,9 @@ class CharSentimentTask(Task):
         self.spec = TaskSpec("char_sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce",
                              pad_id=0)
 
-    def sample(self, batch_size, generator):
-        rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]
-        return self.train_x[rows].long(), self.train_y[rows]  # [B, T] (embeddings take int64), [B]
-
-    def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.test_x.long(), self.test_y  # [N_test, T], [N_test]
-
     def encode(self, text: str) -> torch.Tensor:
         """A review typed by the student, as the model sees it: [T] character ids, front-padded."""
         return torch.from_numpy(last_chars([" ".join(words(text))], self.seq_len)[0]).long()  # [T]
-
-    @property
-    def class_names(self):
-        return CLASS_NAMES
 
     def input_features(self, symbols, x):
         return char_features([" " if s == PAD else s for s in symbols])

@@ -9,6 +9,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
+from ..bag_of_words import bag_of_words_accuracy
 from ..config import ModelConfig, check_int
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
@@ -70,7 +71,38 @@ def first_of_each(rows: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class SentimentTask(Task):
+class ReviewTask(Task):
+    """What the word and character sentiment tasks share: a training and a held-out split of
+    reviews as the model reads them (train_x, train_y, test_x, test_y, set by a subclass), two
+    classes, a coin toss's loss and the bag-of-words baseline on the same split."""
+
+    @property
+    def baseline_loss(self) -> float:
+        """Cross-entropy of a coin toss (the labels are close to balanced)."""
+        return math.log(2)
+
+    @functools.cached_property
+    def baseline_metric(self) -> tuple[str, float]:
+        """Bag-of-words held-out accuracy on the very tokens the model reads: 0.1 s on the shipped
+        reviews, once per task."""
+        accuracy = bag_of_words_accuracy(self.train_x, self.train_y, *self.test_set(), len(self.vocab),
+                                         len(CLASS_NAMES), self.spec.pad_id)
+        return "bag of words", accuracy
+
+    def sample(self, batch_size, generator):
+        rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]
+        return self.train_x[rows].long(), self.train_y[rows]  # [B, T] (embeddings take int64), [B]
+
+    def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.test_x.long(), self.test_y  # [N_test, T], [N_test]
+
+    @property
+    def class_names(self):
+        return CLASS_NAMES
+
+
+@dataclass
+class SentimentTask(ReviewTask):
     """Reviews are lower-cased, split into words and mapped to the max_vocab most frequent words
     (others become <unk>). Each is cut to its last seq_len words and padded at the front, so the
     model's last step is always the review's last word. 20% of the reviews are held out.
@@ -90,15 +122,11 @@ class SentimentTask(Task):
         steps=800,
         lesson=(
             "The shipped reviews hide their verdict in word order: 'was not good' and 'was good' share "
-            "their words, so a bag of words tops out near 70% on the held-out reviews. An LSTM reading "
-            "left to right carries the 'not' to the adjective and passes 95% within 800 steps."
+            "their words, so a bag of words (logistic regression on the words' counts, the dashed line) "
+            "gets about 66% of the held-out reviews right. An LSTM reading left to right carries the "
+            "'not' to the adjective and passes 95% within 800 steps."
         ),
     )
-
-    @property
-    def baseline_loss(self) -> float:
-        """Cross-entropy of a coin toss (the labels are close to balanced)."""
-        return math.log(2)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -114,22 +142,11 @@ class SentimentTask(Task):
         pad = SPECIALS.index("<pad>")
         self.spec = TaskSpec("sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce", pad_id=pad)
 
-    def sample(self, batch_size, generator):
-        rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]
-        return self.train_x[rows], self.train_y[rows]  # [B, T], [B]
-
-    def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.test_x, self.test_y
-
     def encode(self, text: str) -> torch.Tensor:
         """A review typed by the student, as the model sees it: [T] word ids, front-padded."""
         index = {w: i for i, w in enumerate(self.vocab)}
         ids = [index.get(w, 1) for w in words(text)[-self.seq_len :]]
         return torch.tensor([self.spec.pad_id] * (self.seq_len - len(ids)) + ids)  # [T]
-
-    @property
-    def class_names(self):
-        return CLASS_NAMES
 
     def input_features(self, symbols, x):
         return word_features(symbols, pad=self.pad_symbol)

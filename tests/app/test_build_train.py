@@ -362,3 +362,13 @@ def test_build_and_train_offers_the_runs_pytorch_script_or_says_why_not(monkeypa
     at = at.run().switch_page(nav.PATHS["build"]).run()
     assert not made
     assert any("No PyTorch script for this run" in c.value and "transformer" in c.value for c in at.caption)
+
+
+def test_sentiment_draws_the_bag_of_words_baseline_of_its_own_split():
+    at = build_page(app({"task": "sentiment"}))
+    assert not at.exception
+    what, value = lab(at).task.baseline_metric
+    spec = chart(at, "Training: loss and accuracy")
+    (line,) = [t for t in spec["data"] if t["name"] == f"{what} (held-out)"]
+    assert plotted(line["y"]) == [value, value] and line["xaxis"] == "x2"  # the accuracy panel
+    assert f"scores {value:.1%} on the same held-out ones" in " ".join(c.value for c in at.caption)

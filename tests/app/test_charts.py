@@ -384,3 +384,11 @@ def test_before_any_step_the_step_0_evaluation_shows_whole():
     assert xy(fig, "held-out loss")[0].tolist() == [0]
     assert fig.layout.xaxis.range[0] < 0 < fig.layout.xaxis.range[1]
     assert "No training steps yet" in annotation_text(fig)
+
+
+def test_a_baseline_metric_is_a_dashed_line_on_the_metric_panel_only():
+    h = trained("rnn", task="parity", steps=3).history_frame()
+    fig = charts_training.training_curves(h, "accuracy", baseline_metric=("bag of words", 0.66))
+    (line,) = [t for t in fig.data if t.name == "bag of words (held-out)"]
+    assert list(line.y) == [0.66, 0.66] and line.xaxis == "x2" and line.line.dash == "dash"
+    assert not [t for t in charts_training.training_curves(h, "accuracy").data if "held-out)" in (t.name or "")]

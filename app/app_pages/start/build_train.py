@@ -98,7 +98,8 @@ def draw_training(lab: Lab) -> None:
     history = trainer.history_frame()
     held_out, best = lab.held_out.frame(), lab.held_out.best
     best_point = None if best is None else (best.step, best.loss, best.metric)
-    figure = training_curves(history, lab.task.metric_name, lab.task.baseline_loss, held_out, best_point, lab.marks)
+    figure = training_curves(history, lab.task.metric_name, lab.task.baseline_loss, held_out, best_point, lab.marks,
+                             lab.task.baseline_metric)
     show(figure, "curves")
     st.caption(
         "Solid: loss (log scale) and the task's metric on each step's own training batch. Dashed: "
@@ -106,6 +107,7 @@ def draw_training(lab: Lab) -> None:
         "at the baseline means the network predicts no better than a constant. A training loss "
         "that falls while the held-out loss rises means the network is memorising its training "
         "data (overfitting). Dotted lines mark where a training setting changed."
+        + baseline_text(lab.task)
     )
     best_step(lab)
     show(gradient_norm_curve(history, lab.setup.train.clip_norm), "grad_norm")
@@ -115,6 +117,16 @@ def draw_training(lab: Lab) -> None:
     )
     if not lab.playing and trainer.steps_done >= target and trainer.diverged_at is None:
         st.success(f"Reached step {target:,}. Raise 'Train up to step' to go on.")
+
+
+def baseline_text(task) -> str:
+    """What the metric panel's dashed line is, with its figure, where the task has one."""
+    if task.baseline_metric is None:
+        return ""
+    what, value = task.baseline_metric
+    return (f" Dashed grey on the right: a {what} (logistic regression on how often each token occurs, order "
+            f"thrown away) fitted on the same training reviews scores {value:.1%} on the same held-out ones: "
+            "what the network gets above it, it reads from the order.")
 
 
 def best_step(lab: Lab) -> None:
