@@ -6,6 +6,7 @@ Models are never shared: each session builds its own task and model from this da
 """
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from engine.tasks import ParsedReviews, parse_reviews
@@ -31,3 +32,17 @@ def task_data(upload_param: str | None, data: bytes | None) -> bytes | ParsedRev
     if data is None or upload_param != "csv_text":
         return data
     return parsed_reviews(data)
+
+
+def lengths_text(reviews: ParsedReviews, seq_len: int) -> str:
+    """How long the reviews run in words against the words a model reads (its last seq_len): a
+    median IMDB review runs about 170 words, so a sequence length fit for the shipped reviews
+    reads only the end of one."""
+    words = np.diff(reviews.starts)  # [N]
+    median, most = np.median(words), np.percentile(words, 90)
+    cut = (words > seq_len).mean()
+    text = (f"Your reviews run to a median of {median:,.0f} words (90% have {most:,.0f} or fewer); the network "
+            f"reads the last {seq_len:,} of each, so {cut:.0%} of them are cut.")
+    if cut > 0.5:
+        text += f" Set Sequence length to about {most:,.0f} to read most reviews whole (each step costs time)."
+    return text

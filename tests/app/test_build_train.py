@@ -372,3 +372,14 @@ def test_sentiment_draws_the_bag_of_words_baseline_of_its_own_split():
     (line,) = [t for t in spec["data"] if t["name"] == f"{what} (held-out)"]
     assert plotted(line["y"]) == [value, value] and line["xaxis"] == "x2"  # the accuracy panel
     assert f"scores {value:.1%} on the same held-out ones" in " ".join(c.value for c in at.caption)
+
+
+def test_an_uploaded_csvs_lengths_say_how_much_of_each_review_the_network_reads():
+    from app.widgets.uploads import lengths_text
+    from engine.tasks import parse_reviews
+
+    rows = ["review,sentiment"] + [f'"{" ".join(["fine"] * (100 + i))}",positive' for i in range(100)]
+    text = lengths_text(parse_reviews("\n".join(rows)), 40)  # 100 to 199 words each
+    assert "a median of 150 words (90% have 189 or fewer)" in text and "so 100% of them are cut" in text
+    assert "Set Sequence length to about 189" in text
+    assert "Set Sequence length" not in lengths_text(parse_reviews("\n".join(rows)), 200)

@@ -16,6 +16,7 @@ from app.widgets.export_script import script_button
 from app.widgets.figures import show
 from app.widgets.header import page_header, write_link
 from app.widgets.torch_upload import torch_upload
+from engine.tasks import ParsedReviews
 
 
 def run() -> None:
@@ -71,6 +72,8 @@ def upload_box(lab: Lab):
         return None
     label = "Your own text (UTF-8)" if what == "text" else "Your own reviews (CSV with review,sentiment columns)"
     file = st.file_uploader(label, key=state.upload_key(lab.setup.task))
+    if lab.setup.task == "sentiment" and isinstance(lab.upload, ParsedReviews):
+        st.caption(uploads.lengths_text(lab.upload, lab.setup.task_params["seq_len"]))
     if file is None and lab.upload is not None:
         st.caption(f"Training on your own file ({uploads.describe(lab.upload)}).")
         st.button("Use the shipped data instead", key="shipped_data", icon=":material/undo:",
