@@ -46,57 +46,95 @@ def opened(model: nn.Module):
             p.requires_grad_(flag)
 
 
-# J_t for every t is T*H*H numbers; past this many the recording refuses rather than fill memory.
-MAX_JACOBIAN_ENTRIES = 2**25  # e.g. T=500 with H=256, or T=2000 with H=128: 128 MB of float32
-# Rows of the identity backpropagated at once: bounds the replayed batch's graph (~100 MB).
-GRAPH_BUDGET = 2**22
+# J_t for every t is T*H*H numbers, but they are never all held (each segment's are reduced to
+# norms before the next), so this bounds the time a page waits, not the memory: the replay of H
+# copies and an SVD cost ~H^3 a step; at the limit, 2.8 s of CPU (T=2000, H=128) and 3.8 s (T=512, H=256).
+MAX_JACOBIAN_ENTRIES = 2**25
+# Activations of one segment's graph (steps x H copies x gate units), which sets the segment's
+# length: 64 steps at H=64 for an LSTM, 16 at H=128. The memory is then bounded by the segment,
+# whatever T: peak RSS +71-89 MB at H=64, 128 and 256 and T up to 2000 (the whole-sequence
+# replay before it: +248 MB at T=2000, H=64). Longer segments measured no faster.
+GRAPH_BUDGET = 2**20
 
 
 def jacobian_norms(stack: StackReplay) -> Tensor:
     """||dh_T/dh_t||_2 for every layer, direction and t: [L, dirs, T].
 
     Within one layer and direction, with that layer's inputs held fixed; "T" is the direction's
-    last step (position 0 for a backward direction). The sample is replayed as a batch, one copy
-    per row of the identity backpropagated from h_T, so one backward pass gives those rows of
-    every J_t = dh_T/dh_t at once. For an LSTM this is the derivative through h_t alone, with c_t
-    held: the h-to-h block of the chained (h, c) state Jacobian.
+    last step (position 0 for a backward direction). For an LSTM this is the derivative through
+    h_t alone, with c_t held: the h-to-h block of the chained (h, c) state Jacobian.
     """
     cfg, x_in = stack.cfg, stack.x_in
     H, T = cfg.hidden_size, x_in.shape[1]
     if T * H * H > MAX_JACOBIAN_ENTRIES:
         raise ValueError(
-            f"jacobian_norm at T={T}, H={H} needs {T * H * H * 4 / 2**20:,.0f} MB; record with "
-            "jacobians=False, or use a shorter sequence or a smaller hidden size"
+            f"jacobian_norm at T={T}, H={H} is {T * H * H:,} matrix entries, more than a page can wait for; "
+            "record with jacobians=False, or use a shorter sequence or a smaller hidden size"
         )
-    rows_at_once = max(1, min(H, GRAPH_BUDGET // (T * H * GATE_COUNT[cfg.arch])))
+    length = max(1, GRAPH_BUDGET // (H * H * GATE_COUNT[cfg.arch]))  # steps per segment
     norms = torch.zeros(cfg.num_layers, cfg.num_directions, T, dtype=x_in.dtype)  # [L, dirs, T]
     layer_in = x_in.detach()[0]  # [T, D]
-    real = real_steps(stack.padded)  # [T, 1] or None: pads are carried through, as in the replay
     for layer in range(cfg.num_layers):
         for direction in range(cfg.num_directions):
-            k = layer * cfg.num_directions + direction
-            h0, c0 = initial_state(cfg, stack.state, k, x_in)  # [1, H]: where the replay started
-            jac = torch.empty(T, H, H, dtype=x_in.dtype)  # [T, H, H]: J_t
-            for first in range(0, H, rows_at_once):
-                rows = torch.arange(first, min(first + rows_at_once, H))  # [R]
-                R = len(rows)
-                taps = torch.zeros(T, R, H, dtype=x_in.dtype, requires_grad=True)  # [T, R, H]
-                trace = unroll_layer(
-                    cfg.arch,
-                    layer_weights(stack.rnn, layer, direction),
-                    layer_in[:, None, :].expand(-1, R, -1),  # [T, R, D]
-                    h0.detach().expand(R, -1),  # [R, H]
-                    c0.detach().expand(R, -1) if c0 is not None else None,
-                    activation=cfg.activation,
-                    reverse=direction == 1,
-                    taps=taps,
-                    keep_gates=False,
-                    real=real.expand(-1, R) if real is not None else None,  # [T, R]
-                )
-                pick = torch.eye(H, dtype=x_in.dtype)[rows]  # [R, H]: copy r backpropagates e_r
-                (jac[:, first : first + R],) = torch.autograd.grad((trace.h_last * pick).sum(), taps)
-            norms[layer, direction] = spectral_norms(jac)  # [T]: NaN where J_t is not finite
+            norms[layer, direction] = direction_norms(stack, layer, direction, layer_in, length)  # [T]
         layer_in = torch.cat([t.h[:, 0] for t in stack.traces[layer]], dim=1).detach()  # [T, dirs*H]
+    return norms
+
+
+def segments(T: int, length: int, reverse: bool) -> list[range]:
+    """The steps 0..T-1 cut into runs of `length`, in the order backpropagation visits them: from the
+    direction's last step (T-1, or 0 for a backward direction) back to its first."""
+    runs = [range(start, min(start + length, T)) for start in range(0, T, length)]
+    return runs if reverse else runs[::-1]
+
+
+def state_after(trace: LayerTrace, step: int, h0: Tensor, c0: Tensor | None) -> tuple[Tensor, Tensor | None]:
+    """h_step and c_step as the recording's replay computed them ([1, H] each), or the initial state
+    where `step` is before the direction's first."""
+    if not 0 <= step < len(trace.h):
+        return h0, c0
+    return trace.h[step], trace.c[step] if trace.c is not None else None
+
+
+def direction_norms(stack: StackReplay, layer: int, direction: int, layer_in: Tensor, length: int) -> Tensor:
+    """||J_t||_2 of one layer and direction: [T].
+
+    The steps are replayed as a batch of H copies, one per row of the identity backpropagated from
+    h_T, a segment at a time from the last: one backward pass gives those rows of J_t = dh_T/dh_t
+    for every t of the segment, and of dh_T/dh_s (and dh_T/dc_s) for the state s the segment started
+    from, which seeds the backward pass of the segment before (J_t = dh_T/dh_s . dh_s/dh_t, plus the
+    same through c_s). Every step is replayed once, and only one segment's graph is ever held.
+    The segments start from the states the recording's own replay went through.
+    """
+    cfg, x_in = stack.cfg, stack.x_in
+    H, T, reverse = cfg.hidden_size, x_in.shape[1], direction == 1
+    trace = stack.traces[layer][direction]
+    h0, c0 = initial_state(cfg, stack.state, layer * cfg.num_directions + direction, x_in)  # [1, H]
+    real = real_steps(stack.padded)  # [T, 1] or None: pads are carried through, as in the replay
+    w = layer_weights(stack.rnn, layer, direction)
+    seeds = [torch.eye(H, dtype=x_in.dtype)]  # [H, H]: row r of dh_T/dh_T, backpropagated by copy r
+    if c0 is not None:
+        seeds.append(torch.zeros(H, H, dtype=x_in.dtype))  # h_T does not depend on c_T (held)
+    norms = torch.empty(T, dtype=x_in.dtype)  # [T]
+    for steps in segments(T, length, reverse):
+        before = steps.stop if reverse else steps.start - 1  # the step whose state the segment starts from
+        start = [s.detach().expand(H, -1).clone().requires_grad_()  # each [H, H]: one copy per row
+                 for s in state_after(trace, before, h0, c0) if s is not None]
+        taps = torch.zeros(len(steps), H, H, dtype=x_in.dtype, requires_grad=True)  # [k, H, H]
+        seg = unroll_layer(
+            cfg.arch,
+            w,
+            layer_in[steps.start : steps.stop, None, :].expand(-1, H, -1),  # [k, H, D]
+            *start,
+            activation=cfg.activation,
+            reverse=reverse,
+            taps=taps,
+            keep_gates=False,
+            real=real[steps.start : steps.stop].expand(-1, H) if real is not None else None,  # [k, H]
+        )
+        ends = [seg.h_last, seg.c_last][: len(seeds)]
+        jac, *seeds = torch.autograd.grad(ends, [taps, *start], seeds)  # [k, H, H]: J_t; each [H, H]
+        norms[steps.start : steps.stop] = spectral_norms(jac)  # [k]: NaN where J_t is not finite
     return norms
 
 
