@@ -273,7 +273,7 @@ def test_a_recording_that_fails_midway_still_restores_the_model(monkeypatch):
     assert model.training and not model.rnn.weight_hh_l0.requires_grad  # ...and it was closed again
 
 
-def test_jacobians_computed_in_row_chunks_equal_all_rows_at_once(monkeypatch):
+def test_jacobians_computed_in_short_segments_equal_one_segment_over_all_steps(monkeypatch):
     import importlib
 
     recorder = importlib.import_module("engine.record")  # the module; engine.record is the function
@@ -282,7 +282,7 @@ def test_jacobians_computed_in_row_chunks_equal_all_rows_at_once(monkeypatch):
     model = double_model(dict(arch="lstm", num_layers=2, bidirectional=True), task, hidden=6)
     x, y = task.batch(1)
     whole = engine.record(model, x.double(), y.double()).jacobian_norm
-    monkeypatch.setattr(recorder, "GRAPH_BUDGET", 9 * 6 * 4 * 2)  # two rows of the identity at a time
+    monkeypatch.setattr(recorder, "GRAPH_BUDGET", 9 * 6 * 4 * 2)  # segments of a few steps each
     chunked = engine.record(model, x.double(), y.double()).jacobian_norm
     torch.testing.assert_close(chunked, whole, atol=1e-13, rtol=0)
     monkeypatch.setattr(recorder, "MAX_JACOBIAN_ENTRIES", 9 * 6 * 6 - 1)
