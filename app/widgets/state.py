@@ -32,6 +32,12 @@ UNROLL_UNIT = "unroll_unit"
 GRADIENTS_DRAWN = "gradients_drawn"  # what the live figures show, for downloads made on click
 TRUNCATION_OPEN = "gradients_truncation_open"  # whether its expander is open (st.expander's state)
 INITIALISATION_OPEN = "gradients_initialisation_open"
+# Gradients: the spectral radius swept
+SWEEP = "gradients_sweep"  # this session's spectral_sweep.Sweep: its curves, measured once each
+SWEEP_OPEN = "gradients_sweep_open"  # whether its expander is open (it computes only while open)
+SWEEP_RHO = "gradients_sweep_rho"  # the slider's ρ
+SWEEP_START = "gradients_sweep_start"  # W_hh before scaling: "orthogonal" or "default"
+SWEEP_OWN = "gradients_sweep_own"  # sweep the student's task and one-layer RNN instead of the adding problem
 # Attention
 ATTENTION_T = "attention_t"  # the output step the decoding figure opens
 BEAM_WIDTH = "beam_width"

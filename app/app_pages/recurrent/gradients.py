@@ -8,7 +8,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.charts import gradients as cg
+from app.charts import spectral_sweep as cs
 from app.charts.training import gradient_norm_curve
+from app.session import spectral_sweep as sw
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.measured import measured_cell, measured_initialisation
@@ -58,6 +60,7 @@ def run() -> None:
     training_controls(lab)
     live(lab, draw)
     experiments(lab)
+    spectral_sweep(lab)
     downloads(lab)
 
 
@@ -263,6 +266,48 @@ def initialisation(lab: Lab, index: int, stack: str | None) -> None:
                "further back; an LSTM's forget bias b opens the carousel, f_t starting near σ(b) (0.73 at 1, "
                "0.95 at 3).")
         )
+
+
+def spectral_sweep(lab: Lab) -> None:
+    """Pascanu et al.'s conditions, on fresh networks whose W_hh has the slider's ρ: outside the
+    live fragment, and computed only while the expander is open (each curve once: spectral_sweep.Sweep)."""
+    with st.expander("The spectral radius, swept: when the gradient vanishes or explodes", icon=":material/tune:",
+                     key=state.SWEEP_OPEN, on_change="rerun") as box:
+        if not box.open:
+            return
+        st.markdown(sw.CONDITIONS)
+        sweep, rho, start = sweep_controls(lab)
+        tanh, linear = (sweep.curve(activation, rho, start) for activation in sw.ACTIVATIONS)
+        key = (rho, start)  # built once per slider position and start: 60 ms of the 0.34 s a move took
+        if key not in sweep.drawn:
+            sweep.drawn[key] = (
+                cs.fan(sweep.frame(sorted({*sw.FAN, rho}), start), rho),
+                cs.ratios(sweep.ratios(start), rho, len(tanh.grad_norm_h), tanh.sigma_max / tanh.radius),
+            )
+        fan, ratios = sweep.drawn[key]
+        show(fan, "sweep_fan")
+        st.caption(sw.fan_words(sweep, tanh, linear, start))
+        show(ratios, "sweep_ratios")
+        st.caption(sw.ratio_words(sweep, start))
+
+
+def sweep_controls(lab: Lab) -> tuple[sw.Sweep, float, str]:
+    """The slider's ρ, W_hh's start, and the sweep of the adding problem or the student's own network."""
+    problem = sw.own_problem(lab.model)
+    slider, starts = st.columns([3, 2])
+    rho = round(slider.slider("Spectral radius ρ of W_hh (largest |eigenvalue|)", sw.RHO_MIN, sw.RHO_MAX, 1.0,
+                              sw.RHO_STEP, format="%.2f", key=state.SWEEP_RHO), 2)
+    start = starts.radio("W_hh before scaling", tuple(sw.STARTS), format_func=sw.STARTS.get, key=state.SWEEP_START)
+    own = st.toggle("Sweep your task and network instead of the adding problem", key=state.SWEEP_OWN,
+                    disabled=problem is not None,
+                    help=f"Only for a one-layer, one-direction RNN of up to {sw.OWN_MAX_HIDDEN} units: {problem}."
+                    if problem else None)
+    source = None
+    if own and problem is None:
+        source = sw.own_source(lab.model, lab.task, lab.probes.samples, lab.setup.train.seed, lab.setup.task)
+    sweep = sw.sweep_for(state.get(state.SWEEP), source, state.probe_index())
+    st.session_state[state.SWEEP] = sweep
+    return sweep, rho, start
 
 
 def gradient_table(rec, stack: str | None):
