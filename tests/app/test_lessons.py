@@ -130,6 +130,52 @@ def test_lstm_gates_lesson_forget_gate_stays_open_and_input_gate_does_not_close(
     assert about(i[1:, unit].mean().item(), 0.6, 0.15)  # "its input gate stays around 0.6"
 
 
+def test_gru_update_gate_learns_at_t150_and_its_z_stays_near_1_between_the_marks():
+    """The GRU half of "gru-update-gate", trained as the Gates page trains it; its z_t claims on probe
+    sample 0 (the one the page opens on) at the end of the budget."""
+    lesson = BY_KEY["gru-update-gate"]
+    assert lesson.steps == 1500 and lab_len(lesson) == 150 and lesson.page == "gates"
+    assert (lesson.setup.model.arch, lesson.setup.model.hidden_size) == ("gru", 64)  # "the 64 units"
+    lab = trained(Lab(lesson.setup), 1000)
+    assert lab.trainer.evaluate(1000)[0] < 0.01  # "by step 1000 it is below 0.01"
+    trained(lab, lesson.steps)
+    held_out = lab.held_out.frame().set_index("step")["loss"]  # the page's held-out curve, every 25 steps
+    left = held_out[held_out < 0.1].index.min()
+    assert 500 <= left <= 700, left  # "near step 600 its loss leaves 0.167"
+    assert (abs(held_out.loc[100:left - 100] / lab.task.baseline_loss - 1) < 0.2).all()  # at 0.167 until then
+
+    rec = lab.recording(0)
+    z = rec.gates["z"][0, 0].double()  # [T, H]
+    x = lab.probes.samples[0][0]  # [T, 2]: value, marker
+    m1, m2 = torch.nonzero(x[:, 1]).flatten().tolist()
+    assert m2 - m1 - 1 == 71  # "the 71 steps between the marks"
+    darkest = z[1:].mean(dim=1).argsort()[:2] + 1  # over the units; t = 0 left out ("as is the first")
+    assert sorted(darkest.tolist()) == [m1, m2] and z[0].mean() < z[1:].mean(dim=1).median()  # "dark columns"
+    keepers = z[m1 + 1:].mean(dim=0) > 0.9  # [H]: "keep z_t near 1" from the first mark to the end
+    assert about(keepers.float().mean().item(), 1 / 3, 0.2)  # "about a third of the 64 units"
+    unmarked = [t for t in range(m1 + 1, z.shape[0]) if t != m2]
+    assert about(z[unmarked][:, keepers].mean().item(), 0.95, 0.02)  # "about 0.95 at the unmarked steps"
+    assert about(z[[m1, m2]][:, keepers].mean().item(), 0.75, 0.05)  # "about 0.75 at the marks"
+    kept = z[m1 + 1:m2][:, keepers].prod(dim=0)  # [keepers]: what z_t alone keeps across the steps between
+    assert kept.median() < 0.06  # "only a few percent of a number"
+    grad = rec.grad_norm_h[0, 0]  # [T]: ||dL/dh_t||, the Gradients page's line
+    assert 0.5 < (grad[m1] / grad[-1]).item() < 2  # "about as large as at the last step"
+
+
+def test_gru_update_gate_lstm_and_tanh_rnn_stay_at_0167_for_1500_steps():
+    """The card's second half: the same setup with the cell set to LSTM (no forget bias: PyTorch's default
+    initialisation, as the form leaves it) and to a tanh RNN."""
+    lesson = BY_KEY["gru-update-gate"]
+    assert lesson.setup.model.forget_bias is None and lesson.setup.model.activation == "tanh"
+    for arch in ("lstm", "rnn"):
+        lab = trained(Lab(dataclasses.replace(lesson.setup, model=dataclasses.replace(lesson.setup.model, arch=arch))),
+                      lesson.steps)
+        batch_loss = np.array([s.loss for s in lab.trainer.history])  # [1500]: the loss Build & Train plots
+        for window in batch_loss[100:].reshape(-1, 100).mean(axis=1):  # every 100 steps after the first 100
+            assert about(window, 0.167, 0.1), arch
+        assert about(lab.trainer.evaluate(1000)[0], 0.167, 0.1), arch
+
+
 def trained(lab: Lab, steps: int) -> Lab:
     with lab.lock:  # as a playing page trains it: Lab.advance, the probes measured every 25 steps
         while lab.trainer.steps_done < steps:
