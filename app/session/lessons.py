@@ -203,3 +203,24 @@ LESSONS = [
 ]
 
 BY_KEY = {lesson.key: lesson for lesson in LESSONS}
+
+# The course's learning objectives, in its order (the GWU lecture's "expected" list, then its
+# "recommended" one), each with the lessons that serve it: Home groups the lessons so.
+OBJECTIVES = {
+    "Short-term RNNs": ("rnn-forgets", "recall-lag"),
+    "LSTM": ("lstm-gates",),
+    "GRU": ("gru-update-gate",),
+    "Encoder-decoder networks": ("bottleneck", "pointer-sorts"),
+    "Bidirectional RNNs": ("bidirectional",),
+    "Attention": ("attention-aligns",),
+    "Transformer": ("why-sqrt-dk", "positions"),
+    "Good practices for building and training RNNs": ("exploding",),
+    "Transfer learning": ("transfer",),
+    "Backpropagation through time (recommended)": ("vanishing", "spectral-radius"),
+}
+
+
+def by_objective() -> list[tuple[str, list[Lesson]]]:
+    """(objective, its lessons) in the course's order."""
+    return [(objective, [BY_KEY[key] for key in keys]) for objective, keys in OBJECTIVES.items()]
+

@@ -43,3 +43,13 @@ def test_no_page_calls_a_page_that_exists_on_its_way():
                     before, after = text.split(promise, 1)
                     near = before[-40:] + after + " ".join(texts[k + 1 : k + 2])
                     assert not [t for t in titles if t in near], (path, text)
+
+
+def test_home_groups_every_lesson_once_under_the_courses_objectives():
+    from app.session.lessons import LESSONS, OBJECTIVES
+
+    keys = [key for group in OBJECTIVES.values() for key in group]
+    assert sorted(keys) == sorted(lesson.key for lesson in LESSONS)  # each lesson once, none left out
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    shown = [c.value.removeprefix("Objective: ") for c in at.caption if c.value.startswith("Objective: ")]
+    assert shown == [objective for objective, group in OBJECTIVES.items() for _ in group]  # the course's order

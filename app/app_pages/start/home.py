@@ -2,7 +2,7 @@
 import streamlit as st
 
 from app import pages
-from app.session.lessons import LESSONS, Lesson
+from app.session.lessons import Lesson, by_objective
 from app.widgets import state
 from app.widgets.header import current_lab, page_header
 from app.widgets.pretrained import shipped_cards
@@ -34,13 +34,16 @@ def run() -> None:
         "**Why √d_k** a transformer; **Generate text** lets a character language model write, and **Transfer "
         "learning** reuses one for another task."
     )
-    st.subheader("Lessons")
-    for row in range(0, len(LESSONS), 3):
-        for column, lesson in zip(st.columns(3), LESSONS[row : row + 3]):
+    st.subheader("Lessons, in the order of the course's objectives")
+    ordered = [(objective, lesson) for objective, lessons in by_objective() for lesson in lessons]
+    for row in range(0, len(ordered), 3):
+        for column, (objective, lesson) in zip(st.columns(3), ordered[row : row + 3]):
             with column.container(border=True):
+                st.caption(f"Objective: {objective}")
                 st.markdown(f"**{lesson.title}**")
-                st.caption(lesson.what_to_do)
                 st.caption(f"*Reproduces:* {lesson.published}.")
+                with st.expander("What you do and see"):  # the lesson's page shows it all again in its banner
+                    st.caption(lesson.what_to_do)
                 if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
                     open_lesson(lesson)
     st.subheader("Trained models, ready to open")
