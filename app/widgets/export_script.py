@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.session.lab import Lab
+from app.widgets.literal import literal
 from engine.export_script import TEXT_NAME, check_exportable, reads_text, script_for, script_name, text_for
 
 LABEL = "Download a PyTorch script that reproduces this run (.py)"
@@ -23,7 +24,7 @@ def script_button(lab: Lab, where=st) -> None:
     try:
         check_exportable(setup)
     except ValueError as err:
-        where.caption(f"No PyTorch script for this run: {err}.")
+        where.caption(f"No PyTorch script for this run: {literal(err)}.")
         return
     where.download_button(LABEL, lambda: script_for(setup, upload), script_name(setup), mime="text/x-python",
                           help=HELP)

@@ -11,6 +11,7 @@ from app.session.link import DEFAULT, Setup, parse_query
 from app.session.store import TIME_TO_LIVE, LabStore, new_token
 from app.widgets import state
 from app.widgets.figures import figure_settings
+from app.widgets.literal import literal
 
 
 @st.cache_resource
@@ -59,7 +60,7 @@ def start_from_link(query: dict[str, str], owner: str) -> None:
         lab = Lab(parse_query(query) if query else DEFAULT)
     except ValueError as err:  # a bad value, settings that cannot train together, over the budget
         st.session_state[state.LINK_PROBLEM] = (
-            f"This link's settings could not be used ({err}). Unrolled started with the "
+            f"This link's settings could not be used ({literal(err)}). Unrolled started with the "
             "defaults instead: the adding problem with an LSTM."
         )
         lab, lesson = Lab(DEFAULT), None

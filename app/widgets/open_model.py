@@ -7,6 +7,7 @@ import streamlit as st
 from app.session.lab import Lab
 from app.session.link import Setup
 from app.widgets import state
+from app.widgets.literal import literal
 
 
 def open_button(lab: Lab, label: str, setup: Setup, steps: int, key: str, where=st, help: str | None = None) -> None:
@@ -17,7 +18,7 @@ def open_button(lab: Lab, label: str, setup: Setup, steps: int, key: str, where=
     try:
         lab.start(setup)
     except ValueError as err:
-        st.error(f"{err}. The model you had is unchanged.", icon=":material/block:")
+        st.error(f"{literal(err)}. The model you had is unchanged.", icon=":material/block:")
         return
     st.session_state.pop(state.LESSON, None)  # the lesson's text speaks of the model it opened
     st.session_state[state.TARGET_STEPS] = steps

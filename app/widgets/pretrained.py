@@ -10,6 +10,7 @@ from app import pages
 from app.session import pretrained
 from app.session.lab import Lab
 from app.widgets import state
+from app.widgets.literal import literal
 
 # Where each shipped model shows itself best.
 PAGE_OF_TASK = {"charlm": "generate", "sentiment": "unroll", "dates": "attention"}
@@ -28,7 +29,8 @@ def open_shipped(lab: Lab, card: pretrained.Card) -> bool:
         model, card = pretrained.load(shipped_bytes(card.name))
         lab.install(pretrained.setup_for(card), None, model, origin=card.name)
     except ValueError as err:
-        st.error(f"{card.title} could not be opened ({err}). The model you had is unchanged.", icon=":material/block:")
+        st.error(f"{card.title} could not be opened ({literal(err)}). The model you had is unchanged.",
+                 icon=":material/block:")
         return False
     st.session_state.pop(state.LESSON, None)
     st.session_state[state.TARGET_STEPS] = card.fields["training"]["steps"]

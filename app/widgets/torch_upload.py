@@ -13,6 +13,7 @@ import streamlit as st
 from app.session.lab import Lab
 from app.session.torch_models import fits, open_on
 from app.widgets import state
+from app.widgets.literal import literal
 from engine import torch_import
 from engine.torch_import import MAX_BYTES, Recognised
 
@@ -47,7 +48,7 @@ def torch_upload(lab: Lab) -> None:
     if found is None:
         unrolled_checkpoint(lab, file.name, data)
         return
-    st.markdown(f"**{file.name}** holds\n" + "\n".join(f"- {line}" for line in found.lines()))
+    st.markdown(f"**{literal(file.name)}** holds\n" + "\n".join(f"- {line}" for line in found.lines()))
     mapping = st.radio("Its head reads", tuple(HEAD_READS), format_func=HEAD_READS.get, key=MAPPING, horizontal=True,
                        help="seq2vec with a bidirectional network: the forward state after the last step beside the "
                             "backward one after the first, torch.cat((h_n[-2], h_n[-1]), dim=1) in PyTorch")
@@ -79,7 +80,7 @@ def torch_upload(lab: Lab) -> None:
         except ValueError as err:
             refused(file.name, err)
             return
-        opened(f"{file.name} opened on {task}")
+        opened(f"{literal(file.name)} opened on {task}")
     st.caption(
         "Opening it replaces the model you have with the file's weights, on that task: every page then opens "
         "it up, and training goes on from them."
@@ -102,7 +103,7 @@ def vocabulary(found: Recognised) -> tuple[str, ...] | None:
         vocab = torch_import.read_vocab(file.getvalue())
         torch_import.check_vocab_size(found, vocab)
     except ValueError as err:
-        st.error(f"{file.name}: {err}", icon=":material/block:")
+        st.error(f"{literal(file.name)}: {literal(err)}", icon=":material/block:")
         return None
     return vocab
 
@@ -120,7 +121,7 @@ def unrolled_checkpoint(lab: Lab, name: str, data: bytes) -> None:
 
 
 def refused(name: str, err: ValueError) -> None:
-    st.error(f"{name}: {err}. The model you had is unchanged.", icon=":material/block:")
+    st.error(f"{literal(name)}: {literal(err)}. The model you had is unchanged.", icon=":material/block:")
 
 
 def opened(what: str) -> None:

@@ -23,6 +23,7 @@ from app.widgets import state
 from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.literal import literal
 from app.widgets.settings_form import NO_ATTENTION, SCORE_NAMES
 from engine.beam import Beam, beam_search, forced_search
 from engine.config import SCORES
@@ -79,7 +80,7 @@ def open_model(lab: Lab, task: str) -> None:
     try:
         lab.start(preset_setup(task))
     except ValueError as err:  # over the size budget: say so, keep the model
-        st.error(f"{err}. The model you had is unchanged.", icon=":material/block:")
+        st.error(f"{literal(err)}. The model you had is unchanged.", icon=":material/block:")
         return
     st.session_state.pop(state.LESSON, None)
     st.session_state[state.TARGET_STEPS] = engine.TASKS[task].preset.steps
@@ -103,7 +104,7 @@ def score_picker(lab: Lab) -> None:
         try:
             lab.change(wanted, lab.upload)
         except ValueError as err:
-            st.error(f"{err}. The model you had is unchanged.", icon=":material/block:")
+            st.error(f"{literal(err)}. The model you had is unchanged.", icon=":material/block:")
             return
         st.rerun()
 

@@ -17,6 +17,7 @@ from app.session.link import preset_setup
 from app.widgets import state
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.literal import literal
 from app.widgets.open_model import open_button
 from app.widgets.pretrained import open_shipped
 from engine.sampling import METHODS, Sampling
@@ -97,7 +98,8 @@ def request(lab: Lab) -> None:
                 generated = write(lab, state.get(state.GEN_PROMPT), int(state.get(state.GEN_LENGTH)), sampling,
                                   int(state.get(state.GEN_SEED)))
         except ValueError as err:
-            st.error(f"Nothing was generated: {err}. The text below is the last one written.", icon=":material/block:")
+            st.error(f"Nothing was generated: {literal(err)}. The text below is the last one written.",
+                     icon=":material/block:")
             return
         st.session_state[state.GEN_RESULT] = generated
         st.session_state[state.GEN_POSITION] = generated.prompt_length - 1  # the first character it chose

@@ -17,6 +17,7 @@ from app.widgets import state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.literal import literal
 from app.widgets.pretrained import shipped_bytes
 from app.widgets.uploads import parsed_reviews
 
@@ -81,7 +82,7 @@ def recipe_form() -> Recipe:
             try:
                 reviews = parsed_reviews(csv.getvalue()) if csv is not None else None  # parsed once per server
             except ValueError as err:
-                st.error(f"Your reviews could not be read: {err}. The runs you had are unchanged.",
+                st.error(f"Your reviews could not be read: {literal(err)}. The runs you had are unchanged.",
                          icon=":material/block:")
                 return recipe
             asked = Recipe(source=source_name, reused=reused, added=added, freeze=frozen, unfreeze_at=int(unfreeze_at),
@@ -104,7 +105,7 @@ def current(recipe: Recipe) -> TransferRuns | None:
     try:
         made = TransferRuns(recipe, source, state.get(state.TRANSFER_REVIEWS))
     except ValueError as err:
-        st.error(f"This recipe cannot be trained: {err}.", icon=":material/block:")
+        st.error(f"This recipe cannot be trained: {literal(err)}.", icon=":material/block:")
         st.session_state[state.TRANSFER_RECIPE] = runs.recipe if runs is not None else LESSON_RECIPE
         return runs
     if runs is not None:
@@ -203,7 +204,8 @@ def open_in_lab(runs: TransferRuns, lab: Lab) -> None:
         try:
             lab.install(setup, None, model)
         except ValueError as err:
-            st.error(f"It could not be opened ({err}). The model you had is unchanged.", icon=":material/block:")
+            st.error(f"It could not be opened ({literal(err)}). The model you had is unchanged.",
+                     icon=":material/block:")
             return
         st.session_state[state.TARGET_STEPS] = run.steps_done
         st.success(f"Opened at step {run.steps_done:,}: Build & Train, Unroll and Gates now show it.",

@@ -17,6 +17,7 @@ from app.widgets import state
 from app.widgets.controls import live_training, round_robin_progress, set_playing
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.literal import literal
 
 STEPS = state.COMPARE_STEPS
 RATIO = "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖"
@@ -72,7 +73,7 @@ def start(lab: Lab) -> None:
     try:
         comparison = Comparison(lab.setup, lab.upload, task=lab.task)
     except ValueError as err:  # over the size budget: four of them would be, too
-        st.error(f"These cells cannot be compared on your setup: {err}.", icon=":material/block:")
+        st.error(f"These cells cannot be compared on your setup: {literal(err)}.", icon=":material/block:")
         st.session_state.pop(state.COMPARISON, None)
         return
     st.session_state[state.COMPARISON] = comparison

@@ -20,6 +20,7 @@ from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.literal import literal
 from engine.truncated import check_truncation
 
 ADDING_INITIALISATION = (
@@ -183,7 +184,7 @@ def truncation(lab: Lab, rec, index: int) -> None:
             return
         problem = truncation_problem(lab)
         if problem:
-            st.info(f"Truncated BPTT does not apply here: {problem}. Training refuses a window for this "
+            st.info(f"Truncated BPTT does not apply here: {literal(problem)}. Training refuses a window for this "
                     "network too.", icon=":material/info:")
             return
         T, trained = rec.seq_len, lab.setup.train.bptt_window

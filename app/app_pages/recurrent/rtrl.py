@@ -12,6 +12,7 @@ from app.session.rtrl import Settings, SideBySide
 from app.widgets import state
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.literal import literal
 
 GRADIENT = (r"\frac{\partial L}{\partial \theta} = \sum_{t=1}^{T} \frac{\partial \ell_t}{\partial h_t}"
             r"\sum_{k=1}^{t} \frac{\partial h_t}{\partial h_k} \frac{\partial^+ h_k}{\partial \theta},"
@@ -85,7 +86,7 @@ def current(settings: Settings) -> SideBySide | None:
                 view = SideBySide(settings)
         except ValueError as err:
             st.session_state.pop(state.RTRL, None)
-            st.error(f"**Too large for this page.** {err}.", icon=":material/block:")
+            st.error(f"**Too large for this page.** {literal(err)}.", icon=":material/block:")
             return None
         st.session_state[state.RTRL] = view
     return view

@@ -15,6 +15,7 @@ from app.widgets.downloads import held, stem
 from app.widgets.export_script import script_button
 from app.widgets.figures import show
 from app.widgets.header import page_header, write_link
+from app.widgets.literal import literal
 from app.widgets.torch_upload import torch_upload
 from engine.tasks import ParsedReviews
 
@@ -47,7 +48,7 @@ def settings(lab: Lab) -> None:
             # an uploaded file belongs to the task it was uploaded for
             outcome = lab.change(wanted, upload if wanted.task == before.task else None)
         except ValueError as err:
-            st.error(f"{err}. The model you had is unchanged.", icon=":material/block:")
+            st.error(f"{literal(err)}. The model you had is unchanged.", icon=":material/block:")
             return
     if outcome == "unchanged":
         return

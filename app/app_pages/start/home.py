@@ -5,6 +5,7 @@ from app import pages
 from app.session.lessons import Lesson, by_objective
 from app.widgets import state
 from app.widgets.header import current_lab, page_header
+from app.widgets.literal import literal
 from app.widgets.pretrained import shipped_cards
 
 
@@ -12,7 +13,8 @@ def open_lesson(lesson: Lesson) -> None:
     try:
         current_lab().start(lesson.setup)
     except ValueError as err:  # a lesson the lab refuses (over the size budget): say so, keep the model
-        st.error(f"This lesson could not be opened ({err}). The model you had is unchanged.", icon=":material/block:")
+        st.error(f"This lesson could not be opened ({literal(err)}). The model you had is unchanged.",
+                 icon=":material/block:")
         return
     st.session_state[state.LESSON] = lesson.key
     st.session_state[state.TARGET_STEPS] = lesson.steps

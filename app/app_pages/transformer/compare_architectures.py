@@ -25,6 +25,7 @@ from app.widgets import state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.literal import literal
 from engine.tasks.base import MAX_SEQ_LEN
 
 STEPS = state.ARCH_STEPS
@@ -108,7 +109,7 @@ def choose(architectures: Architectures) -> None:
                                   width="stretch")
     problem = state.get(state.ARCH_PROBLEM)
     if problem:
-        st.error(f"That choice cannot be compared: {problem}. The comparison below goes on as it was.",
+        st.error(f"That choice cannot be compared: {literal(problem)}. The comparison below goes on as it was.",
                  icon=":material/block:")
     st.markdown(f"**Comparing:** {choice_text(architectures.choice)}")
     if BIDIRECTIONAL not in architectures.configs:

@@ -17,6 +17,7 @@ from app.widgets import state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
 from app.widgets.figures import show
 from app.widgets.header import page_header
+from app.widgets.literal import literal
 from app.widgets.open_model import open_button
 
 STEPS = state.SCALING_STEPS
@@ -86,7 +87,7 @@ def start(lab: Lab) -> None:
     try:
         runs = ScalingRuns(lab.setup, lab.upload, task=lab.task)
     except ValueError as err:  # over the size budget
-        st.error(f"Your transformer cannot be trained twice here: {err}.", icon=":material/block:")
+        st.error(f"Your transformer cannot be trained twice here: {literal(err)}.", icon=":material/block:")
         st.session_state.pop(state.SCALING, None)
         return
     st.session_state[state.SCALING] = runs
