@@ -8,6 +8,7 @@ a model that learnt to read Python source can read a review with the rows it alr
 from __future__ import annotations
 
 import functools
+import unicodedata
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -23,12 +24,19 @@ from .sentiment import ReviewTask, held_out_split, reviews_of
 from .text import words
 
 PAD = "<pad>"
-ALPHABET = tuple(" '0123456789abcdefghijklmnopqrstuvwxyz")  # every character engine.tasks.text.words keeps
+ALPHABET = tuple(" '0123456789abcdefghijklmnopqrstuvwxyz")  # what text.words keeps, accents taken off
+KNOWN = frozenset(ALPHABET)
+
+
+def plain(text: str) -> str:
+    """Accents taken off (é → e: the char LMs read ASCII), any character still outside ALPHABET dropped."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return "".join(ch for ch in ascii_text if ch in KNOWN)
 
 
 def review_texts(reviews: ParsedReviews) -> list[str]:
-    """Every review as its words joined by single spaces."""
-    return [" ".join(reviews.review(i)) for i in range(len(reviews))]
+    """Every review as its words joined by single spaces, in ALPHABET's characters."""
+    return [plain(" ".join(reviews.review(i))) for i in range(len(reviews))]
 
 
 def last_chars(texts: list[str], seq_len: int) -> np.ndarray:
@@ -88,7 +96,7 @@ class CharSentimentTask(ReviewTask):
 
     def encode(self, text: str) -> torch.Tensor:
         """A review typed by the student, as the model sees it: [T] character ids, front-padded."""
-        return torch.from_numpy(last_chars([" ".join(words(text))], self.seq_len)[0]).long()  # [T]
+        return torch.from_numpy(last_chars([plain(" ".join(words(text)))], self.seq_len)[0]).long()  # [T]
 
     def input_features(self, symbols, x):
         return char_features([" " if s == PAD else s for s in symbols])

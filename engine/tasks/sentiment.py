@@ -56,7 +56,10 @@ def held_out_split(x: np.ndarray, labels: np.ndarray, seed: int) -> tuple[torch.
     rows), shuffled by `seed`, the first TEST_SHARE of them held out."""
     kept = first_of_each(x)  # [distinct]
     if len(kept) < 10:
-        raise ValueError(f"the CSV has {len(kept)} distinct reviews; give at least 10")
+        raise ValueError(
+            f"the CSV's {len(x):,} reviews are {len(kept)} distinct ones as the model reads them (the last "
+            f"{x.shape[1]} tokens of each, rare words as <unk>); give at least 10 that differ there, or read more "
+            "of each (a longer sequence, a larger vocabulary)")
     x, y = torch.from_numpy(x[kept]), torch.from_numpy(labels[kept])  # [N, T], [N]
     order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
     n_test = max(1, int(len(y) * TEST_SHARE))

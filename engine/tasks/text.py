@@ -50,7 +50,9 @@ def char_vocab(text: str) -> tuple[str, ...]:
     return chars
 
 
-WORD = re.compile(r"[a-z0-9']+")
+# A word: letters and digits of any script ("amélie", "naïve", "2001"), with apostrophes inside it
+# ("don't"); [a-z0-9']+ split "amélie" into "am" and "lie" (179 of 2,000 IMDB reviews have such words).
+WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 HTML_TAG = re.compile(r"<[^>]*>")  # IMDB reviews break lines with <br />
 
 

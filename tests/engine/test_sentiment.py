@@ -156,7 +156,7 @@ def test_sentiment_rows_match_a_row_by_row_reference(source, seq_len, max_vocab)
     text = {"shipped": SHIPPED.read_text(encoding="utf-8"), "imdb": imdb_csv(60), "awkward": awkward_csv()}[source]
     reference = reference_split(text, seq_len, max_vocab, seed=3)
     if reference is None:
-        with pytest.raises(ValueError, match="distinct reviews; give at least 10"):
+        with pytest.raises(ValueError, match="distinct ones as the model reads them .* give at least 10 that differ"):
             engine.make_task("sentiment", csv_text=text, seq_len=seq_len, max_vocab=max_vocab, seed=3)
         return
     task = engine.make_task("sentiment", csv_text=text, seq_len=seq_len, max_vocab=max_vocab, seed=3)
@@ -197,3 +197,22 @@ def test_imdb_line_breaks_are_not_words_and_repeats_are_kept_once_as_the_model_s
     assert "br" not in task.vocab
     seen = [tuple(r.tolist()) for r in torch.cat([task.train_x, task.test_x])]
     assert len(seen) == len(set(seen)) == 13  # the two reviews ending "it was bad" are one row at seq_len 4
+
+
+def test_words_of_any_script_stay_whole_and_apostrophes_stay_inside_them():
+    words = engine.tasks.text.words
+    assert words("Amélie was NAÏVE, don't 'quote' it<br />l'été 2001") == [
+        "amélie", "was", "naïve", "don't", "quote", "it", "l'été", "2001"]
+
+
+def test_the_char_task_reads_accented_reviews_without_their_accents():
+    rows = ["review,sentiment"] + [f'"Amélie {i} était naïve ★",{"positive" if i % 2 else "negative"}'
+                                   for i in range(20)]
+    task = engine.make_task("char_sentiment", csv_text="\n".join(rows))
+    assert {task.decode(row) for row in task.test_x} <= {f"amelie {i} etait naive" for i in range(20)}
+
+
+def test_too_few_distinct_reviews_says_how_many_reviews_there_are_and_why_they_collapsed():
+    rows = ["review,sentiment"] + [f'"w{i}a w{i}b w{i}c",positive' for i in range(2000)]  # 6,000 distinct words
+    with pytest.raises(ValueError, match=r"the CSV.s 2,000 reviews are [1-9] distinct ones as the model reads them"):
+        engine.make_task("sentiment", csv_text="\n".join(rows), max_vocab=3)  # every word <unk>
