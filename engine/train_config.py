@@ -8,6 +8,7 @@ from .config import check_choice, check_float, check_int, from_known_fields
 
 OPTIMIZERS = ("sgd", "momentum", "adam", "rmsprop")
 MAX_BATCH = 1024
+MIN_LR = 1e-8  # below it no weight of a model this size moves a float32 step (lr=1e-300 was accepted)
 MAX_BPTT_WINDOW = 10_000
 
 
@@ -41,7 +42,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
-        check_float("lr", self.lr, 0.0, 100.0, low_open=True)
+        check_float("lr", self.lr, MIN_LR, 100.0)
         check_int("batch_size", self.batch_size, 1, MAX_BATCH)
         if self.clip_norm is not None:
             check_float("clip_norm", self.clip_norm, 0.0, 1e6, low_open=True)

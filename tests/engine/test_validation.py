@@ -75,8 +75,9 @@ def test_model_config_from_dict_names_unknown_fields():
 # ---------------------------------------------------------------- TrainConfig
 
 TRAIN_CASES = [
-    (dict(lr=0.0), ["lr", "(0.0, 100.0]", "got 0.0"]),
-    (dict(lr=-1e-3), ["lr", "(0.0, 100.0]"]),
+    (dict(lr=0.0), ["lr", "[1e-08, 100.0]", "got 0.0"]),
+    (dict(lr=-1e-3), ["lr", "[1e-08, 100.0]"]),
+    (dict(lr=1e-300), ["lr", "[1e-08, 100.0]", "got 1e-300"]),
     (dict(lr=float("nan")), ["lr", "finite"]),
     (dict(lr=float("inf")), ["lr", "finite"]),
     (dict(lr=float("-inf")), ["lr", "finite"]),
@@ -197,10 +198,10 @@ def csv_rows(n: int, header: str = "review,sentiment", label: str = "positive") 
     ("   ", ["CSV file", "empty"]),
     (csv_rows(20, label="great"), ["line 3", "'great'", "positive/negative"]),
     (csv_rows(20) + "\nlast review,", ["line 22", "''", "positive/negative"]),
-    (csv_rows(9), ["has 9 distinct reviews", "at least 10"]),
+    (csv_rows(9), ["are 9 distinct ones", "at least 10"]),
     # repeats count once
     (csv_rows(12).replace("r1,", "r0,").replace("r3,", "r0,").replace("r5,", "r0,"),
-     ["has 9 distinct reviews", "at least 10"]),
+     ["are 9 distinct ones", "at least 10"]),
     (csv_rows(20).encode("utf-8") + b"\nun film tr\xe8s bon,positive", ["CSV file", "not UTF-8", "save it as UTF-8"]),
     (b"\x00\x01\x02", ["columns 'review' and 'sentiment'"]),
 ], ids=["other-columns", "one-column", "blank", "bad-label", "empty-label", "9-rows", "9-distinct-rows",
