@@ -68,6 +68,12 @@ class ModelConfig:
     arch            "rnn" (Elman), "lstm", "gru", or "transformer"
     activation      RNN only: "tanh", "relu", "sigmoid" or "linear"
     peephole        LSTM only: gates also see the cell state (Gers & Schmidhuber 2000)
+    layer_norm      recurrent cells: normalise each gate's input and recurrent pre-activations
+                    separately, per sample over its H units, with learned gains (Ba, Kiros & Hinton
+                    2016; the LSTM also normalises c_t inside tanh; cells.EQUATIONS["layer_norm"])
+    zoneout         recurrent cells: in training each unit of h_t (and of the LSTM's c_t, at the
+                    same rate) keeps its previous value with this probability; evaluation uses the
+                    expectation (Krueger et al. 2017; cells.EQUATIONS["zoneout"]). 0 to 0.9
     embedding_dim   size of the token embedding, used when the task's inputs are tokens
     dropout         between stacked layers, as nn.LSTM applies it (training only)
     init            "default" (PyTorch's uniform), "orthogonal" W_hh, "identity" W_hh with zero
@@ -108,6 +114,8 @@ class ModelConfig:
     bidirectional: bool = False
     activation: str = "tanh"
     peephole: bool = False
+    layer_norm: bool = False
+    zoneout: float = 0.0
     embedding_dim: int = 16
     dropout: float = 0.0
     init: str = "default"
@@ -134,6 +142,7 @@ class ModelConfig:
             )
         if self.peephole and self.arch != "lstm":
             raise ValueError("peephole connections exist only for arch='lstm'; set peephole=False")
+        self.check_training_strategies()
         check_int("embedding_dim", self.embedding_dim, 1, MAX_EMBEDDING)
         check_float("dropout", self.dropout, 0.0, 0.9)
         if self.dropout > 0 and self.num_layers == 1 and self.arch != "transformer":
@@ -151,6 +160,18 @@ class ModelConfig:
                 raise ValueError("forget_bias applies to arch='lstm' only; leave it None")
             check_float("forget_bias", self.forget_bias, -10.0, 10.0)
         self.check_attention()
+
+    def check_training_strategies(self) -> None:
+        """layer_norm and zoneout: recurrent cells only."""
+        if not isinstance(self.layer_norm, bool):
+            raise ValueError(f"layer_norm must be True or False, got {self.layer_norm!r}")
+        check_float("zoneout", self.zoneout, 0.0, 0.9)
+        if self.arch == "transformer" and self.layer_norm:
+            raise ValueError("layer_norm normalises a recurrent cell's pre-activations; a transformer already "
+                             "normalises every sublayer; set layer_norm=False")
+        if self.arch == "transformer" and self.zoneout:
+            raise ValueError("zoneout keeps a recurrent state's previous values, and a transformer has no "
+                             "recurrent state; set zoneout=0 (dropout regularises a transformer)")
 
     def check_attention(self) -> None:
         """The encoder-decoder's attention and the transformer's own fields."""
@@ -199,6 +220,8 @@ class ModelConfig:
     @property
     def uses_fused_kernel(self) -> bool:
         """True when nn.RNN / nn.LSTM / nn.GRU compute this cell; False for our written-out loop."""
+        if self.layer_norm or self.zoneout > 0:
+            return False
         if self.arch == "lstm":
             return not self.peephole
         if self.arch == "rnn":

@@ -96,6 +96,9 @@ def layer_tensors(rnn: nn.Module, cfg: ModelConfig, layer: int) -> list[Tensor]:
     for direction in range(cfg.num_directions):
         w = layer_weights(rnn, layer, direction)
         tensors += [w.w_ih, w.w_hh, w.b_ih, w.b_hh, *(w.peephole or ())]
+        if w.norms is not None:  # layer_norm's gains (and the LSTM's LN(c_t) bias)
+            n = w.norms
+            tensors += [t for t in (n.gain_ih, n.gain_hh, n.gain_c, n.bias_c) if t is not None]
     return tensors
 
 

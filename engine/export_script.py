@@ -82,7 +82,8 @@ def check_exportable(setup) -> None:
             "out an encoder-decoder without it (attention=None)"
         )
     if not cfg.uses_fused_kernel:
-        setting = "peephole=True" if cfg.peephole else f"activation={cfg.activation!r}"
+        setting = ("peephole=True" if cfg.peephole else "layer_norm=True" if cfg.layer_norm
+                   else f"zoneout={cfg.zoneout}" if cfg.zoneout else f"activation={cfg.activation!r}")
         raise ValueError(
             f"not exportable yet: {setting}: this cell trains on Unrolled's own written-out loop, which the "
             "script does not include (it writes out the cells PyTorch has: nn.LSTM, nn.GRU, nn.RNN with tanh or relu)"

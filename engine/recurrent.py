@@ -2,7 +2,8 @@
 
 On this CPU only nn.LSTM has a truly fused kernel (3x-20x faster than a Python loop over time);
 nn.RNN and nn.GRU loop in C++ at about the speed of a Python loop. So every cell PyTorch has runs
-on PyTorch's module, and the variants it lacks (peephole LSTM, sigmoid or linear RNN) run on
+on PyTorch's module, and the variants it lacks (peephole LSTM, sigmoid or linear RNN, layer
+normalisation, zoneout) run on
 `LoopRecurrent`, which names its parameters exactly as nn.LSTM does. Either way `layer_weights`
 reads one direction of one layer by those names, which is all the recorder needs.
 
@@ -17,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .cells import GATE_COUNT, LayerTrace, LayerWeights, unroll_layer
+from .cells import GATE_COUNT, LayerNorms, LayerTrace, LayerWeights, unroll_layer
 from .config import ModelConfig
 from .padding import State, real_steps, run_compacted, run_packed
 
@@ -30,13 +31,18 @@ class LoopRecurrent(nn.Module):
     """A stacked, optionally bidirectional recurrent layer computed by `unroll_layer`.
 
     Same call signature, parameter names, state layout and initialisation as nn.LSTM with
-    batch_first=True, so the rest of the engine cannot tell it from PyTorch's module.
+    batch_first=True, so the rest of the engine cannot tell it from PyTorch's module. A
+    layer-normalised cell adds gain_ih and gain_hh ([G*H], ones) per layer and direction, and an
+    LSTM gain_c and bias_c ([H], ones and zeros), as Ba et al. start them; nothing is drawn for
+    them, so the other weights start as without layer_norm.
     """
 
     def __init__(self, cfg: ModelConfig, input_size: int):
         super().__init__()
         self.cfg = cfg
         self.peephole = cfg.peephole  # read by layer_weights, as on PyTorch's modules (absent: False)
+        self.layer_norm = cfg.layer_norm  # the same
+        self.zoneout = cfg.zoneout  # the same (absent: 0)
         gates_h = GATE_COUNT[cfg.arch] * cfg.hidden_size
         for layer in range(cfg.num_layers):
             layer_input = input_size if layer == 0 else cfg.hidden_size * cfg.num_directions
@@ -52,13 +58,25 @@ class LoopRecurrent(nn.Module):
         bound = 1.0 / math.sqrt(cfg.hidden_size)
         for p in self.parameters():  # nn.LSTM's own default initialisation
             nn.init.uniform_(p, -bound, bound)
+        if cfg.layer_norm:
+            for layer in range(cfg.num_layers):
+                for direction in range(cfg.num_directions):
+                    self.add_norms(suffix(layer, direction), gates_h)
+
+    def add_norms(self, s: str, gates_h: int) -> None:
+        """One direction of one layer's layer-norm gains (and the LSTM's LN(c_t) bias)."""
+        self.register_parameter(f"gain_ih{s}", nn.Parameter(torch.ones(gates_h)))
+        self.register_parameter(f"gain_hh{s}", nn.Parameter(torch.ones(gates_h)))
+        if self.cfg.arch == "lstm":
+            self.register_parameter(f"gain_c{s}", nn.Parameter(torch.ones(self.cfg.hidden_size)))
+            self.register_parameter(f"bias_c{s}", nn.Parameter(torch.zeros(self.cfg.hidden_size)))
 
     def forward(self, x: Tensor, state: State | None = None, padded: Tensor | None = None) -> tuple[Tensor, State]:
         """x: [B, T, D] -> output [B, T, dirs*H] and the final state, as nn.LSTM returns them;
         padded [B, T] (True at a pad) as run_recurrent takes it."""
         dropout = self.cfg.dropout if self.training else 0.0
         traces, output = replay_stack(self.cfg, self, x, None, state, keep_gates=False, dropout=dropout,
-                                      padded=padded)
+                                      padded=padded, training=self.training)
         return output, final_state(self.cfg, traces)
 
 
@@ -104,17 +122,22 @@ def make_recurrent(cfg: ModelConfig, input_size: int) -> nn.Module:
 
 
 def layer_weights(rnn: nn.Module, layer: int, direction: int) -> LayerWeights:
-    """One direction of one layer's parameters, read by nn.LSTM's names."""
+    """One direction of one layer's parameters, read by nn.LSTM's names, with its zoneout rate."""
     s = suffix(layer, direction)
-    peephole = None
+    peephole = norms = None
     if getattr(rnn, "peephole", False):
         peephole = tuple(getattr(rnn, f"weight_{name}{s}") for name in ("ci", "cf", "co"))
+    if getattr(rnn, "layer_norm", False):
+        norms = LayerNorms(getattr(rnn, f"gain_ih{s}"), getattr(rnn, f"gain_hh{s}"),
+                           getattr(rnn, f"gain_c{s}", None), getattr(rnn, f"bias_c{s}", None))
     return LayerWeights(
         w_ih=getattr(rnn, f"weight_ih{s}"),
         w_hh=getattr(rnn, f"weight_hh{s}"),
         b_ih=getattr(rnn, f"bias_ih{s}"),
         b_hh=getattr(rnn, f"bias_hh{s}"),
         peephole=peephole,
+        norms=norms,
+        zoneout=getattr(rnn, "zoneout", 0.0),
     )
 
 
@@ -139,6 +162,7 @@ def replay_stack(
     keep_gates: bool = True,
     dropout: float = 0.0,
     padded: Tensor | None = None,  # [B, T] True at a pad step
+    training: bool = False,  # zoneout draws its masks (else its expectation)
 ) -> tuple[list[list[LayerTrace]], Tensor]:
     """Run a whole recurrent stack (every layer, both directions) with unroll_layer, on the
     weights of `rnn` (an nn.LSTM/GRU/RNN or a LoopRecurrent). Returns traces[layer][direction]
@@ -163,6 +187,7 @@ def replay_stack(
                     taps=taps[layer, direction] if taps is not None else None,
                     keep_gates=keep_gates,
                     real=real,
+                    training=training,
                 )
             )
         traces.append(row)

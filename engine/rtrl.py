@@ -82,6 +82,8 @@ def check_rtrl(model: nn.Module) -> None:
     cfg, spec = model.cfg, model.spec
     if cfg.arch not in ("rnn", "gru"):
         raise ValueError(f"RTRL here is written for arch='rnn' and arch='gru', not {cfg.arch!r}")
+    if cfg.layer_norm or cfg.zoneout:
+        raise ValueError("RTRL here follows the plain cell's equations: set layer_norm=False and zoneout=0")
     if cfg.num_layers != 1 or cfg.bidirectional:
         raise ValueError("RTRL carries one layer's state forward in time: set num_layers=1 and bidirectional=False")
     if spec.input_kind != "values":

@@ -129,8 +129,9 @@ class Trainer:
         """Batches, scheduled sampling's coins and dropout each draw from their own stream."""
         self.batches = stream(seed, "batches")
         self.coins = stream(seed, "coins")
-        # Dropout can only draw from torch's global generator, shared by every session.
-        self.dropout_rng = PrivateRNG(stream_seed(seed, "dropout")) if self.model.cfg.dropout > 0 else None
+        # Dropout and zoneout's masks can only draw from torch's global generator, shared by every session.
+        cfg = self.model.cfg
+        self.dropout_rng = PrivateRNG(stream_seed(seed, "dropout")) if cfg.dropout > 0 or cfg.zoneout > 0 else None
 
     @property
     def steps_done(self) -> int:
