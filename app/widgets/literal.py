@@ -4,25 +4,27 @@ Streamlit renders the text of st.error, st.warning, st.info and st.markdown as M
 LaTeX between dollars and :colour[...] directives). A link key, an uploaded file's name or a
 value echoed inside one of the app's messages could otherwise become a clickable link, an image
 every visitor's browser fetches from outside, or a wall of text: so every such piece is escaped
-(a backslash before each ASCII punctuation mark, which Markdown then shows as the mark itself,
-and an invisible zero-width space where a bare URL or e-mail address would be linked anyway) and
-cut to a length a message can hold.
+(a backslash before each character that makes Markdown link, fetch or render something, which it
+then shows as the character itself; an invisible zero-width space where a bare URL or e-mail address
+would be linked anyway; one line) and cut to a length a message can hold.
 """
 from __future__ import annotations
 
 import re
 
-PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation mark, which CommonMark lets a backslash escape
-# Where GitHub-flavoured Markdown makes a link of bare text, escapes or not: "http://", "www." and an
-# e-mail's "@". A zero-width space there (invisible) keeps the text from being linked.
+# What makes Markdown fetch, link, run or reformat: links and images need "[", HTML "<", code "`",
+# LaTeX "$", Streamlit's :colour[...] directives "[" again; a backslash escapes each (and itself).
+# Emphasis (*, _) only restyles, and "num_heads" must read as typed, so those are left alone.
+ACTIVE = re.compile(r"([\\`\[\]<>$])")
 AUTOLINKED = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=www)(?=\.)|(?=@)")
 ZERO_WIDTH_SPACE = "\u200b"
 LONGEST = 300  # characters of one echoed piece: a 100 KB link key is not echoed whole
 
 
 def literal(text: object, longest: int = LONGEST) -> str:
-    """str(text) cut to `longest` characters (the cut said), never linked, every punctuation mark escaped."""
+    """str(text) on one line, cut to `longest` characters (the cut said), never linked, ACTIVE escaped."""
     text = str(text)
     if len(text) > longest:
         text = f"{text[:longest]}… ({len(text):,} characters, cut)"
-    return PUNCTUATION.sub(r"\\\1", AUTOLINKED.sub(ZERO_WIDTH_SPACE, text))
+    one_line = " ".join(text.splitlines())  # a line of its own could start a heading, a list or a quote
+    return ACTIVE.sub(r"\\\1", AUTOLINKED.sub(ZERO_WIDTH_SPACE, one_line))

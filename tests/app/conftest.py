@@ -30,3 +30,11 @@ def chart(at, title: str) -> dict:
     found = [s for s in specs if title in text(s)]
     assert len(found) == 1, [s["layout"].get("title", {}).get("text") for s in specs]
     return found[0]
+
+
+def shown(markdown: str) -> str:
+    """A message's Markdown as the browser shows it: app/widgets/literal.py's escapes and zero-width
+    spaces taken out again."""
+    import re
+
+    return re.sub(r"\\([\\`\[\]<>$])", r"\1", markdown).replace("\u200b", "")

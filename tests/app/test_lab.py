@@ -60,7 +60,7 @@ def test_a_link_that_names_a_setting_its_model_has_not_gets_the_configs_message(
 
 @pytest.mark.parametrize("query, fragments", [
     ({"task": "chess"}, ["task='chess' is not a task", "adding"]),
-    ({"lr": "0"}, ["lr must be in (0.0, 100.0]"]),
+    ({"lr": "0"}, ["lr must be in [1e-08, 100.0]"]),
     ({"bidirectional": "maybe"}, ["bidirectional must be true or false"]),
     ({"hidden_size": "6.5"}, ["hidden_size must be a whole number"]),
     ({"task": "recall", "lag": "0"}, ["lag must be between 1"]),

@@ -14,7 +14,7 @@ from app.session.lab import Lab
 from app.session.link import preset_setup
 from app.session.torch_models import open_on
 
-from .conftest import MAIN
+from .conftest import MAIN, shown
 
 
 def widget_page():
@@ -196,7 +196,7 @@ def test_a_refused_file_says_why_and_the_lab_keeps_its_model():
         upload(at, data, name)
         assert not at.exception, name
         assert len(at.error) == 1 and at.error[0].value.startswith(f"{name}: "), name
-        assert message in at.error[0].value, (name, at.error[0].value)
+        assert message in shown(at.error[0].value), (name, at.error[0].value)
         assert "The model you had is unchanged" in at.error[0].value
         assert at.session_state["lab"].model is model and lab.trainer.steps_done == 1
     for k, v in model.state_dict().items():
