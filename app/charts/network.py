@@ -50,11 +50,11 @@ class Box(NamedTuple):
 
 
 def arch_name(cfg) -> str:
-    if cfg.arch == "rnn":
-        return f"RNN ({cfg.activation})"
     if cfg.arch == "transformer":
         return "Transformer"
-    return ("peephole " if cfg.peephole else "") + cfg.arch.upper()
+    cell = f"RNN ({cfg.activation})" if cfg.arch == "rnn" else ("peephole " if cfg.peephole else "") + cfg.arch.upper()
+    zoneout = f", zoneout {cfg.zoneout:g}" if cfg.zoneout else ""
+    return ("layer-normalised " if cfg.layer_norm else "") + cell + zoneout
 
 
 def subscripted(label: str) -> str:

@@ -58,7 +58,8 @@ class Setup:
 
 # Settings that mean nothing for a model of this family or a task of this shape.
 TRANSFORMER_ONLY = ("num_heads", "dim_feedforward", "position_encoding", "attention_scale")
-RECURRENT_ONLY = ("activation", "peephole", "embedding_dim", "init", "spectral_radius", "forget_bias")
+RECURRENT_ONLY = ("activation", "peephole", "embedding_dim", "init", "spectral_radius", "forget_bias", "layer_norm",
+                  "zoneout")
 DECODER_ONLY = ("attention", "reverse_source", "scheduled_sampling")
 
 

@@ -12,7 +12,7 @@ from app.session.link import Setup, preset_setup
 # cell swapped (tanh RNN, ReLU RNN, LSTM, GRU), as the lessons and Compare cells swap it.
 ADDING = preset_setup("adding")
 NETWORK = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "dropout", "init", "spectral_radius",
-           "forget_bias", "peephole")
+           "forget_bias", "peephole", "layer_norm", "zoneout")
 
 
 def same_network(setup: Setup) -> bool:
@@ -36,4 +36,5 @@ def measured_initialisation(setup: Setup) -> bool:
     m = setup.model
     return (setup.task, setup.task_params, setup.train.seed) == (ADDING.task, ADDING.task_params, ADDING.train.seed) \
         and (m.hidden_size, m.num_layers, m.bidirectional) == (64, 1, False) \
-        and (m.arch, m.activation) in (("rnn", "tanh"), ("lstm", "tanh")) and not m.peephole
+        and (m.arch, m.activation) in (("rnn", "tanh"), ("lstm", "tanh")) and not m.peephole \
+        and not m.layer_norm and not m.zoneout

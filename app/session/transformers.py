@@ -11,7 +11,8 @@ from app.session.link import Setup, preset_setup
 
 # A transformer's settings over a recurrent preset's: what it has no use for back to the defaults.
 NOT_A_TRANSFORMERS = dict(embedding_dim=16, init="default", spectral_radius=None, forget_bias=None, peephole=False,
-                          attention=None, reverse_source=False, activation="tanh", dropout=0.0)
+                          attention=None, reverse_source=False, activation="tanh", dropout=0.0, layer_norm=False,
+                          zoneout=0.0)
 
 
 def transformer_setup(task: str, task_params: dict | None = None, steps: int | None = None, **model) -> Setup:

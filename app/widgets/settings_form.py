@@ -105,6 +105,16 @@ def model_form(task_spec: engine.TaskSpec) -> dict:
         st.number_input("Dropout between layers", key=key(s, "dropout"), persist_state=KEEP, format="%g", step=0.1)
         if values["num_layers"] > 1 else 0.0
     )
+    values["layer_norm"] = st.checkbox(
+        "Layer normalisation", key=key(s, "layer_norm"), persist_state=KEEP,
+        help="each gate's input and recurrent sums normalised per sample, with a gain and bias learnt "
+             "(Ba, Kiros & Hinton 2016); trains on the written-out loop, slower than PyTorch's kernels",
+    )
+    values["zoneout"] = st.number_input(
+        "Zoneout", key=key(s, "zoneout"), persist_state=KEEP, format="%g", step=0.05, min_value=0.0, max_value=0.9,
+        help="while training, each unit keeps its previous value with this probability (Krueger et al. 2017); "
+             "0 = off",
+    )
     if task_spec.input_kind == "tokens":
         values["embedding_dim"] = st.number_input("Embedding size", key=key(s, "embedding_dim"), persist_state=KEEP,
                                                   step=8)

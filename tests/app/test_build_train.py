@@ -383,3 +383,15 @@ def test_an_uploaded_csvs_lengths_say_how_much_of_each_review_the_network_reads(
     assert "a median of 150 words (90% have 189 or fewer)" in text and "so 100% of them are cut" in text
     assert "Set Sequence length to about 189" in text
     assert "Set Sequence length" not in lengths_text(parse_reviews("\n".join(rows)), 200)
+
+
+def test_the_form_builds_a_layer_normalised_gru_with_zoneout():
+    at = build_page(app())
+    at.selectbox(key="form.model.arch").set_value("gru").run()
+    at.checkbox(key="form.model.layer_norm").check().run()
+    at.number_input(key="form.model.zoneout").set_value(0.2).run()
+    assert not at.exception and not at.error
+    cfg = lab(at).setup.model
+    assert (cfg.arch, cfg.layer_norm, cfg.zoneout) == ("gru", True, 0.2)
+    assert "rnn.gain_ih_l0" in dict(lab(at).model.named_parameters())  # the layer's own gains
+    assert at.query_params["layer_norm"] == "true" and at.query_params["zoneout"] == "0.2"

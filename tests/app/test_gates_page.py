@@ -103,3 +103,15 @@ def test_the_gates_page_says_how_well_the_network_does_on_held_out_data():
     lab = at.session_state["lab"]
     held = lab.held_out.log.last
     assert any(f"Held-out accuracy {held['metric']:.3f}" in c.value for c in at.caption)
+
+
+def test_a_layer_normalised_lstm_with_zoneout_shows_both_equations_and_opens_its_gates():
+    from engine.cells import EQUATIONS
+
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for k, v in {"task": "adding", "arch": "lstm", "hidden_size": "8", "layer_norm": "true", "zoneout": "0.1"}.items():
+        at.query_params[k] = v
+    at.run().switch_page(nav.PATHS["gates"]).run()
+    assert not at.exception
+    shown = "\n".join(e.value for e in at.latex)  # each wrapped in $$ ... $$
+    assert EQUATIONS["layer_norm"] in shown and EQUATIONS["zoneout"] in shown
