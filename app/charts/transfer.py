@@ -24,7 +24,7 @@ def step_axis(fig: go.Figure, last_step: int, unfreeze_at: int | None, what: str
         fig.add_annotation(x=unfreeze_at, xref="x", y=1, yref="y domain", text=what, showarrow=False,
                            xanchor="right" if unfreeze_at > end / 2 else "left", yanchor="bottom",
                            font=dict(color=UNFREEZE, size=11), bgcolor="rgba(255,255,255,0.8)")
-    fig.update_xaxes(title_text=STEP_AXIS, range=[0, end * 1.04])
+    fig.update_xaxes(title_text=STEP_AXIS, range=[-end * 0.02, end * 1.04])  # step 0's points off the axis line
     whole_steps(fig, end)
     return fig
 
