@@ -56,6 +56,13 @@ def round_robin_progress(trainee: RoundRobin, until: int, each: str) -> None:
     st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each {each}{eta}")
 
 
+def stopped_runs(trainee: RoundRobin) -> None:
+    """A message for each run in turns that diverged: where it stopped and why."""
+    for run in trainee.stopped():
+        st.error(f"**The run {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so "
+                 "that step was not applied and it stopped there.", icon=":material/local_fire_department:")
+
+
 def training_controls(lab: Lab) -> None:
     """Buttons act in callbacks, before the page redraws, so each label shows the new state."""
     st.session_state.setdefault(state.TARGET_STEPS, engine.TASKS[lab.setup.task].preset.steps)

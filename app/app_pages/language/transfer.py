@@ -14,7 +14,7 @@ from app.session.lessons import BY_KEY
 from app.session.transfer import LESSON_RECIPE, LR_SCALES, SOURCES, TRAIN, Recipe, TransferRuns, setup_of
 from app.widgets import downloads as exports
 from app.widgets import state
-from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
+from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
@@ -164,9 +164,7 @@ def unfreeze_text(runs: TransferRuns) -> tuple[int | None, str]:
 def draw(runs: TransferRuns) -> None:
     until = state.get(STEPS)
     round_robin_progress(runs, until, "run")
-    for run in runs.stopped():
-        st.error(f"**The run {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so "
-                 "that step was not applied and it stopped there.", icon=":material/local_fire_department:")
+    stopped_runs(runs)
     log, parts = runs.log_frame(), runs.parts_frame()
     at, what = unfreeze_text(runs)
     left, right = st.columns(2)

@@ -14,7 +14,7 @@ from app.session.scaling import SATURATION_SAMPLES, ScalingRuns
 from app.session.transformers import WIDE_REVERSAL
 from app.widgets import downloads as exports
 from app.widgets import state
-from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
+from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
@@ -114,9 +114,7 @@ def controls(runs: ScalingRuns) -> None:
 def draw(runs: ScalingRuns) -> None:
     until = state.get(STEPS)
     round_robin_progress(runs, until, "run")
-    for run in runs.stopped():
-        st.error(f"**The run {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so "
-                 "that step was not applied and it stopped there.", icon=":material/local_fire_department:")
+    stopped_runs(runs)
     log = runs.log_frame()
     st.table(table(log, runs.task.metric_name), hide_index=True)
     left, right = st.columns(2)
