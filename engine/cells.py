@@ -92,12 +92,13 @@ h_t &= (1 - z_t) \odot n_t + z_t \odot h_{t-1}
 \end{aligned}""",
     # layer_norm=True (Ba, Kiros & Hinton 2016), any cell: every W x_t and W h_{t-1} of a gate above
     # becomes its LN, statistics per sample over that gate's H units; the b's are the LNs' biases.
+    # f_t, g_t, o_t (and the GRU's gates) alike: the page says so beside it (at 1024 px a note in the
+    # equation ran off the right edge).
     # The LSTM also normalises c_t before the tanh of h_t (c_t itself is carried unnormalised).
     "layer_norm": r"""\begin{aligned}
-\mathrm{LN}(a; \gamma, \beta) &= \gamma \odot \frac{a - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta,
-  \quad \mu = \tfrac{1}{H} \textstyle\sum_j a_j, \ \sigma^2 = \tfrac{1}{H} \sum_j (a_j - \mu)^2 \\
-i_t &= \sigma(\mathrm{LN}(W_{ii} x_t; \gamma_{ii}, b_{ii}) + \mathrm{LN}(W_{hi} h_{t-1}; \gamma_{hi}, b_{hi}))
-  && \text{(and } f_t, g_t, o_t \text{ alike)}\\
+\mathrm{LN}(a; \gamma, \beta) &= \gamma \odot \frac{a - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta\\
+\mu &= \tfrac{1}{H} \textstyle\sum_j a_j, \quad \sigma^2 = \tfrac{1}{H} \sum_j (a_j - \mu)^2\\
+i_t &= \sigma(\mathrm{LN}(W_{ii} x_t; \gamma_{ii}, b_{ii}) + \mathrm{LN}(W_{hi} h_{t-1}; \gamma_{hi}, b_{hi}))\\
 c_t &= f_t \odot c_{t-1} + i_t \odot g_t\\
 h_t &= o_t \odot \tanh(\mathrm{LN}(c_t; \gamma_c, \beta_c))
 \end{aligned}""",

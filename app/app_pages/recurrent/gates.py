@@ -47,7 +47,8 @@ def run() -> None:
         )
         return
     st.latex(equations_of(cfg))  # the whole width: beside the picker, at 1024 px it was cut on the right
-    for variant, said in (("layer_norm", "layer-normalised"), ("zoneout", f"with zoneout p = {cfg.zoneout:g}")):
+    for variant, said in (("layer_norm", "layer-normalised (every gate as i_t)"),
+                          ("zoneout", f"with zoneout p = {cfg.zoneout:g}")):
         if getattr(cfg, variant):
             st.caption(f"and, {said}:")
             st.latex(EQUATIONS[variant])
