@@ -8,8 +8,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .arguments import check_kind
 from .attention_seq2seq import AttentionEncoderDecoder
-from .config import LOCATION_POSITIONS, ModelConfig
+from .config import LOCATION_POSITIONS, ModelConfig, check_int
 from .model import SequenceModel
 from .pointer import PointerNetwork
 from .rng import GLOBAL_RNG_LOCK, PrivateRNG
@@ -112,6 +113,9 @@ def build_model(cfg: ModelConfig, task, seed: int | None = None) -> nn.Module:
     never read with another vocabulary of the same size.
     With a seed, the initial weights are the same every time (and torch's global generator is
     left as it was); without one, they come from torch's global generator."""
+    check_kind("cfg", cfg, ModelConfig, "an engine.ModelConfig, e.g. engine.ModelConfig(arch='lstm', hidden_size=64)")
+    if seed is not None:
+        check_int("seed", seed, 0, 2**63 - 1)
     spec = task if isinstance(task, TaskSpec) else getattr(task, "spec", None)
     if not isinstance(spec, TaskSpec):
         raise ValueError(f"build_model needs a task (engine.make_task(...)) or its TaskSpec, got {task!r}")

@@ -17,6 +17,7 @@ from safetensors.torch import load as load_bytes
 from safetensors.torch import save as save_bytes
 from torch import nn
 
+from .arguments import check_kind
 from .build import build_model
 from .checkpoint_header import read_header
 from .config import ModelConfig
@@ -85,7 +86,9 @@ def check_safetensors(data: bytes) -> dict:
 def from_bytes(data: bytes) -> nn.Module:
     """The model a checkpoint holds, with `model.vocab` its vocabulary (None if it has none), or
     a ValueError saying what is wrong with the file."""
-    header = check_safetensors(data)
+    check_kind("data", data, (bytes, bytearray, memoryview), "a checkpoint's bytes, e.g. Path('model.safetensors')"
+               ".read_bytes() (engine.load takes a path)")
+    header = check_safetensors(bytes(data))
     metadata = header.get("__metadata__")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise ValueError(

@@ -54,6 +54,9 @@ def check_choice(name: str, value, choices: tuple[str, ...]) -> None:
 
 def from_known_fields(cls, data: dict):
     """Build a config dataclass from a dict (a checkpoint, a link), naming any unknown field."""
+    if not isinstance(data, dict):
+        raise TypeError(f"{cls.__name__}.from_dict takes a dict of its fields, e.g. {cls.__name__}().to_dict(); "
+                        f"got {type(data).__name__}")
     known = {f.name for f in fields(cls)}
     unknown = set(data) - known
     if unknown:

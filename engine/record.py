@@ -14,6 +14,7 @@ from functools import partial
 import torch
 from torch import Tensor, nn
 
+from .arguments import check_batch_shape, check_model
 from .attention import Attended
 from .cells import GATE_COUNT, GATE_NAMES, LayerTrace, unroll_layer
 from .losses import compute_loss
@@ -173,6 +174,8 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
     which has a size limit and refuses a non-finite W_hh); they depend on the weights only, so a
     caller recording many samples of one model may rather take them once from weight_spectra.
     """
+    check_model(model)
+    check_batch_shape(model.spec, x, y)
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(x):
         raise ValueError(f"index must be between 0 and {len(x) - 1} (the batch has {len(x)} samples), got {index}")
     check_truncation(model.cfg, model.spec.mapping, bptt_window)

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils import get_total_norm
 
+from .arguments import check_kind, check_model, check_task
 from .config import check_int
 from .history import MAX_ROWS, ROW_LIMITS, History, StepStats
 from .rng import PrivateRNG, stream, stream_seed
@@ -52,6 +53,10 @@ def part_groups(model: nn.Module, lr: float, scales: dict[str, float]) -> list[d
     return groups
 
 
+def check_settings(cfg) -> None:
+    check_kind("cfg", cfg, TrainConfig, "an engine.TrainConfig, e.g. engine.TrainConfig(lr=1e-3)")
+
+
 def check_fits(model: nn.Module, task: Task, cfg: TrainConfig) -> None:
     """ValueError unless this model, task and training config can train together."""
     check_truncation(model.cfg, task.spec.mapping, cfg.bptt_window)
@@ -66,6 +71,10 @@ class Trainer:
     """history_rows: the most rows `history` keeps (see engine.history.History)."""
 
     def __init__(self, model: nn.Module, task: Task, cfg: TrainConfig, history_rows: int = MAX_ROWS):
+        check_model(model)
+        check_task(task)
+        check_settings(cfg)
+        task.check_batch(cfg.batch_size)  # a batch too big to draw is refused now, not at the first step
         check_fits(model, task, cfg)
         if model.spec != task.spec:
             raise ValueError(
@@ -96,6 +105,8 @@ class Trainer:
         """Train on with new settings, from the weights as they are (a student turning the
         learning rate down mid-run). The same optimizer keeps its state (Adam's moments); another
         optimizer starts afresh. A new seed changes the batches and dropout from here on."""
+        check_settings(cfg)
+        self.task.check_batch(cfg.batch_size)
         check_fits(self.model, self.task, cfg)
         if cfg.optimizer == self.cfg.optimizer:
             self.set_lrs(cfg.lr)

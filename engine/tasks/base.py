@@ -21,6 +21,12 @@ MAPPINGS = ("seq2vec", "seq2seq", "vec2seq", "encdec", "pointer")
 DECODERS = ("encdec", "pointer")
 INPUT_KINDS = ("values", "tokens")
 MAX_SEQ_LEN = 2000
+# One batch's x and y, in bytes, found from the task's sizes before anything is drawn. In range,
+# recall at lag 1999 over 128 symbols is 1 MB a sample, so batch(100_000) asked for 102.4 GB of x
+# and y, and 204.8 GB more for the int64 one-hot it is drawn through; 256 MB keeps a batch's peak
+# (at most three times its x and y) under 1 GB.
+MAX_BATCH_BYTES = 2**28
+BYTES = {"values": 4, "tokens": 8, "mse": 4, "ce": 8}  # float32 values, int64 token ids and classes
 
 
 @dataclass(frozen=True)
@@ -122,8 +128,35 @@ class Task(ABC):
 
     def batch(self, batch_size: int, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
         """A fresh batch (x, y), batch first. Uses the task's own seeded generator unless given one."""
-        check_int("batch_size", batch_size, 1, 100_000)
+        self.check_batch(batch_size)
         return self.sample(batch_size, generator or self._generator)
+
+    def check_batch(self, batch_size: int) -> None:
+        """ValueError naming the limit when a batch of this many samples would not fit in
+        MAX_BATCH_BYTES; draws nothing, so seeded batches are the same whether it ran or not."""
+        check_int("batch_size", batch_size, 1, 100_000)
+        size = self.sample_bytes
+        if batch_size * size > MAX_BATCH_BYTES:
+            raise ValueError(
+                f"a batch of {batch_size:,} {self.spec.name} samples would hold {batch_size * size / 1e9:.1f} GB "
+                f"({size:,} bytes a sample), over the limit of {MAX_BATCH_BYTES // 2**20} MB a batch; ask for at "
+                f"most {MAX_BATCH_BYTES // size:,} samples, or make each smaller (a shorter sequence, fewer symbols)"
+            )
+
+    @property
+    def source_len(self) -> int:
+        """Steps of one sample's input (vec2seq's one vector aside); tasks without a seq_len say theirs."""
+        return self.seq_len
+
+    @property
+    def sample_bytes(self) -> int:
+        """The bytes of one sample's x and y, from the spec and source_len alone (no sample drawn)."""
+        spec, steps = self.spec, self.source_len
+        width = {"values": spec.input_size, "tokens": 1}[spec.input_kind]  # a token is one id
+        x = width if spec.mapping == "vec2seq" else steps * width
+        classes_or_values = spec.output_size if spec.loss == "mse" else 1  # a class is one id
+        y = {"seq2vec": 1, "seq2seq": steps}.get(spec.mapping, spec.out_len)  # decoders and vec2seq: out_len
+        return x * BYTES[spec.input_kind] + y * classes_or_values * BYTES[spec.loss]
 
     @abstractmethod
     def sample(self, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:

@@ -92,6 +92,10 @@ class DatesTask(Task):
         y = torch.stack([self.encode_target(d.isoformat()) for d in dates])  # [B, 11]
         return x, y
 
+    @property
+    def source_len(self) -> int:
+        return MAX_SOURCE_LEN  # every source is front-padded to the longest format's length
+
     def encode(self, text: str) -> torch.Tensor:
         """A date as the model reads it: [18] character ids, front-padded (so a student can type one)."""
         index = {ch: i for i, ch in enumerate(self.vocab)}
