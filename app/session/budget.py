@@ -46,7 +46,9 @@ def parameters(setup: Setup, task: engine.Task) -> int:
 
 def check_cost(setup: Setup, task: engine.Task) -> None:
     """ValueError when the network would be too big, or one training step too heavy, for a CPU a
-    class shares: its activations, its parameters and its arithmetic, each within its limit."""
+    class shares: its batch's memory (the engine's limit), its activations, its parameters and its
+    arithmetic, each within its limit."""
+    task.check_batch(setup.train.batch_size)  # recall's one-hot inputs grow with the symbols, not the units
     cost, steps = step_cost(setup, task)
     if cost > MAX_STEP_COST:
         cfg = setup.model

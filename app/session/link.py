@@ -99,6 +99,23 @@ def preset_setup(task_name: str) -> Setup:
 DEFAULT = preset_setup("adding")
 
 
+ECHOED = 60  # characters of a key or value a message repeats: a 100 KB one would push the reason out of sight
+
+
+def echo(text: str) -> str:
+    """A key or value as a message repeats it: quoted, and cut when long, saying how long it was."""
+    return repr(text) if len(text) <= ECHOED else f"{text[:ECHOED]!r}... ({len(text):,} characters)"
+
+
+def check_given_once(values: dict[str, list[str]]) -> None:
+    """ValueError naming every setting a link gives more than once (?seed=1&seed=2), which of
+    its values was meant no one can tell."""
+    repeated = [f"{echo(key)} is given {len(given)} times ({', '.join(echo(v) for v in given[:3])})"
+                for key, given in values.items() if len(given) > 1]
+    if repeated:
+        raise ValueError("; ".join(repeated) + ": give each setting once")
+
+
 def format_value(value) -> str:
     return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -112,13 +129,14 @@ def parse_value(name: str, text: str, hint):
     kind = kinds[0]
     if kind is bool:
         if text.lower() not in ("true", "false"):
-            raise ValueError(f"{name} must be true or false, got {text!r}")
+            raise ValueError(f"{name} must be true or false, got {echo(text)}")
         return text.lower() == "true"
     if kind in (int, float):
         try:
             return kind(text)
         except ValueError:
-            raise ValueError(f"{name} must be a {'whole number' if kind is int else 'number'}, got {text!r}") from None
+            what = "whole number" if kind is int else "number"
+            raise ValueError(f"{name} must be a {what}, got {echo(text)}") from None
     return text
 
 
@@ -127,7 +145,7 @@ def parse_query(query: dict[str, str]) -> Setup:
     Raises ValueError saying every problem found (unknown names, bad values)."""
     task_name = query.get("task", DEFAULT.task)
     if task_name not in OFFERED:
-        raise ValueError(f"task={task_name!r} is not a task of this app; use one of {', '.join(OFFERED)}")
+        raise ValueError(f"task={echo(task_name)} is not a task of this app; use one of {', '.join(OFFERED)}")
     base = preset_setup(task_name)
     task_hints = typing.get_type_hints(engine.TASKS[task_name])
     sections = {
@@ -142,7 +160,8 @@ def parse_query(query: dict[str, str]) -> Setup:
             continue
         section = next((s for s, (defaults, _) in sections.items() if key in defaults), None)
         if section is None:
-            problems.append(f"{key} is not a setting of the {task_name} task, the model or the training")
+            shown = key if len(key) <= ECHOED else echo(key)  # a short key reads as typed
+            problems.append(f"{shown} is not a setting of the {task_name} task, the model or the training")
             continue
         try:
             values[section][key] = parse_value(key, text, sections[section][1][key])

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
-from app.session.link import DEFAULT, Setup, parse_query
+from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query
 from app.session.store import TIME_TO_LIVE, LabStore, new_token
 from app.widgets import state
 from app.widgets.figures import figure_settings
@@ -41,7 +41,8 @@ def current_lab() -> Lab:
     defaults, with a message saying what in the link was wrong). A link goes through the Lab's
     one install step, so the size budget holds for it as for the form."""
     if state.lab() is None:
-        query = st.query_params.to_dict()
+        query = st.query_params.to_dict()  # a key given twice keeps its last value here: given_once says so
+        given = {key: st.query_params.get_all(key) for key in query}
         owner = owner_token()
         lab_id = query.pop(state.LAB_PARAM, None)
         kept = lab_store().find(lab_id, owner)
@@ -49,14 +50,18 @@ def current_lab() -> Lab:
             st.session_state[state.LAB], st.session_state[state.LAB_ID] = kept.lab, lab_id
             st.session_state.update(kept.extras)
         else:
-            start_from_link(query, owner)
+            start_from_link(query, owner, given)
     return state.lab()
 
 
-def start_from_link(query: dict[str, str], owner: str) -> None:
-    """A new lab from the link's settings, and the lesson it names."""
-    lesson = BY_KEY.get(query.pop(state.LESSON_PARAM, None))
+def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str]]) -> None:
+    """A new lab from the link's settings (`given`: every value of each key), and the lesson it names."""
+    lesson_key = query.pop(state.LESSON_PARAM, None)
+    lesson = BY_KEY.get(lesson_key)
     try:
+        check_given_once(given)
+        if lesson_key is not None and lesson is None:
+            raise ValueError(f"lesson={echo(lesson_key)} is not a lesson of this app; Home lists them")
         lab = Lab(parse_query(query) if query else DEFAULT)
     except ValueError as err:  # a bad value, settings that cannot train together, over the budget
         st.session_state[state.LINK_PROBLEM] = (

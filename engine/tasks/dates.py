@@ -103,7 +103,9 @@ class DatesTask(Task):
         if unknown:
             raise ValueError(f"characters {unknown!r} do not occur in the date formats; write e.g. '21 November 2026'")
         if not text or len(text) > MAX_SOURCE_LEN:
-            raise ValueError(f"a date has 1 to {MAX_SOURCE_LEN} characters, e.g. '21 November 2026'; got {len(text)}")
+            raise ValueError(
+                f"a date has 1 to {MAX_SOURCE_LEN} characters, e.g. '21 November 2026'; got {len(text):,} characters"
+            )
         return torch.tensor([self.spec.pad_id] * (MAX_SOURCE_LEN - len(text)) + [index[ch] for ch in text])  # [18]
 
     def encode_target(self, iso: str) -> torch.Tensor:
