@@ -1,0 +1,227 @@
+"""Serve a class: K `streamlit run app/main.py` processes behind nginx, each browser kept on its own
+process by a cookie (deploy/nginx.conf.template says how). Ctrl-C or SIGTERM stops all of them.
+
+    python deploy/serve_class.py --processes 2 --port 8500
+        two app processes on 127.0.0.1:8501 and :8502, nginx on port 8500 of every address
+    python deploy/serve_class.py --processes 2 --app-address 0.0.0.0 --no-proxy
+        on a second machine: its app processes only, for the first machine's proxy
+    python deploy/serve_class.py --processes 2 --port 8500 --backend pc2:8501 --backend pc2:8502
+        on the first machine: its own two processes and the second machine's, behind one proxy
+
+Run it with the Python that has the app's requirements (the README's .venv). Logs, pid files and
+nginx's config and temporary files go to the run directory (--run-dir, else a new one in /tmp).
+An app process that exits after it has served is started again on its port; nginx meanwhile sends
+its students to the other processes (README, "Serving a class").
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+from nginx_conf import render
+
+REPO = Path(__file__).resolve().parents[1]
+START_TIMEOUT = 120  # s for an app process to answer /_stcore/health (a loaded machine imports torch slowly)
+STOP_TIMEOUT = 10  # s after SIGTERM before SIGKILL
+APP_FLAGS = [
+    "--server.headless", "true",  # no browser to open, no prompt on the terminal
+    # A served app never reloads its source: no watcher threads, no rerun because a file changed.
+    "--server.fileWatcherType", "none",
+    "--server.runOnSave", "false",
+    "--browser.gatherUsageStats", "false",
+]
+
+
+class Stop(Exception):
+    """SIGINT or SIGTERM: stop everything."""
+
+
+class NotReady(Exception):
+    """An app process exited, or did not answer, before it served."""
+
+
+def on_signal(signum, frame):
+    raise Stop(signal.Signals(signum).name)
+
+
+def max_upload_mb() -> int:
+    """The app's upload cap (.streamlit/config.toml), which the proxy must let through."""
+    with open(REPO / ".streamlit" / "config.toml", "rb") as f:
+        return int(tomllib.load(f)["server"]["maxUploadSize"])
+
+
+def health(host: str, port: int) -> str:
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/_stcore/health", timeout=2) as r:
+            return r.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def reachable(address: str) -> str:
+    """An address to connect to a server listening on `address` (0.0.0.0 is every address)."""
+    return "127.0.0.1" if address in ("0.0.0.0", "") else address
+
+
+class App:
+    """One `streamlit run app/main.py` process on address:port, its output in the run directory."""
+
+    def __init__(self, address: str, port: int, run_dir: Path):
+        self.address, self.port, self.run_dir = address, port, run_dir
+        self.log = run_dir / f"app-{port}.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", *APP_FLAGS,
+               "--server.address", self.address, "--server.port", str(self.port)]
+        with open(self.log, "ab") as log:  # a file, not a pipe nobody reads, which would fill and block
+            # Its own session: Ctrl-C reaches this script alone, which stops the processes in order.
+            self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        (self.run_dir / f"app-{self.port}.pid").write_text(f"{self.proc.pid}\n")
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while health(reachable(self.address), self.port) != "ok":
+            if self.proc.poll() is not None:
+                raise NotReady(f"the app process on port {self.port} exited with code {self.proc.returncode} "
+                               f"before it answered; its output: {self.log}")
+            if time.monotonic() > deadline:
+                raise NotReady(f"the app process on port {self.port} did not answer within {START_TIMEOUT} s; "
+                               f"its output: {self.log}")
+            time.sleep(0.2)  # polling the process's health, not standing in for it
+
+
+def start_nginx(backends: list[str], listen: str, run_dir: Path) -> subprocess.Popen:
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"  # Debian's is in /usr/sbin, off a user's PATH
+    if not os.access(nginx, os.X_OK):
+        raise SystemExit("nginx is missing: apt-get install nginx (./run_tests.sh installs it)")
+    conf = run_dir / "nginx.conf"
+    conf.write_text(render(backends, listen, run_dir, max_upload_mb() + 1))
+    error_log = run_dir / "nginx-error.log"
+    with open(error_log, "ab") as log:
+        proc = subprocess.Popen([nginx, "-p", str(run_dir), "-c", str(conf), "-e", str(error_log)],
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    host, _, port = listen.rpartition(":")
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:  # a TCP connection, not a request: a request would take a newcomer's turn
+        try:
+            socket.create_connection((reachable(host), int(port)), timeout=2).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"nginx exited with code {proc.returncode}; see {error_log}") from None
+            if time.monotonic() > deadline:
+                raise SystemExit(f"nginx did not listen on {listen} in {START_TIMEOUT} s; see {error_log}") from None
+            time.sleep(0.2)
+
+
+def supervise(apps: list[App], nginx: subprocess.Popen | None) -> None:
+    """Wait for a child to exit. nginx ends the class; an app process that had served is started
+    again, and one that then fails to start is left out (nginx sends its browsers to the others)."""
+    by_pid = {app.proc.pid: app for app in apps}
+    while by_pid or nginx is not None:
+        pid = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT).si_pid  # left for Popen to reap
+        if nginx is not None and pid == nginx.pid:
+            raise SystemExit(f"nginx exited with code {nginx.wait()}; see nginx-error.log in the run directory")
+        app = by_pid.pop(pid)
+        say(f"the app process on port {app.port} exited with code {app.proc.wait()}; starting it again "
+            f"(its sessions are gone; their pages reconnect to the other processes)")
+        app.start()
+        try:
+            app.wait_ready()
+        except NotReady as failed:
+            stop([app.proc])
+            say(f"{failed}; serving without it")
+            continue
+        by_pid[app.proc.pid] = app
+
+
+def say(text: str) -> None:
+    print(f"serve_class: {text}", file=sys.stderr, flush=True)
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM to each, then SIGKILL to any still there after STOP_TIMEOUT."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + STOP_TIMEOUT
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                   help="app processes on this machine (default: its cores, %(default)s)")
+    p.add_argument("--port", type=int, default=8500, help="the port students open (default %(default)s)")
+    p.add_argument("--listen", default="0.0.0.0", help="the address nginx listens on (default: every address)")
+    p.add_argument("--app-ports", type=int, nargs="+", metavar="PORT",
+                   help="this machine's app ports, one per process (default: the ports after --port)")
+    p.add_argument("--app-address", default="127.0.0.1",
+                   help="the address app processes listen on (127.0.0.1; this machine's network address when\n"
+                        "another machine's proxy serves them)")
+    p.add_argument("--backend", action="append", default=[], metavar="HOST:PORT",
+                   help="an app process on another machine, served by this proxy too (repeat for each)")
+    p.add_argument("--no-proxy", action="store_true", help="start the app processes only, no nginx")
+    p.add_argument("--run-dir", type=Path, help="logs, pid files, nginx's config (default: a new directory in /tmp)")
+    args = p.parse_args()
+    if args.app_ports is None:
+        args.app_ports = [args.port + 1 + i for i in range(args.processes)]
+    elif len(args.app_ports) != args.processes:
+        p.error(f"--app-ports lists {len(args.app_ports)} ports for --processes {args.processes}")
+    if not args.app_ports and (args.no_proxy or not args.backend):
+        p.error("nothing to serve: no app processes here and no --backend")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    run_dir = args.run_dir or Path(tempfile.mkdtemp(prefix="unrolled-class-"))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir.chmod(0o711)  # nginx's workers (nobody, when started as root) make their temporary files in it
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    apps = [App(args.app_address, port, run_dir) for port in args.app_ports]
+    nginx = None
+    try:
+        for app in apps:
+            app.start()
+        for app in apps:
+            app.wait_ready()
+        served = [f"{reachable(args.app_address)}:{app.port}" for app in apps] + args.backend
+        if not args.no_proxy:
+            nginx = start_nginx(served, f"{args.listen}:{args.port}", run_dir)
+        where = "no proxy" if args.no_proxy else f"http://{reachable(args.listen)}:{args.port}/"
+        print(f"serve_class: serving {where} from {', '.join(served)}; run directory {run_dir}; "
+              f"Ctrl-C stops it", flush=True)
+        supervise(apps, nginx)
+    except NotReady as failed:
+        raise SystemExit(f"serve_class: {failed}") from None
+    except Stop as signalled:
+        say(f"{signalled}, stopping")
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stopping short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stop(([nginx] if nginx else []) + [app.proc for app in apps if app.proc is not None])
+
+
+if __name__ == "__main__":
+    main()
