@@ -4,7 +4,10 @@
 #   1. uses the active virtual environment, or else ./.venv (made with `python3 -m venv` if missing),
 #   2. installs requirements.txt into it (exact versions; once installed, pip fetches nothing, so
 #      this works with no network),
-#   3. installs Debian's chromium for tests/browser with apt if /usr/bin/chromium is missing,
+#   3. installs Debian's chromium and nginx for tests/browser with apt if /usr/bin/chromium or
+#      /usr/sbin/nginx is missing (the browser tests drive chromium; tests/browser/test_serve_class.py
+#      serves the app through nginx, as deploy/serve_class.py does), and stops and disables the
+#      nginx service Debian's package starts with its default site on port 80,
 #   4. checks style with ruff (rules in pyproject.toml), then runs pytest with this script's arguments.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -28,25 +31,39 @@ fi
 "$PYTHON" -m pip install --quiet -r requirements.txt
 
 CHROMIUM=/usr/bin/chromium
-if [ ! -x "$CHROMIUM" ]; then
-    echo "run_tests.sh: $CHROMIUM is missing; installing Debian's chromium for tests/browser." >&2
+NGINX=/usr/sbin/nginx
+missing=()
+[ -x "$CHROMIUM" ] || missing+=(chromium)
+[ -x "$NGINX" ] || missing+=(nginx)
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "run_tests.sh: installing Debian's ${missing[*]} for tests/browser ($CHROMIUM or $NGINX is missing)." >&2
     if [ "$(id -u)" -eq 0 ]; then
         SUDO=()
     elif command -v sudo >/dev/null 2>&1; then
         SUDO=(sudo)
     else
-        echo "run_tests.sh: cannot install chromium: not root and no sudo. As root, run" >&2
-        echo "    apt-get update && apt-get install -y chromium" >&2
+        echo "run_tests.sh: cannot install ${missing[*]}: not root and no sudo. As root, run" >&2
+        echo "    apt-get update && apt-get install -y ${missing[*]}" >&2
         echo "then run ./run_tests.sh again." >&2
         exit 1
     fi
     if ! { "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update &&
-           "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } ||
-       [ ! -x "$CHROMIUM" ]; then
-        echo "run_tests.sh: installing chromium with apt-get failed (see above); the browser" >&2
-        echo "tests need $CHROMIUM. Install it (apt-get install chromium), then run" >&2
+           "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"; } ||
+       [ ! -x "$CHROMIUM" ] || [ ! -x "$NGINX" ]; then
+        echo "run_tests.sh: installing ${missing[*]} with apt-get failed (see above); the browser" >&2
+        echo "tests need $CHROMIUM and $NGINX. Install them (apt-get install chromium nginx), then run" >&2
         echo "./run_tests.sh again." >&2
         exit 1
+    fi
+    if [[ " ${missing[*]} " == *" nginx "* ]]; then
+        # The package starts nginx with Debian's default site on port 80; the tests and deploy/ run
+        # nginx themselves, each with its own config, so the service is stopped and left disabled.
+        if [ -d /run/systemd/system ]; then
+            "${SUDO[@]}" systemctl disable --now nginx >/dev/null 2>&1 || true
+        else
+            "${SUDO[@]}" service nginx stop >/dev/null 2>&1 || true
+            "${SUDO[@]}" update-rc.d nginx disable >/dev/null 2>&1 || true
+        fi
     fi
 fi
 
