@@ -16,9 +16,7 @@ import dataclasses
 import os
 import re
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import torch
+from app_server import serve
 from timing import load_average, table
 
 from app import pages
@@ -158,26 +157,9 @@ def plain_rate(case: Case, seconds: float) -> tuple[float, str]:
 
 @contextmanager
 def server() -> Iterator[str]:
-    """`streamlit run app/main.py` on a free port of 127.0.0.1, as tests/browser/conftest.py starts it."""
-    from tests.browser.conftest import _free_port, _health
-
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    with tempfile.TemporaryFile() as log:  # a file, not a pipe: a pipe nobody reads blocks the server
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        try:
-            start = time.perf_counter()
-            while _health(url) != "ok":
-                if proc.poll() is not None or time.perf_counter() - start > 60:
-                    log.seek(0)
-                    raise RuntimeError(f"streamlit did not start:\n{log.read().decode(errors='replace')}")
-                time.sleep(0.1)
-            yield url
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    """`streamlit run app/main.py` on a free port of 127.0.0.1 (app_server.serve), its address."""
+    with serve() as app:
+        yield app.url
 
 
 class Runs:
