@@ -5,6 +5,7 @@ import time
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.errors import StreamlitInvalidLayoutContextError
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 import engine
@@ -92,7 +93,15 @@ def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
     "Train up to step" between redraws."""
 
     def summary_and(lab: Lab) -> None:
-        sidebar_summary(lab)
+        try:
+            sidebar_summary(lab)
+        except StreamlitInvalidLayoutContextError:
+            # A tick the browser sent just after a whole-page run that was cut short (a control moved
+            # again) before it reached this fragment: Streamlit refuses the sidebar, written from outside
+            # the fragment's own container, until a whole-page run has written it. The next whole-page
+            # run does; without this the tick showed an error. Seen with 3-10 sessions playing at once
+            # (benchmarks/load.py).
+            pass
         draw(lab)
 
     live_training(lab, summary_and, state.TARGET_STEPS)
