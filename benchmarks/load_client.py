@@ -54,6 +54,10 @@ class Tab:
         kind = message.WhichOneof("type")
         now = time.perf_counter()
         if kind == "new_session":
+            # A run the server left without a script_finished (one cut short for the next) ended
+            # when the next began, as the page takes it.
+            if self.runs and self.runs[-1].ended is None:
+                self.runs[-1].ended = now
             self.runs.append(Run(now, fragment=bool(message.metadata.run.fragment_ids)))
         elif kind == "script_finished":
             # The latest run's end, whatever its status (FINISHED_EARLY_FOR_RERUN included), as
