@@ -23,34 +23,19 @@ import statistics
 import time
 from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
-from urllib.parse import urlencode
 
 import app_server as kernel
 from app_server import serve
 from load_browser import CHROMIUM_ARGS, BrowserTab
 from load_client import Client, SessionFailed
+from load_lesson import CONTROL, FAR, PAGE, lesson_query
 from timing import load_average, table
 
-from app.session.lessons import BY_KEY
-from app.widgets import state
-
-# The measurement: the adding problem's LSTM on Build & Train, as the "rnn-forgets" card's
-# second half opens it ("set the cell to LSTM and play again").
-LESSON = "rnn-forgets"
-PAGE = "build"
-CONTROL = "Train up to step"
-FAR = 1_000_000  # the control's largest value: no session reaches it, so all play to the end
 TIMEOUT = 60.0  # s: a run that takes longer than this fails its session
 WARM = 5.0  # s of play before the window: every session's first ticks have trained
 SAMPLE = 0.5  # s between readings of every session's step count
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "tests" / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-
-
-def lesson_query() -> str:
-    lesson = BY_KEY[LESSON]
-    setup = dataclasses.replace(lesson.setup, model=dataclasses.replace(lesson.setup.model, arch="lstm"))
-    return urlencode({**setup.to_query(), state.LESSON_PARAM: LESSON})
 
 
 @dataclasses.dataclass

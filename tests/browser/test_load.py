@@ -4,15 +4,12 @@ the training figure, move a control while both train, pause and leave; the serve
 to the threads it had before they came, so no training loop was left for a closed tab (a tick
 runs in a script thread, which ends with its run)."""
 import asyncio
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # as PYTHONPATH=.:benchmarks runs them
-from app_server import serve, threads  # noqa: E402
-from load import CONTROL, FAR, PAGE, lesson_query  # noqa: E402
-from load_client import Client  # noqa: E402
+from benchmarks.app_server import serve, threads
+from benchmarks.load_client import Client
+from benchmarks.load_lesson import CONTROL, FAR, PAGE, lesson_query
 
 TIMEOUT = 120.0  # s, for one run of the page under the suite's load
 STUDENTS = 2

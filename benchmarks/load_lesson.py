@@ -1,0 +1,19 @@
+"""What every student of the load harness does it on (benchmarks/load.py, tests/browser/test_load.py):
+the adding problem's LSTM on Build & Train, as the "rnn-forgets" card's second half opens it ("set
+the cell to LSTM and play again"), the issue's own measurement."""
+import dataclasses
+from urllib.parse import urlencode
+
+from app.session.lessons import BY_KEY
+from app.widgets import state
+
+LESSON = "rnn-forgets"
+PAGE = "build"
+CONTROL = "Train up to step"
+FAR = 1_000_000  # the control's largest value: no session reaches it, so all play to the end
+
+
+def lesson_query() -> str:
+    lesson = BY_KEY[LESSON]
+    setup = dataclasses.replace(lesson.setup, model=dataclasses.replace(lesson.setup.model, arch="lstm"))
+    return urlencode({**setup.to_query(), state.LESSON_PARAM: LESSON})
