@@ -40,7 +40,6 @@ CHROMIUM = "/usr/bin/chromium"
 
 @dataclasses.dataclass
 class Student:
-    name: str
     tab: Client | BrowserTab
     failed: str | None = None
     opened: float = float("nan")
@@ -83,8 +82,7 @@ async def moves(student: Student, times: list[float]) -> None:
 
 async def run_class(url: str, pids: list[int], sessions: int, browsers: int, seconds: float, browser) -> dict:
     """One class of `sessions` students (the first `browsers` of them real tabs) on the app at `url`."""
-    students = [Student(f"tab {i}" if i < browsers else f"client {i}",
-                        BrowserTab(browser, url) if i < browsers else Client(url)) for i in range(sessions)]
+    students = [Student(BrowserTab(browser, url) if i < browsers else Client(url)) for i in range(sessions)]
     query = lesson_query()
     start = {pid: (kernel.rss_mb(pid), kernel.threads(pid)) for pid in pids}
     mine = resource.getrusage(resource.RUSAGE_SELF)

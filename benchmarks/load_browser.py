@@ -54,7 +54,6 @@ class BrowserTab:
     def _opened(self, socket) -> None:
         def received(payload) -> None:
             if isinstance(payload, (bytes, bytearray)):
-                self.tab.bytes_received += len(payload)
                 self.tab.take(ForwardMsg.FromString(bytes(payload)))
 
         socket.on("framereceived", received)

@@ -47,7 +47,6 @@ class Tab:
     steps: int | None = None
     runs: list[Run] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    bytes_received: int = 0
 
     def take(self, message: ForwardMsg) -> None:
         """Note what one message from the server says."""
@@ -179,7 +178,6 @@ class Client:
     async def _read(self) -> None:
         try:
             async for raw in self._socket:
-                self.tab.bytes_received += len(raw)
                 self._take(ForwardMsg.FromString(raw))
                 self._changed.set()
         except websockets.ConnectionClosed as closed:
