@@ -49,15 +49,18 @@ class Playback(ABC):
     def finished(self, until: int) -> bool:
         """Nothing left to train before step `until`."""
 
-    def train_for(self, seconds: float, until: int, between_steps: Callable[[], None] = lambda: None) -> int:
-        """Train in single steps for about `seconds`, never past step `until`, so a page tick
-        stays short and a pause lands between two whole steps; returns the steps taken. Stops
-        playing once there is nothing left to train. `between_steps` is called before each step,
-        outside the lock: it may raise to end the loop there (the page has a run to start)."""
+    def train_for(self, seconds: float, until: int, between_steps: Callable[[], None] = lambda: None,
+                  clock: Callable[[], float] = time.perf_counter) -> int:
+        """Train in single steps until `clock` has advanced by `seconds`, never past step `until`,
+        so a page tick stays short and a pause lands between two whole steps; returns the steps
+        taken. Stops playing once there is nothing left to train. `between_steps` is called before
+        each step, outside the lock: it may raise to end the loop there (the page has a run to
+        start). A page's tick passes time.thread_time, so that its training is this thread's CPU
+        time, however many sessions share the interpreter (controls.live_training)."""
         done = 0
-        start = time.perf_counter()
+        start, started = time.perf_counter(), clock()
         try:
-            while time.perf_counter() - start < seconds:
+            while clock() - started < seconds:
                 between_steps()
                 with self.turn:  # someone waits in hold(): let them in before the next step
                     self.turn.wait_for(lambda: self.waiting == 0, timeout=seconds)

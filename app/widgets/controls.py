@@ -19,12 +19,12 @@ TICK_SECONDS = 0.4  # how often a playing page asks to redraw
 TRAIN_SECONDS = 0.3  # training time per tick at least
 TRAIN_SHARE = 0.75  # of a tick, for training: drawing the Gradients page takes 0.4 s, and at a
 # fixed 0.3 s of training its LSTM got 13-17% of its training rate (benchmarks/README section 8)
-MAX_TRAIN_SECONDS = 0.8  # a click waits for the steps under way: at most this long
+MAX_TRAIN_SECONDS = 0.8  # training per tick at most: the figures on screen are at most this far behind
 
 
 def train_seconds(drawn: float, least: float = TRAIN_SECONDS) -> float:
-    """Training time for a tick whose drawing took `drawn` s: TRAIN_SHARE of the tick, but at least
-    `least` and at most MAX_TRAIN_SECONDS (a click on Pause lands after the steps under way)."""
+    """Training time for a tick whose drawing took `drawn` s (both in the tick's CPU time):
+    TRAIN_SHARE of the tick, but at least `least` and at most MAX_TRAIN_SECONDS."""
     return min(max(least, drawn * TRAIN_SHARE / (1 - TRAIN_SHARE)), max(least, MAX_TRAIN_SECONDS))
 
 
@@ -120,12 +120,15 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
         # Draw first, then train: the charts on screen are never left waiting (and greyed out)
         # while the next steps run; they show them on the next tick. The lock makes a training
         # loop still finishing in another thread complete its step before anything is read.
-        start = time.perf_counter()
+        # Both measured in this thread's CPU time: with N sessions playing, each thread runs about
+        # 1/N of the time, and wall-clock budgets let drawing (fixed CPU work) crowd training out
+        # as N grew (benchmarks/README, section 12).
+        start = time.thread_time()
         with trainee.lock:
             draw(trainee)
         if trainee.playing and not whole_page[0]:
-            trainee.train_for(train_seconds(time.perf_counter() - start, seconds), until=st.session_state[until_key],
-                              between_steps=yield_to_the_page())
+            trainee.train_for(train_seconds(time.thread_time() - start, seconds), until=st.session_state[until_key],
+                              between_steps=yield_to_the_page(), clock=time.thread_time)
             if not trainee.playing:  # reached the target or stopped: redraw the buttons, stop ticking
                 st.rerun()
 

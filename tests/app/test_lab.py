@@ -107,6 +107,17 @@ def test_train_for_stops_at_the_target_step_and_pauses():
     assert lab.trainer.steps_done == 5 and not lab.playing
 
 
+def test_train_for_counts_its_time_on_the_clock_it_is_given():
+    """A tick passes its thread's CPU clock: a clock that moves 0.1 s per reading stops a 0.35 s
+    budget after the readings before steps 1-4 (0.1, 0.2, 0.3 and 0.4 past the start), whatever
+    the wall clock says."""
+    readings = iter(i / 10 for i in range(100))
+    lab = Lab(DEFAULT)
+    lab.playing = True
+    assert lab.train_for(seconds=0.35, until=100, clock=lambda: next(readings)) == 3
+    assert lab.trainer.steps_done == 3 and lab.playing
+
+
 def test_an_uploaded_checkpoint_replaces_the_model_and_brings_its_task():
     source = Lab(preset_setup("parity"))
     source.trainer.step(3)
