@@ -3,6 +3,7 @@ import streamlit as st
 import torch
 
 from app import pages
+from app.session.page_runs import page_run
 from app.widgets.header import current_lab
 from app.widgets.no_cells import no_cells_here
 
@@ -13,7 +14,8 @@ torch.set_num_threads(1)
 st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layout="wide")
 # Every page listed: folded ("View 4 more"), a class cannot see the pages a teacher names.
 page = st.navigation(pages.sections(), expanded=True)
-if page.url_path in pages.CELL_PAGES and current_lab().setup.model.arch == "transformer":
-    no_cells_here(page.title)
-else:
-    page.run()
+with page_run():  # a playing tick's training, in any session, waits for this run (page_runs.py)
+    if page.url_path in pages.CELL_PAGES and current_lab().setup.model.arch == "transformer":
+        no_cells_here(page.title)
+    else:
+        page.run()

@@ -188,7 +188,8 @@ def report(rows: list[dict], baseline: float) -> str:
             f"{r['sessions']} ({r['browsers']} + {r['sessions'] - r['browsers']})", str(r["processes"]),
             str(r["failed"]), cell(r["open p50"], 2),
             f"{cell(r['rerun p50'], 2)} / {cell(r['rerun p95'], 2)} / {cell(r['rerun max'], 2)}",
-            cell(r["total"]), cell(r["total"] / baseline, 2), f"{cell(r['slowest'])} / {cell(r['fastest'])}",
+            cell(r["total"]), cell(r["total"] / baseline if baseline else float("nan"), 2),
+            f"{cell(r['slowest'])} / {cell(r['fastest'])}",
             cell(r["fairness"], 2), cell(r["server cores"], 2),
             f"{cell(r['client cores'], 2)} + chromium {cell(r['chromium cores'], 2)}",
             f"{cell(r['rss start'], 0)} / {cell(r['rss peak'], 0)} / {cell(r['rss after'], 0)}",
@@ -220,8 +221,8 @@ async def measure(args) -> str:
                 row = await run_class(url, pids, sessions, args.browsers, args.seconds, browser)
                 row["rss after"] = await expire_sessions(url, pids, args.ttl)
                 rows.append(row)
-                print(report(rows[-1:], rows[0]["total"]), flush=True)
-    return report(rows, rows[0]["total"])
+                print(report(rows[-1:], args.baseline or rows[0]["total"]), flush=True)
+    return report(rows, args.baseline or rows[0]["total"])
 
 
 async def warm_up(url: str) -> None:
@@ -241,6 +242,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=lambda s: [int(n) for n in s.split(",")], default=[1, 10, 30])
     parser.add_argument("--browsers", type=int, default=1, help="how many of each class's sessions are chromium tabs")
     parser.add_argument("--seconds", type=float, default=40.0, help="the window every session trains in")
+    parser.add_argument("--baseline", type=float, help="one session's steps/s measured before, for the 'vs one "
+                        "session' column (else the first class measured: --sessions 1,...)")
     parser.add_argument("--ttl", type=int, default=10, help="server.disconnectedSessionTTL for the app started")
     parser.add_argument("--option", action="append", default=[], metavar="SECTION.OPTION=VALUE",
                         help="a streamlit option for the app started (repeatable), e.g. runner.postScriptGC=true")

@@ -11,6 +11,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yiel
 import engine
 from app.session.comparison import RoundRobin
 from app.session.lab import Lab
+from app.session.page_runs import wait_for_page_runs
 from app.session.playback import Playback
 from app.widgets import state
 from app.widgets.header import sidebar_summary
@@ -20,6 +21,8 @@ TRAIN_SECONDS = 0.3  # training time per tick at least
 TRAIN_SHARE = 0.75  # of a tick, for training: drawing the Gradients page takes 0.4 s, and at a
 # fixed 0.3 s of training its LSTM got 13-17% of its training rate (benchmarks/README section 8)
 MAX_TRAIN_SECONDS = 0.8  # training per tick at most: the figures on screen are at most this far behind
+PAGE_RUN_POLL = 0.05  # s: how often a training loop waiting for other sessions' page runs checks its own
+PAGE_RUN_WAIT = 2.0  # s a training loop waits for them at most before its next step
 
 
 def train_seconds(drawn: float, least: float = TRAIN_SECONDS) -> float:
@@ -140,7 +143,19 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
 
 def yield_to_the_page() -> Callable[[], None]:
     """What a tick's training calls between two steps: Streamlit's own yield point, which raises
-    to end the tick when a whole-page run waits (a control moved, Pause), so that run starts after
-    the step under way instead of after the tick's remaining training (up to MAX_TRAIN_SECONDS).
-    Streamlit checks it at every st.* call; a Python training loop makes none."""
-    return get_run_yield_check() or (lambda: None)
+    to end the tick when a whole-page run of this session waits (a control moved, Pause), so that
+    run starts after the step under way instead of after the tick's remaining training (up to
+    MAX_TRAIN_SECONDS); Streamlit checks it at every st.* call, a Python training loop makes none.
+    Then, while another session's page is being built, it waits (page_runs.py): in slices of
+    PAGE_RUN_POLL s, so that this session's own click still ends the tick at once, and for at most
+    PAGE_RUN_WAIT s in all before the next step."""
+    check = get_run_yield_check() or (lambda: None)
+
+    def between_steps() -> None:
+        check()
+        for _ in range(round(PAGE_RUN_WAIT / PAGE_RUN_POLL)):
+            if wait_for_page_runs(PAGE_RUN_POLL):
+                return
+            check()
+
+    return between_steps

@@ -1,0 +1,47 @@
+"""Whole-page runs first: a playing tick's training waits between two steps while any session's
+page is being built (app/session/page_runs.py, controls.yield_to_the_page)."""
+import threading
+
+import pytest
+
+from app.session import page_runs
+from app.widgets import controls
+
+
+def test_a_page_run_is_under_way_from_its_start_to_its_end_even_when_it_raises():
+    assert page_runs.under_way() == 0 and page_runs.wait_for_page_runs(0.0)
+    try:
+        with page_runs.page_run():
+            assert page_runs.under_way() == 1 and not page_runs.wait_for_page_runs(0.0)
+            raise RuntimeError("a rerun ends the script by raising")
+    except RuntimeError:
+        pass
+    assert page_runs.under_way() == 0 and page_runs.wait_for_page_runs(0.0)
+
+
+def test_a_waiting_thread_is_woken_when_the_last_page_run_ends():
+    started, woke = threading.Event(), []
+    with page_runs.page_run():
+        waiter = threading.Thread(target=lambda: (started.set(), woke.append(page_runs.wait_for_page_runs(60.0))))
+        waiter.start()
+        started.wait()
+        assert woke == []
+    waiter.join()
+    assert woke == [True]
+
+
+def test_training_waits_in_slices_checking_its_own_session_between_them(monkeypatch):
+    answers = iter([False, False, True])  # two slices with a page run under way, then none
+    monkeypatch.setattr(controls, "wait_for_page_runs", lambda most: next(answers))
+    checks = []
+    monkeypatch.setattr(controls, "get_run_yield_check", lambda: lambda: checks.append(1))
+    controls.yield_to_the_page()()
+    assert len(checks) == 3  # before the first slice, and after each of the two it waited
+
+
+def test_training_waits_no_longer_than_page_run_wait_in_all(monkeypatch):
+    slices = []
+    monkeypatch.setattr(controls, "wait_for_page_runs", lambda most: slices.append(most) or False)
+    controls.yield_to_the_page()()
+    assert len(slices) * controls.PAGE_RUN_POLL == pytest.approx(controls.PAGE_RUN_WAIT)
+    assert set(slices) == {controls.PAGE_RUN_POLL}
