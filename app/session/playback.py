@@ -58,9 +58,9 @@ class Playback(ABC):
         start). A page's tick passes time.thread_time, so that its training is this thread's CPU
         time, however many sessions share the interpreter (controls.live_training)."""
         done = 0
-        start, started = time.perf_counter(), clock()
+        wall_start, clock_start = time.perf_counter(), clock()  # wall: self.seconds, the time-to-go estimate
         try:
-            while clock() - started < seconds:
+            while clock() - clock_start < seconds:
                 between_steps()
                 with self.turn:  # someone waits in hold(): let them in before the next step
                     self.turn.wait_for(lambda: self.waiting == 0, timeout=seconds)
@@ -70,7 +70,7 @@ class Playback(ABC):
                 done += 1
         finally:
             with self.lock:
-                self.seconds += time.perf_counter() - start
+                self.seconds += time.perf_counter() - wall_start
                 if self.finished(until):
                     self.playing = False
         return done
