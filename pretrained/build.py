@@ -2,10 +2,11 @@
 `python -m pretrained.build --only sentiment-lstm` (repeatable).
 
 Each is trained as the app trains (engine.make_task, engine.build_model, engine.Trainer), on one
-thread from fixed seeds, so a build gives the same weights byte for byte on the same machine and
-torch version. It writes <name>.safetensors (engine.to_bytes: the ModelConfig, task spec and
-vocabulary in its header) and <name>.json, its card: what it is, what it was trained on and how,
-what it scores on held-out data (pretrained/heldout.py), and when, with what, in how long.
+thread from fixed seeds, with the CPU kernels capped at AVX2 (pretrained/kernels.py), so a build
+gives the same weights byte for byte on every x86-64 machine with the same torch version. It
+writes <name>.safetensors (engine.to_bytes: the ModelConfig, task spec and vocabulary in its
+header) and <name>.json, its card: what it is, what it was trained on and how, what it scores on
+held-out data (pretrained/heldout.py), and when, with what kernels, in how long.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import hashlib
 import json
 import os
 import platform
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,7 @@ import torch
 import engine
 from engine.tasks.reviews import REVIEWS_CSV
 from engine.tasks.text import CHARLM_CORPUS
+from pretrained import kernels
 from pretrained.heldout import HELD_OUT_FILE, METRICS, CorpusHead, held_out, held_out_start, scores
 
 FOLDER = Path(__file__).resolve().parent
@@ -151,7 +154,8 @@ def training_task(recipe: Recipe) -> engine.Task:
 
 
 def build(recipe: Recipe) -> Built:
-    """Train `recipe` from scratch and score it: its weights and its card."""
+    """Train `recipe` from scratch and score it: its weights and its card. Byte for byte the
+    shipped ones only in a process whose kernels were pinned before torch computed (main does it)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(THREADS)
     try:
@@ -183,7 +187,7 @@ def build(recipe: Recipe) -> Built:
         "held_out": {"data": samples.description, "samples": len(samples.y), "metrics": metrics,
                      "meaning": {name: METRICS[recipe.task][name] for name in metrics}},
         "built": {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                  "torch": torch.__version__, "python": platform.python_version(),
+                  "torch": torch.__version__, "python": platform.python_version(), "kernels": kernels.KERNELS,
                   "command": f"python -m pretrained.build --only {recipe.name}"},
     }
     return Built(weights, card)
@@ -201,6 +205,9 @@ def write(built: Built) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    if not kernels.pinned():  # the same bytes on every x86-64 machine: run again with the kernels capped
+        kernels.pin()
+        os.execv(sys.executable, [sys.executable, "-m", "pretrained.build", *(sys.argv[1:] if argv is None else argv)])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=list(BY_NAME), help="build this one (repeatable)")
     names = parser.parse_args(argv).only or list(BY_NAME)
