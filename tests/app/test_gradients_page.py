@@ -226,6 +226,7 @@ def test_the_initialisation_caption_numbers_are_measured():
 
 
 @pytest.mark.training
+@pytest.mark.xdist_group("adding-runs")  # test_lessons.adding_runs, trained once
 def test_the_gradient_ratio_caption_and_the_readmes_lstm_figures_are_measured():
     """The caption under the ratio over training, and README's sentence on the LSTM of the Gradients
     screenshot: the adding preset (T = 50, 64 units, seed 0) as a tanh RNN and as an LSTM, trained

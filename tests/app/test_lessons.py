@@ -67,6 +67,7 @@ def test_exploding_first_gradient_near_320_then_diverges_and_clipping_trains_on(
     assert clipped.trainer.diverged_at is None
 
 
+@pytest.mark.xdist_group("adding-runs")  # one worker trains adding_runs once
 def test_rnn_forgets_tanh_rnn_stays_at_0167_and_an_lstm_gets_below_001_within_about_1000_steps():
     runs = adding_runs()
     rnn = runs["rnn"].lab
@@ -81,6 +82,7 @@ def test_rnn_forgets_tanh_rnn_stays_at_0167_and_an_lstm_gets_below_001_within_ab
     assert runs["lstm"].held_out[1200] < 0.01  # "below 0.01 within about 1000 steps"
 
 
+@pytest.mark.xdist_group("adding-runs")  # one worker trains adding_runs once
 def test_vanishing_ratio_starts_near_3e_11_and_only_the_lstm_learns_to_pass_gradient():
     ratio = {arch: run.lab.probes.log_frame().set_index("step").ratio for arch, run in adding_runs().items()}
     rnn, lstm = ratio["rnn"], ratio["lstm"]
