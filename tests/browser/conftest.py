@@ -376,18 +376,21 @@ def assert_stays_paused(app_page: StreamlitPage, socket, play: str, count) -> No
     fragment; the browser cancels every such timer when a run of the whole page starts, and the
     run that paused sent none, so no tick is due. Two more runs of the page (each also runs the
     live fragment), each awaited on its script_finished, then show what the server holds, and
-no run of a fragment alone (a tick) came in meanwhile. (A tick the browser sent just before the
-pause reached it still runs, once, right after the run that paused: the server queues it.)"""
+no run of a fragment alone (a tick) came in meanwhile. One run of the page comes first and is
+not counted: a tick under way when Pause was clicked is cut short at its next st.* call, and if it
+had moved the Unroll slider by then, the browser sent Pause with the thumb's old step and got the
+new one after; the run after shows the step the session holds, and from then on nothing moves."""
     page = app_page.page
     page.get_by_role("button", name=play, exact=True).wait_for()
     wait_for_app(page)
-    paused = count(page)
     messages = app_page.messages
-    read_at = len(messages)  # a tick the browser sent before the pause reached it has run by now
     page_runs = [i for i, m in enumerate(messages) if kind(m) == "new_session" and not m.metadata.run.fragment_ids]
     last_page_run = page_runs[-1]
     assert any(kind(m) == "auto_rerun" for m in messages[:last_page_run]), "playing set no fragment ticking"
     assert not any(kind(m) == "auto_rerun" for m in messages[last_page_run:]), "paused, yet a fragment was set ticking"
+    rerun(app_page, socket)
+    paused = count(page)
+    read_at = len(app_page.messages)
     for _ in range(2):
         rerun(app_page, socket)
         assert count(page) == paused  # paused means paused
