@@ -5,6 +5,8 @@ a link, a lesson, an uploaded checkpoint, a comparison), before anything is buil
 """
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 import engine
@@ -38,9 +40,12 @@ def step_cost(setup: Setup, task: engine.Task) -> tuple[int, int]:
 
 
 def parameters(setup: Setup, task: engine.Task) -> int:
-    """The network's parameter count, found without allocating it (the meta device)."""
+    """The network's parameter count, found without allocating it (the meta device). Built with
+    PyTorch's default start: the count does not depend on it, and rescaling W_hh to a spectral
+    radius (init="scaled") reads eigenvalues, which a meta tensor has none of."""
+    unscaled = dataclasses.replace(setup.model, init="default", spectral_radius=None)
     with torch.device("meta"):
-        model = build_model(setup.model, task.spec)
+        model = build_model(unscaled, task.spec)
     return sum(p.numel() for p in model.parameters())
 
 

@@ -5,6 +5,7 @@ session's lock), with a message saying what to lower, and the session keeps what
 import dataclasses
 
 import pytest
+import torch
 from streamlit.testing.v1 import AppTest
 
 import engine
@@ -113,3 +114,14 @@ def test_every_lesson_and_task_preset_is_within_the_budget():
 
     for setup in [lesson.setup for lesson in LESSONS] + [preset_setup(t) for t in OFFERED]:
         budget.check_cost(setup, setup.make_task())
+
+
+def test_a_network_scaled_to_a_spectral_radius_is_counted_and_opens():
+    """The count builds on the meta device, where rescaling W_hh to ρ cannot read eigenvalues: a lab
+    with init="scaled" raised RuntimeError ("Tensor.item() cannot be called on meta tensors")."""
+    scaled = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, init="scaled", spectral_radius=1.1))
+    lab = Lab(scaled)
+    assert budget.parameters(scaled, lab.task) == sum(p.numel() for p in lab.model.parameters())
+    W_hh = lab.model.rnn.weight_hh_l0.detach()  # [4H, H]: i, f, g, o
+    for block in W_hh.reshape(4, -1, W_hh.shape[1]):
+        assert torch.linalg.eigvals(block).abs().max().item() == pytest.approx(1.1, rel=1e-5)
