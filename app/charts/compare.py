@@ -11,12 +11,14 @@ from app.charts.style import finish
 from app.charts.training import add_level
 
 
-def loss_over_training(points: pd.DataFrame, units: str = "per batch", baseline: float | None = None) -> go.Figure:
+def loss_over_training(points: pd.DataFrame, units: str = "per batch", baseline: float | None = None,
+                       each: str = "cell") -> go.Figure:
     """The loss of several runs against the training step on a log axis, one line per run in the
     order and colours of gradient_ratio_over_training; a dashed "baseline" line when given.
 
     points   columns step, run, loss
     units    what the loss is, for the axis title: "MSE", "cross-entropy, nats"
+    each     what one run is, for the title: "cell", "start"
     """
     points = empty_or(points, ["step", "run", "loss"])
     fig = lines_by(points, "run", "step", "loss", "loss", "step")
@@ -25,4 +27,4 @@ def loss_over_training(points: pd.DataFrame, units: str = "per batch", baseline:
         add_level(fig, baseline, pd.DataFrame({"step": [max([10, *points["step"]])]}), "baseline", y_axis)
     fig.update_xaxes(title_text=STEP_AXIS)
     fig.update_yaxes(title_text=f"loss ({units}, log)", **y_axis)
-    return finish(fig, "Loss of each cell over training")
+    return finish(fig, f"Loss of each {each} over training")

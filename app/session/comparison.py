@@ -1,5 +1,7 @@
-"""Comparison: one task, one seed, one training budget, four cells (tanh RNN, ReLU RNN, LSTM,
-GRU) trained side by side: the vanishing-gradient lesson in one picture.
+"""Comparison: one task, one seed, one training budget, several networks trained side by side.
+Either four cells (tanh RNN, ReLU RNN, LSTM, GRU): the vanishing-gradient lesson in one picture;
+or the student's own network from each initialisation of W_hh (PyTorch's default, orthogonal,
+identity; for an LSTM also a forget bias of 1): the course's "training strategies" as one experiment.
 
 Made from a student's Setup and kept in their st.session_state (never in a shared cache), with no
 Streamlit in it. It plays like the Lab (playback.py): every change to a model happens under the
@@ -7,6 +9,7 @@ Comparison's lock, one whole step at a time.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from abc import abstractmethod
 from collections import deque
@@ -31,6 +34,16 @@ CELLS = {
 }
 KEPT = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "init", "spectral_radius", "attention",
         "reverse_source")
+# How each run of an initialisation experiment starts; everything else is the student's network.
+# "forget bias 1" is for an LSTM only (Gers, Schmidhuber & Cummins 2000; Jozefowicz et al. 2015).
+INITIALISATIONS = {
+    "PyTorch default": {"init": "default", "spectral_radius": None, "forget_bias": None},
+    "orthogonal": {"init": "orthogonal", "spectral_radius": None, "forget_bias": None},
+    "identity (IRNN)": {"init": "identity", "spectral_radius": None, "forget_bias": None},
+    "forget bias 1": {"init": "default", "spectral_radius": None, "forget_bias": 1.0},
+}
+LSTM_ONLY = ("forget bias 1",)
+KINDS = ("cells", "initialisations")  # what a comparison varies
 TIMED_STEPS = 200  # the latest training steps whose wall-clock time each run keeps
 DIRECTIONS = ("forward", "backward")  # held-out samples the loss is measured on, the same ones for every run
 
@@ -48,6 +61,17 @@ def cell_configs(model: engine.ModelConfig, names: tuple[str, ...]) -> dict[str,
     return {
         name: engine.ModelConfig(**CELLS[name], **kept, **(forget_bias if name == "LSTM" else {})) for name in names
     }
+
+
+def initialisation_configs(model: engine.ModelConfig) -> dict[str, engine.ModelConfig]:
+    """The student's network, cell and all, from each initialisation its cell takes."""
+    return {name: dataclasses.replace(model, **start) for name, start in INITIALISATIONS.items()
+            if model.arch == "lstm" or name not in LSTM_ONLY}
+
+
+def run_configs(kind: str, model: engine.ModelConfig, cells: tuple[str, ...]) -> dict[str, engine.ModelConfig]:
+    """The networks a comparison of `kind` trains, by run name."""
+    return cell_configs(model, cells) if kind == "cells" else initialisation_configs(model)
 
 
 class TrainedRun:
@@ -186,15 +210,18 @@ class RoundRobin(Playback):
 
 
 class Comparison(RoundRobin):
-    """The runs of every cell in `cells` (all four by default) on one setup, trained in turns.
-    `task` is the student's own when given (the Lab's: an uploaded corpus is parsed once)."""
+    """The runs of one setup, trained in turns: of every cell in `cells` (all four by default), or
+    with kind="initialisations" of the student's network from each initialisation. `task` is the
+    student's own when given (the Lab's: an uploaded corpus is parsed once)."""
 
     def __init__(self, setup: Setup, upload: str | bytes | None = None, cells: tuple[str, ...] = tuple(CELLS),
-                 task: engine.Task | None = None):
+                 task: engine.Task | None = None, kind: str = "cells"):
         super().__init__()
-        self.setup = setup
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        self.setup, self.kind, self.cell_names = setup, kind, cells
         self.upload = upload  # the student's own corpus or CSV, so the runs read the same data
-        self.cells = cell_configs(setup.model, cells)
+        self.configs = run_configs(kind, setup.model, cells)  # run name -> its network
         self.task = task or setup.make_task(upload)
         check_cost(setup, self.task)  # each cell costs what the student's network costs
         self.build()
@@ -205,16 +232,17 @@ class Comparison(RoundRobin):
         self.probe = probe_samples(self.task, self.setup.train.seed)
         self.held_out = held_out_set(self.task, self.setup.train.seed)[:2]  # the Lab's, as Build & Train scores
         self.runs = [Run(name, cfg, self.task, self.setup.train, self.probe, self.held_out)
-                     for name, cfg in self.cells.items()]
+                     for name, cfg in self.configs.items()]
         self.seconds = 0.0  # spent training them, measurements included
         self.drawn_history: pd.DataFrame | None = None  # history_frame() as the page drew it last
 
-    def compares(self, setup: Setup, upload: str | bytes | None = None) -> bool:
-        """Whether `setup` would give these same runs: which cell the student picked aside, the
-        same task, data, network and training."""
-        return (setup.task, setup.task_params, setup.train, upload, cell_configs(setup.model, tuple(self.cells))) == (
-            self.setup.task, self.setup.task_params, self.setup.train, self.upload, self.cells
-        )
+    def compares(self, setup: Setup, upload: str | bytes | None = None, kind: str | None = None) -> bool:
+        """Whether `setup` (and `kind`, unless None) would give these same runs: the same task,
+        data, networks and training (for cells, whichever cell the student picked)."""
+        configs = run_configs(self.kind, setup.model, self.cell_names)
+        return (kind in (None, self.kind)
+                and (setup.task, setup.task_params, setup.train, upload, configs)
+                == (self.setup.task, self.setup.task_params, self.setup.train, self.upload, self.configs))
 
     def curves_frame(self) -> pd.DataFrame:
         """||dL/dh_t|| of every run at its last measurement, of each direction of the first layer:
@@ -228,17 +256,22 @@ class Comparison(RoundRobin):
         return pd.concat(frames, ignore_index=True)
 
 
-def setup_text(setup: Setup) -> str:
-    """The settings a comparison runs on, in one line: task, network, training, seed."""
+def setup_text(setup: Setup, kind: str = "cells") -> str:
+    """The settings a comparison runs on, in one line: task, network, training, seed (comparing
+    initialisations, the cell and not the initialisation, which each run sets for itself)."""
     params = ", ".join(f"{k} {v}" for k, v in setup.task_params.items())
     cfg, train = setup.model, setup.train
     network = f"{cfg.num_layers} layer{'s' * (cfg.num_layers > 1)} × {cfg.hidden_size} units"
+    if kind == "initialisations":
+        network = f"{cell_name(cfg)}, {network}"
     network += ", bidirectional" if cfg.bidirectional else ""
-    network += f", {cfg.init} initialisation" if cfg.init != "default" else ""
-    network += f" to ρ {cfg.spectral_radius:g}" if cfg.spectral_radius is not None else ""
+    if kind == "cells":
+        network += f", {cfg.init} initialisation" if cfg.init != "default" else ""
+        network += f" to ρ {cfg.spectral_radius:g}" if cfg.spectral_radius is not None else ""
     network += f", {cfg.attention} attention" if cfg.attention else ""
     network += f", dropout {cfg.dropout:g}" if cfg.dropout else ""
-    network += f", LSTM forget bias {cfg.forget_bias:g}" if cfg.arch == "lstm" and cfg.forget_bias is not None else ""
+    if kind == "cells" and cfg.arch == "lstm" and cfg.forget_bias is not None:
+        network += f", LSTM forget bias {cfg.forget_bias:g}"
     training = [f"{train.optimizer} lr {train.lr:g}", f"batch {train.batch_size}"]
     if train.clip_norm is not None:
         training.append(f"clip norm {train.clip_norm:g}")
@@ -248,3 +281,9 @@ def setup_text(setup: Setup) -> str:
         training.append(f"truncated BPTT every {train.bptt_window} steps")
     task = f"{setup.task} ({params})" if params else setup.task
     return f"{task} · {network} · {', '.join(training)} · seed {train.seed}"
+
+
+def cell_name(cfg: engine.ModelConfig) -> str:
+    """'tanh RNN', 'ReLU RNN', 'LSTM' or 'GRU' as CELLS names them, else e.g. 'sigmoid RNN'."""
+    named = [name for name, cell in CELLS.items() if cell == {"arch": cfg.arch, "activation": cfg.activation}]
+    return named[0] if named else f"{cfg.activation} {cfg.arch.upper()}"

@@ -162,3 +162,45 @@ def test_cells_that_diverge_open_and_the_page_says_which():
         assert "so did every other cell" in said and "train on" not in said
     chart(at, "Vanishing gradients")
     chart(at, "How much gradient reaches the first step")
+
+
+def test_the_initialisation_lesson_opens_its_three_starts_and_the_page_plots_them():
+    """Opened from Home, the lesson's comparison is of initialisations: its three starts on its setup,
+    the banner, the budget; played, each start's numbers are the ones drawn; the captions quote the
+    lesson's figures for these runs only, and the four cells come back on the student's choice."""
+    from app.session.lessons import BY_KEY
+
+    lesson = BY_KEY["initialisation"]
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.button(key="lesson.initialisation").click().run()
+    assert not at.exception
+    assert lesson.title in at.info[0].value and at.session_state["compare_kind"] == "initialisations"
+    comparison = at.session_state["comparison"]
+    starts = ["PyTorch default", "orthogonal", "identity (IRNN)"]
+    assert comparison.kind == "initialisations" and [run.name for run in comparison.runs] == starts
+    assert comparison.setup == lesson.setup and at.number_input(key="compare_steps").value == lesson.steps
+    assert any("ReLU RNN, 1 layer × 64 units" in m.value for m in at.markdown)
+    assert any("ends near 0.004" in c.value for c in at.caption)  # measured for exactly these runs
+    at.number_input(key="compare_steps").set_value(BUDGET).run()
+    at.button(key="compare_play").click().run()
+    for _ in range(100):
+        if not at.session_state["comparison"].playing:
+            break
+        tick(at)
+    assert [run.steps_done for run in comparison.runs] == [BUDGET] * 3
+    through_time = {t["name"]: t for t in chart(at, "Vanishing gradients: three starts")["data"]}
+    loss = {t["name"]: t for t in chart(at, "Loss of each start over training")["data"]}
+    log = comparison.log_frame()
+    for run in comparison.runs:
+        assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curves[0].tolist(), rel=1e-6)
+        assert plotted(loss[run.name]["y"]) == pytest.approx(list(log[log.run == run.name].loss), rel=1e-6)
+    assert any(f"Every start reached step {BUDGET}" in s.value for s in at.success)
+
+    at.session_state["lab"].change(dataclasses.replace(lesson.setup, task_params={"seq_len": 60}))
+    at.run()
+    at.button(key="compare_new").click().run()  # the student's own setup: nothing measured to quote
+    assert at.session_state["comparison"].kind == "initialisations"
+    assert not any("0.004" in c.value for c in at.caption)
+    at.button_group(key="compare_kind").set_value("cells").run()
+    assert [run.name for run in at.session_state["comparison"].runs] == list(CELLS)
+    assert chart(at, "Vanishing gradients: four cells") and not at.exception

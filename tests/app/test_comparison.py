@@ -31,7 +31,7 @@ def test_each_run_starts_and_trains_as_a_lab_with_that_cell():
     assert [run.name for run in comparison.runs] == list(CELLS)
     played(comparison, 3)
     for run in comparison.runs:
-        lab = Lab(dataclasses.replace(DEFAULT, model=comparison.cells[run.name]))
+        lab = Lab(dataclasses.replace(DEFAULT, model=comparison.configs[run.name]))
         assert torch.equal(lab.probes.samples[0], comparison.probe[0])
         assert torch.equal(lab.probes.samples[1], comparison.probe[1])
         for _ in range(3):
@@ -56,7 +56,7 @@ def test_the_log_holds_the_recording_of_the_probe_sample_and_the_held_out_loss()
         loss, metric = score(run.model, comparison.task, *held_out_set(comparison.task, 0)[:2])
         assert (rows.loss.iloc[-1], rows.metric.iloc[-1]) == pytest.approx((loss, metric), rel=1e-6)
     # the tanh RNN's ratio at step 25 is the one the Gradients page logs for that model
-    lab = Lab(dataclasses.replace(DEFAULT, model=comparison.cells["tanh RNN"]))
+    lab = Lab(dataclasses.replace(DEFAULT, model=comparison.configs["tanh RNN"]))
     for _ in range(RECORD_EVERY):
         lab.step()
     tanh = log[log.run == "tanh RNN"].set_index("step").ratio
@@ -218,3 +218,42 @@ def test_each_run_times_its_latest_training_steps_and_only_them():
     assert sum(sum(run.step_seconds) for run in comparison.runs) < comparison.seconds
     played(comparison, TIMED_STEPS + 10)
     assert [len(run.step_seconds) for run in comparison.runs] == [TIMED_STEPS] * 2  # the latest only
+
+
+def test_an_initialisation_comparison_trains_the_students_network_from_each_start():
+    """Each run is the student's network with one initialisation, built as a lab with that network
+    builds it: W_hh blocks orthogonal or the identity (biases zero), an LSTM's forget bias 1."""
+    student = dataclasses.replace(DEFAULT.model, hidden_size=16, init="scaled", spectral_radius=1.1, forget_bias=2.0)
+    setup = dataclasses.replace(DEFAULT, model=student)
+    comparison = Comparison(setup, kind="initialisations")
+    assert list(comparison.configs) == ["PyTorch default", "orthogonal", "identity (IRNN)",
+                                        "forget bias 1"]
+    kept = dataclasses.replace(student, init="default", spectral_radius=None, forget_bias=None)
+    for run in comparison.runs:
+        assert dataclasses.replace(run.cfg, init="default", spectral_radius=None, forget_bias=None) == kept
+        lab = Lab(dataclasses.replace(setup, model=run.cfg))
+        for (name, mine), theirs in zip(run.model.state_dict().items(), lab.model.state_dict().values()):
+            assert torch.equal(mine, theirs), (run.name, name)
+    H = 16
+    blocks = {run.name: run.model.rnn.weight_hh_l0.detach().reshape(4, H, H) for run in comparison.runs}  # i, f, g, o
+    assert all(torch.equal(block, torch.eye(H)) for block in blocks["identity (IRNN)"])
+    assert all(torch.allclose(block @ block.T, torch.eye(H), atol=1e-5) for block in blocks["orthogonal"])
+    irnn = dict(comparison.runs[2].model.rnn.named_parameters())
+    assert not irnn["bias_ih_l0"].any() and not irnn["bias_hh_l0"].any()
+    forget = dict(comparison.runs[3].model.rnn.named_parameters())["bias_ih_l0"][H : 2 * H]
+    assert torch.equal(forget, torch.ones(H))
+    assert comparison.compares(setup) and comparison.compares(setup, kind="initialisations")
+    assert not comparison.compares(setup, kind="cells")
+    orthogonal = dataclasses.replace(student, init="orthogonal", spectral_radius=None)
+    other_start = dataclasses.replace(setup, model=orthogonal)
+    assert comparison.compares(other_start)  # the student's own start is not what the runs compare
+    assert not comparison.compares(dataclasses.replace(setup, model=dataclasses.replace(student, hidden_size=32)))
+
+
+def test_a_cell_without_a_forget_gate_gets_three_starts():
+    rnn = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, arch="rnn", activation="relu"))
+    comparison = Comparison(rnn, kind="initialisations")
+    assert list(comparison.configs) == ["PyTorch default", "orthogonal", "identity (IRNN)"]
+    assert {cfg.activation for cfg in comparison.configs.values()} == {"relu"}
+    with pytest.raises(ValueError, match="kind must be one of cells, initialisations"):
+        Comparison(rnn, kind="weights")

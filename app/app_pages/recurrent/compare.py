@@ -1,5 +1,6 @@
-"""Compare cells: the student's task and training run for a tanh RNN, a ReLU RNN, an LSTM and a
-GRU side by side, their gradients through time and their losses overlaid."""
+"""Compare cells: the student's task and training run side by side for a tanh RNN, a ReLU RNN, an
+LSTM and a GRU, or for the student's own network from each initialisation of W_hh; their
+gradients through time and their losses overlaid."""
 from __future__ import annotations
 
 import streamlit as st
@@ -8,15 +9,16 @@ import engine
 from app.charts import compare as charts_compare
 from app.charts import gradients as cg
 from app.charts.labels import LOSS_UNITS
-from app.session.comparison import Comparison, setup_text
+from app.session.comparison import KINDS, Comparison, cell_name, setup_text
 from app.session.lab import Lab
+from app.session.lessons import BY_KEY, Lesson
 from app.session.measured import same_network
 from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import state
-from app.widgets.controls import live_training, round_robin_progress, set_playing
+from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
 from app.widgets.figures import show
-from app.widgets.header import page_header
+from app.widgets.header import lesson_banner, page_header
 from app.widgets.literal import literal
 
 STEPS = state.COMPARE_STEPS
@@ -36,17 +38,34 @@ TRAIN_SECONDS = 1.0
 # problem every cell has made its move by step 1000, and four cells take twice as long on screen
 # as their training alone (see the caption under the controls).
 MAX_DEFAULT_STEPS = 1500
+KIND_LABELS = {"cells": "the four cells", "initialisations": "initialisations of my network"}
+EACH = {"cells": "cell", "initialisations": "start"}  # what one run is, in the progress bar
 
 
 def run() -> None:
     lab = page_header("Compare cells", lesson=False)
-    st.markdown(
-        "Four networks that differ only in their cell train on the same batches, from the same "
-        "seed, for the same number of steps. Watch how much of the loss's gradient reaches the "
-        "first step of the sequence (left, and over training on the right), and whether the loss "
-        "leaves the baseline when it does."
-    )
-    comparison = current(lab)
+    if opened_here():
+        lesson_banner()  # the other lessons' banners speak of their own pages
+    kind = pick_kind()
+    if kind == "cells":
+        st.markdown(
+            "Four networks that differ only in their cell train on the same batches, from the same "
+            "seed, for the same number of steps. Watch how much of the loss's gradient reaches the "
+            "first step of the sequence (left, and over training on the right), and whether the loss "
+            "leaves the baseline when it does."
+        )
+    else:
+        st.markdown(
+            f"Your network, a {cell_name(lab.setup.model)}, trains from each way of starting its recurrent "
+            "weights $W_{hh}$, on the same batches for the same number of steps: PyTorch's default (uniform in "
+            r"$\pm 1/\sqrt{H}$), orthogonal (Henaff et al.: $\lVert W_{hh} h\rVert = \lVert h\rVert$), the "
+            "identity with zero biases (IRNN, Le et al.: $h_{t-1}$ passed on unchanged)"
+            + (r", and for an LSTM the default with a forget-gate bias of 1 ($f_t$ starts near "
+               r"$\sigma(1) \approx 0.73$: remember by default)." if lab.setup.model.arch == "lstm" else ".")
+            + " Everything else is your network as Build & Train sets it. Watch which start lets the "
+            "gradient reach the first steps, and the loss leave the baseline."
+        )
+    comparison = current(lab, kind)
     if comparison is None:
         return
     which_setup(comparison, lab)
@@ -55,62 +74,72 @@ def run() -> None:
     downloads(comparison)
 
 
-def current(lab: Lab) -> Comparison | None:
-    """This session's comparison. One never trained is remade from the student's setup when
-    that changes (there is nothing to mix); a trained one stays, and which_setup says so.
-    None, with the reason on the page, when the student's setup cannot be compared."""
+def opened_here() -> Lesson | None:
+    """The open lesson, if it is one of this page's."""
+    lesson = BY_KEY.get(state.get(state.LESSON))
+    return lesson if lesson is not None and lesson.page == "compare" else None
+
+
+def pick_kind() -> str:
+    """What the runs differ in: the cell, or how the student's network starts. An open lesson
+    picks it on arrival (opening one clears the choice, state.RESET_BY_A_LESSON)."""
+    lesson = opened_here()
+    st.session_state.setdefault(state.COMPARE_KIND, lesson.compares if lesson else "cells")
+    return st.segmented_control(
+        "Compare", KINDS, key=state.COMPARE_KIND, format_func=KIND_LABELS.get, required=True,
+        help="The four cells on your task and network, or your network (its cell included) from each "
+             "initialisation of its recurrent weights.",
+    )
+
+
+def current(lab: Lab, kind: str) -> Comparison | None:
+    """This session's comparison of `kind`. One never trained is remade from the student's setup
+    when that changes (there is nothing to mix); a trained one stays, and which_setup says so;
+    another kind is a new comparison. None, with the reason on the page, when the student's setup
+    cannot be compared."""
     comparison = state.comparison()
-    if comparison is None or not (comparison.trained or comparison.compares(lab.setup, lab.upload)):
-        start(lab)
+    if comparison is None or comparison.kind != kind or not (
+            comparison.trained or comparison.compares(lab.setup, lab.upload)):
+        start(lab, kind)
     return state.comparison()
 
 
-def start(lab: Lab) -> None:
+def start(lab: Lab, kind: str) -> None:
     """A new comparison from the student's setup; a new task brings its own budget."""
     previous = state.comparison()
     if previous is not None:
         previous.playing = False  # a fragment still training it stops at its next step
     try:
-        comparison = Comparison(lab.setup, lab.upload, task=lab.task)
+        comparison = Comparison(lab.setup, lab.upload, task=lab.task, kind=kind)
     except ValueError as err:  # over the size budget: four of them would be, too
-        st.error(f"These cells cannot be compared on your setup: {literal(err)}.", icon=":material/block:")
+        what = "These cells" if kind == "cells" else "These initialisations"
+        st.error(f"{what} cannot be compared on your setup: {literal(err)}.", icon=":material/block:")
         st.session_state.pop(state.COMPARISON, None)
         return
     st.session_state[state.COMPARISON] = comparison
-    if previous is None or previous.setup.task != lab.setup.task or STEPS not in st.session_state:
+    lesson = opened_here()
+    if lesson is not None:
+        st.session_state[STEPS] = lesson.steps
+    elif previous is None or previous.setup.task != lab.setup.task or STEPS not in st.session_state:
         st.session_state[STEPS] = min(engine.TASKS[lab.setup.task].preset.steps, MAX_DEFAULT_STEPS)
 
 
 def which_setup(comparison: Comparison, lab: Lab) -> None:
-    st.markdown(f"**Comparing:** {setup_text(comparison.setup)}")
+    kind = comparison.kind
+    st.markdown(f"**Comparing:** {setup_text(comparison.setup, kind)}")
     if not comparison.compares(lab.setup, lab.upload):
         st.warning(
-            "Your setup on Build & Train has changed since these cells were trained; they still "
-            f"train on the settings above. Yours now: {setup_text(lab.setup)}.",
+            "Your setup on Build & Train has changed since these runs were trained; they still "
+            f"train on the settings above. Yours now: {setup_text(lab.setup, kind)}.",
             icon=":material/sync_problem:",
         )
-        st.button("Compare the cells on my setup", key="compare_new", icon=":material/refresh:", on_click=start,
-                  args=(lab,))
+        st.button("Compare again on my setup", key="compare_new", icon=":material/refresh:", on_click=start,
+                  args=(lab, kind))
 
 
 def controls(comparison: Comparison) -> None:
-    """Play and Pause act in callbacks, before the page redraws, so the button shows the new state."""
-    stopped = all(run.stopped for run in comparison.runs)
-    play, reset, until = st.columns([1, 1, 2], vertical_alignment="bottom")
-    play.button(
-        "Pause" if comparison.playing else "Play", key="compare_play", type="primary", width="stretch",
-        disabled=stopped, icon=":material/pause:" if comparison.playing else ":material/play_arrow:",
-        on_click=set_playing, args=(comparison, not comparison.playing),  # what the button said
-    )
-    reset.button(
-        "Reset", key="compare_reset", width="stretch", help="fresh weights from the seed for all four; logs cleared",
-        icon=":material/restart_alt:", on_click=comparison.reset,
-    )
-    until.number_input(
-        "Steps for each cell", min_value=1, max_value=100_000, step=100, key=STEPS, persist_state="session",
-        help="The cells take turns, one step each, so all four always stand within one step of each other.",
-    )
-    if same_network(comparison.setup):
+    round_robin_controls(comparison, "compare", STEPS, "Steps for each run", EACH[comparison.kind])
+    if same_network(comparison.setup) and comparison.kind == "cells":
         st.caption(
             "On the adding problem (T = 50, 64 units), 1500 steps of all four cells take about 35 s of "
             "training on a 2-core CPU, and 1 to 1½ minutes on screen with the browser on the same "
@@ -119,7 +148,7 @@ def controls(comparison: Comparison) -> None:
 
 
 def through_time(comparison: Comparison):
-    return cg.compare_runs(comparison.curves_frame())
+    return cg.compare_runs(comparison.curves_frame(), EACH[comparison.kind])
 
 
 def ratio(comparison: Comparison):
@@ -129,17 +158,19 @@ def ratio(comparison: Comparison):
 def loss(comparison: Comparison):
     task = comparison.task
     return charts_compare.loss_over_training(
-        comparison.log_frame(), LOSS_UNITS.get(task.metric_name, "per batch"), task.baseline_loss
+        comparison.log_frame(), LOSS_UNITS.get(task.metric_name, "per batch"), task.baseline_loss,
+        EACH[comparison.kind],
     )
 
 
 def draw(comparison: Comparison) -> None:
     until = state.get(STEPS)
+    kind, each = comparison.kind, EACH[comparison.kind]
     comparison.drawn_history = comparison.history_frame()  # as of this redraw (under the lock), for its download
-    round_robin_progress(comparison, until, "cell")
+    round_robin_progress(comparison, until, each)
     stopped = comparison.stopped()
     for run in stopped:
-        others = "the other cells train on" if len(stopped) < len(comparison.runs) else "so did every other cell"
+        others = f"the other {each}s train on" if len(stopped) < len(comparison.runs) else f"so did every other {each}"
         st.error(
             f"**The {run.name} {run.trainer.status}**: its loss or gradient became infinite or NaN, so that "
             f"step was not applied and it stopped there; {others}. Its lines end at its last measurement.",
@@ -156,12 +187,16 @@ def draw(comparison: Comparison) -> None:
             )
     left, right = st.columns(2)
     show(through_time(comparison), "compare_curves", left)
-    measured = same_network(comparison.setup)
+    measured = same_network(comparison.setup) and kind == "cells"
+    irnn = the_initialisation_lesson(comparison)
     left.caption(
-        f"‖∂L/∂h_t‖ of each cell on the same sample, as last measured (every {RECORD_EVERY} steps): "
+        f"‖∂L/∂h_t‖ of each {each} on the same sample, as last measured (every {RECORD_EVERY} steps): "
         "the further a line falls towards t = 0, the less the first steps can learn."
         + (" On the adding problem, before training all four fall by about ten orders of magnitude or more "
            "over 50 steps." if measured else "")
+        + (" Before training the IRNN's line ends at about 0.7 of its last step's at t = 0, the orthogonal "
+           "start's at about 2e-16, and the default's at 0 (below float32's smallest number), which the log "
+           "axis leaves out." if irnn else "")
         + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
     )
     show(ratio(comparison), "compare_ratio", right)
@@ -173,31 +208,43 @@ def draw(comparison: Comparison) -> None:
            "step 400 and the LSTM near step 750, and both stay above it; the ReLU RNN's, below 1e-12 until "
            "step 900, rises to around 1e-7 from step 1000 on, with one spike to 0.1; the tanh RNN's stays "
            "below 1e-6 throughout." if measured else
-           " A cell whose ratio climbs by orders of magnitude is learning to carry the gradient back.")
+           " Measured on this lesson's runs (T = 100, seed 0, 1500 steps): the IRNN's stays between about 0.13 "
+           "and 1.4 all through; the orthogonal start's stays below 1e-10 until step 1300, then climbs to about "
+           "1e-2 as its loss begins to fall; the default's stays below 1e-10 (mostly 0) throughout." if irnn else
+           f" A {each} whose ratio climbs by orders of magnitude is learning to carry the gradient back.")
         + both
     )
     left, right = st.columns(2)
     show(loss(comparison), "compare_loss", left)
     left.caption(
-        f"Loss on the same {len(comparison.held_out[1]):,} held-out samples for every cell (those Build & "
+        f"Loss on the same {len(comparison.held_out[1]):,} held-out samples for every {each} (those Build & "
         f"Train scores), every {RECORD_EVERY} steps. "
-        "A cell whose line stays on the dashed baseline predicts no better than a constant."
+        f"A {each} whose line stays on the dashed baseline predicts no better than a constant."
         + (" On the adding problem the tanh RNN stays there; the GRU leaves it near step 300, the LSTM "
            "near step 750 and the ReLU RNN near step 1000, each as its gradient starts reaching the first "
            "step." if measured else "")
+        + (" Here the IRNN leaves it within 300 steps and ends near 0.004 (with brief spikes up to about 0.1); the "
+           "orthogonal start stays near it (above 0.15) until step 1375 and ends near 0.12; the default stays "
+           "near it (0.14 to 0.21) all 1500 steps." if irnn else "")
     )
     metric = comparison.task.metric_name
     formats = {RATIO: "{:.1e}", RATIO_BACKWARD: "{:.1e}", "held-out loss": "{:.4g}", metric: "{:.3f}"}
     table = latest(comparison)
     shown = table.style.format({k: v for k, v in formats.items() if k in table})
     right.table(shown, hide_index=True)
-    right.caption("The last measurement of each cell.")
+    right.caption(f"The last measurement of each {each}.")
     if not comparison.playing and comparison.finished(until) and not comparison.stopped():
-        st.success(f"Every cell reached step {until:,}. Raise 'Steps for each cell' to go on.")
+        st.success(f"Every {each} reached step {until:,}. Raise 'Steps for each run' to go on.")
+
+
+def the_initialisation_lesson(comparison: Comparison) -> bool:
+    """Whether these are the runs the initialisation lesson measured (its task, network and training,
+    whatever initialisation the student's own network has), so the captions may quote its figures."""
+    return comparison.kind == "initialisations" and comparison.compares(BY_KEY["initialisation"].setup)
 
 
 def latest(comparison: Comparison):
-    """One row per cell: its last measurement."""
+    """One row per run: its last measurement."""
     log = comparison.log_frame().groupby("run", sort=False).last().reset_index()
     return log.rename(columns={"ratio": RATIO, "ratio_backward": RATIO_BACKWARD, "loss": "held-out loss",
                                "metric": comparison.task.metric_name})
