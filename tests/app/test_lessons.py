@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from app.session import pretrained, spectral_sweep
+from app.session.comparison import Comparison
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.scaling import RUNS, ScalingRuns
@@ -233,7 +234,7 @@ def test_pointer_network_points_right_about_97_percent_and_its_matrix_is_a_permu
     assert pointer.max(dim=1).values.min() > 0.5
 
 
-def test_why_sqrt_dk_divided_about_98_undivided_about_27_one_hot_and_25_times_less_gradient_at_25():
+def test_why_sqrt_dk_divided_about_98_undivided_about_27_one_hot_near_005_nats_and_25_times_less_gradient_at_25():
     """The lesson's figures are the page's: ScalingRuns's log, the held-out scores its table shows."""
     lesson = BY_KEY["why-sqrt-dk"]
     assert lesson.steps == 150 and lesson.page == "scaling"
@@ -246,13 +247,43 @@ def test_why_sqrt_dk_divided_about_98_undivided_about_27_one_hot_and_25_times_le
     divided, undivided = (log.loc[name] for name in RUNS)
     assert about(divided.loc[50, "metric"], 0.98, 0.02)  # "about 98% of the held-out symbols right"
     assert about(undivided.loc[50, "metric"], 0.27, 0.15)  # "and the second about 27%"
-    assert about(undivided.loc[50, "entropy"], 0.04, 0.25)  # "about 0.04 nats at step 50"
+    # "about 0.05 nats at step 50": 0.041 on AVX-512 kernels, 0.057 on AVX2 (pretrained/kernels.py)
+    assert about(undivided.loc[50, "entropy"], 0.05, 0.25)
     assert round(undivided.loc[50, "uniform_entropy"], 2) == 2.06  # "would average 2.06"
     ratio = divided.loc[25, "logit_grad_norm"] / undivided.loc[25, "logit_grad_norm"]
     assert about(ratio, 25, 0.2)  # "at step 25 ... about 25 times smaller" (23.2 written out, 25.6 fused)
     assert (undivided["entropy"] < 0.1 * undivided["uniform_entropy"]).loc[25:].all()  # "nearly one-hot"
     # "from 31% to 90%": 1 thread written out 0.895, fused 0.395; 2 threads 0.484 and 0.313.
     assert 0.31 * 0.9 < undivided.loc[150, "metric"] < 0.90 * 1.05
+
+
+def test_initialisation_irnn_learns_within_300_steps_orthogonal_near_1375_and_the_default_never():
+    """The lesson's figures are the Compare page's: the Comparison of initialisations it opens, trained
+    as the page trains it (in turns, measured every RECORD_EVERY steps on the held-out samples and
+    probe sample 0). The same on AVX-512 and AVX2 kernels (measured on both)."""
+    lesson = BY_KEY["initialisation"]
+    assert (lesson.page, lesson.compares, lesson.steps) == ("compare", "initialisations", 1500)
+    setup = lesson.setup
+    assert (setup.task, setup.task_params["seq_len"], setup.model.arch, setup.model.activation) == (
+        "adding", 100, "rnn", "relu")
+    comparison = Comparison(setup, kind="initialisations")
+    with comparison.lock:
+        while comparison.advance(lesson.steps):
+            pass
+    log = comparison.log_frame().set_index(["run", "step"])
+    irnn, orthogonal, default = (log.loc[name] for name in ("identity (IRNN)", "orthogonal",
+                                                             "PyTorch default"))
+    assert comparison.task.baseline_loss == pytest.approx(1 / 6)  # "the dashed baseline (0.167, always guessing 1.0)"
+    assert irnn[irnn.loss < 0.05].index.min() <= 300  # "leaves the dashed baseline within 300 steps"
+    assert (irnn.loss.loc[300:] < 0.12).all()  # "with brief spikes up to about 0.1 before then"
+    assert about(irnn.loss.loc[1500], 0.004, 0.5)  # "near 0.004 by step 1500"
+    assert (irnn.ratio.between(0.13, 1.45)).all() and about(irnn.ratio.loc[0], 0.7, 0.1)  # "about 0.13 and 1.4"
+    assert (orthogonal.loss.loc[25:1350] > 0.15).all() and orthogonal[orthogonal.loss < 0.15].index.min() == 1375
+    assert about(orthogonal.loss.loc[1500], 0.12, 0.15)  # "near 0.12 by step 1500"
+    assert (orthogonal.ratio.loc[:1300] < 1e-10).all() and about(orthogonal.ratio.max(), 1e-2, 0.5)
+    assert about(orthogonal.ratio.loc[0], 2e-16, 0.25)  # the caption: "about 2e-16" before training
+    assert default.loss.loc[25:].between(0.14, 0.21).all()  # "stays at the baseline all 1500 steps (0.14 to 0.21)"
+    assert (default.ratio < 1e-10).all() and default.ratio.loc[0] == 0.0  # "less than 1e-10"; "0" at the start
 
 
 def with_positions(lesson, encoding: str) -> Lab:
@@ -279,7 +310,7 @@ def transfer_source(name: str) -> torch.nn.Module:
     return pretrained.load(pretrained.read(name))[0]
 
 
-def test_transfer_reviews_lm_about_76_at_step_100_and_94_at_400_from_scratch_about_60_and_81():
+def test_transfer_reviews_lm_about_76_at_step_100_and_95_at_400_from_scratch_about_60_and_81():
     """The lesson's figures are the page's: TransferRuns's log on the 390 held-out reviews."""
     lesson = BY_KEY["transfer"]
     assert lesson.steps == 400 and lesson.page == "transfer"
@@ -292,7 +323,8 @@ def test_transfer_reviews_lm_about_76_at_step_100_and_94_at_400_from_scratch_abo
     log = runs.log_frame().set_index(["run", "step"])["metric"]
     assert len(runs.held_out[1]) == 390
     assert about(log["pretrained", 100], 0.76, 0.04) and about(log["from scratch", 100], 0.60, 0.06)
-    assert about(log["pretrained", 400], 0.94, 0.03) and about(log["from scratch", 400], 0.81, 0.04)
+    # "by step 400 about 95%": 93.8% on AVX-512 kernels, 97.4% on AVX2 (pretrained/kernels.py)
+    assert about(log["pretrained", 400], 0.95, 0.03) and about(log["from scratch", 400], 0.81, 0.04)
     parts = runs.parts_frame().set_index(["run", "part"]).loc["pretrained"]
     frozen = parts.loc["layer 0"]
     assert (frozen[frozen["step"] <= 100]["grad_norm"] == 0).all()  # "frozen, their gradient exactly 0"
