@@ -244,13 +244,14 @@ def parameter_gradient_norms(history: pd.DataFrame) -> go.Figure:
     return legend_below(finish(fig, "Gradient norm per parameter"), font_px=11)
 
 
-def compare_runs(curves: pd.DataFrame, each: str = "cell") -> go.Figure:
+def compare_runs(curves: pd.DataFrame, each: str = "cell", what: str = "Vanishing gradients") -> go.Figure:
     """‖∂L/∂h_t‖ of several runs' recordings (e.g. tanh RNN, ReLU RNN, LSTM, GRU) overlaid on a
     log axis, one line per run; for a bidirectional network the backward direction of each run
     dashed in the same colour, named for the first step it reads (t = T−1).
 
     curves   columns run, t, value, and direction ("forward", "backward") when there are both
     each     what one run is, for the title: "cell" ("four cells, same task and budget"), "start"
+    what     the title's start
     """
     curves = empty_or(curves, ["run", "t", "value"])
     if both_directions(curves):
@@ -263,7 +264,7 @@ def compare_runs(curves: pd.DataFrame, each: str = "cell") -> go.Figure:
     runs = curves["run"].nunique() if len(curves) else 0
     count = NUMBERS[runs] if runs < len(NUMBERS) else str(runs)
     counted = f"{count} {each}{'s' * (runs != 1)}, " if runs else ""
-    return finish(fig, f"Vanishing gradients: {counted}same task and budget")
+    return finish(fig, f"{what}: {counted}same task and budget")
 
 
 CUT_KEY = "dotted: the gradient is cut here"

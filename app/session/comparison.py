@@ -1,7 +1,9 @@
 """Comparison: one task, one seed, one training budget, several networks trained side by side.
 Either four cells (tanh RNN, ReLU RNN, LSTM, GRU): the vanishing-gradient lesson in one picture;
 or the student's own network from each initialisation of W_hh (PyTorch's default, orthogonal,
-identity; for an LSTM also a forget bias of 1): the course's "training strategies" as one experiment.
+identity; for an LSTM also a forget bias of 1): the course's "training strategies" as one experiment;
+or echo state networks: tanh RNNs of the student's size whose W_hh is drawn once at a spectral
+radius and never trained, only their read-out learning.
 
 Made from a student's Setup and kept in their st.session_state (never in a shared cache), with no
 Streamlit in it. It plays like the Lab (playback.py): every change to a model happens under the
@@ -43,7 +45,10 @@ INITIALISATIONS = {
     "forget bias 1": {"init": "default", "spectral_radius": None, "forget_bias": 1.0},
 }
 LSTM_ONLY = ("forget bias 1",)
-KINDS = ("cells", "initialisations")  # what a comparison varies
+# The spectral radii of the echo state networks' reservoirs: from fading memory through the most
+# memory to chaos (the lesson's figures).
+RESERVOIR_RADII = (0.9, 1.2, 1.5, 2.0, 3.0)
+KINDS = ("cells", "initialisations", "reservoirs")  # what a comparison varies
 TIMED_STEPS = 200  # the latest training steps whose wall-clock time each run keeps
 DIRECTIONS = ("forward", "backward")  # held-out samples the loss is measured on, the same ones for every run
 
@@ -69,9 +74,19 @@ def initialisation_configs(model: engine.ModelConfig) -> dict[str, engine.ModelC
             if model.arch == "lstm" or name not in LSTM_ONLY}
 
 
+def reservoir_configs(model: engine.ModelConfig) -> dict[str, engine.ModelConfig]:
+    """Echo state networks of the student's size, depth, direction and embedding: tanh RNNs whose
+    W_hh (each layer's, each direction's) is scaled to each of RESERVOIR_RADII."""
+    kept = {field: getattr(model, field) for field in KEPT if field not in ("init", "spectral_radius")}
+    return {f"ρ = {rho:g}": engine.ModelConfig(arch="rnn", activation="tanh", init="scaled", spectral_radius=rho,
+                                              **kept) for rho in RESERVOIR_RADII}
+
+
 def run_configs(kind: str, model: engine.ModelConfig, cells: tuple[str, ...]) -> dict[str, engine.ModelConfig]:
     """The networks a comparison of `kind` trains, by run name."""
-    return cell_configs(model, cells) if kind == "cells" else initialisation_configs(model)
+    if kind == "cells":
+        return cell_configs(model, cells)
+    return initialisation_configs(model) if kind == "initialisations" else reservoir_configs(model)
 
 
 class TrainedRun:
@@ -210,9 +225,10 @@ class RoundRobin(Playback):
 
 
 class Comparison(RoundRobin):
-    """The runs of one setup, trained in turns: of every cell in `cells` (all four by default), or
-    with kind="initialisations" of the student's network from each initialisation. `task` is the
-    student's own when given (the Lab's: an uploaded corpus is parsed once)."""
+    """The runs of one setup, trained in turns: of every cell in `cells` (all four by default), with
+    kind="initialisations" of the student's network from each initialisation, with kind="reservoirs"
+    of echo state networks at each spectral radius. `task` is the student's own when given (the
+    Lab's: an uploaded corpus is parsed once)."""
 
     def __init__(self, setup: Setup, upload: str | bytes | None = None, cells: tuple[str, ...] = tuple(CELLS),
                  task: engine.Task | None = None, kind: str = "cells"):
@@ -233,6 +249,9 @@ class Comparison(RoundRobin):
         self.held_out = held_out_set(self.task, self.setup.train.seed)[:2]  # the Lab's, as Build & Train scores
         self.runs = [Run(name, cfg, self.task, self.setup.train, self.probe, self.held_out)
                      for name, cfg in self.configs.items()]
+        if self.kind == "reservoirs":  # only the read-out trains: every part but the head frozen
+            for run in self.runs:
+                run.trainer.freeze(*[part for part in run.model.param_groups() if part != "head"])
         self.seconds = 0.0  # spent training them, measurements included
         self.drawn_history: pd.DataFrame | None = None  # history_frame() as the page drew it last
 
@@ -264,8 +283,10 @@ def setup_text(setup: Setup, kind: str = "cells") -> str:
     network = f"{cfg.num_layers} layer{'s' * (cfg.num_layers > 1)} × {cfg.hidden_size} units"
     if kind == "initialisations":
         network = f"{cell_name(cfg)}, {network}"
+    elif kind == "reservoirs":
+        network = f"tanh RNN reservoirs, {network}, W_hh fixed at each ρ, only the read-out trained"
     network += ", bidirectional" if cfg.bidirectional else ""
-    if kind == "cells":
+    if kind == "cells":  # the others set each run's start themselves
         network += f", {cfg.init} initialisation" if cfg.init != "default" else ""
         network += f" to ρ {cfg.spectral_radius:g}" if cfg.spectral_radius is not None else ""
     network += f", {cfg.attention} attention" if cfg.attention else ""

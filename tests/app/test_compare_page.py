@@ -204,3 +204,21 @@ def test_the_initialisation_lesson_opens_its_three_starts_and_the_page_plots_the
     at.button_group(key="compare_kind").set_value("cells").run()
     assert [run.name for run in at.session_state["comparison"].runs] == list(CELLS)
     assert chart(at, "Vanishing gradients: four cells") and not at.exception
+
+
+def test_the_echo_state_lesson_opens_five_reservoirs_whose_read_outs_alone_train():
+    from app.session.lessons import BY_KEY
+
+    lesson = BY_KEY["echo-state"]
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.button(key="lesson.echo-state").click().run()
+    assert not at.exception and lesson.title in at.info[0].value
+    comparison = at.session_state["comparison"]
+    assert comparison.kind == "reservoirs" and len(comparison.runs) == 5 and comparison.setup == lesson.setup
+    assert any("about 27% at ρ = 0.9" in c.value for c in at.caption)  # measured for exactly these runs
+    at.button(key="compare_step").click().run()
+    assert [run.steps_done for run in comparison.runs] == [1] * 5
+    through_time = {t["name"]: t for t in chart(at, "Vanishing or exploding gradients: five reservoirs")["data"]}
+    for run in comparison.runs:
+        assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curves[0].tolist(), rel=1e-6)
+    assert any("tanh RNN reservoirs, 1 layer × 64 units" in m.value for m in at.markdown)

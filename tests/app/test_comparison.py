@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import engine
-from app.session.comparison import CELLS, TIMED_STEPS, Comparison, cell_configs
+from app.session.comparison import CELLS, TIMED_STEPS, Comparison, cell_configs, setup_text
 from app.session.heldout import held_out_set, score
 from app.session.lab import Lab
 from app.session.lessons import EXPLODING
@@ -257,3 +257,23 @@ def test_a_cell_without_a_forget_gate_gets_three_starts():
     assert {cfg.activation for cfg in comparison.configs.values()} == {"relu"}
     with pytest.raises(ValueError, match="kind must be one of cells, initialisations"):
         Comparison(rnn, kind="weights")
+
+
+def test_echo_state_networks_train_their_read_out_alone_on_reservoirs_at_each_spectral_radius():
+    """Each reservoir is a tanh RNN of the student's size whose W_hh has spectral radius ρ; after
+    training its every weight but the head's is bit for bit where it started."""
+    from app.session.comparison import RESERVOIR_RADII
+
+    student = dataclasses.replace(DEFAULT.model, hidden_size=16)  # an LSTM: reservoirs are tanh RNNs
+    comparison = Comparison(dataclasses.replace(DEFAULT, model=student), kind="reservoirs")
+    assert list(comparison.configs) == [f"ρ = {rho:g}" for rho in RESERVOIR_RADII]
+    starts = {run.name: {n: p.detach().clone() for n, p in run.model.named_parameters()} for run in comparison.runs}
+    played(comparison, 3)
+    for run, rho in zip(comparison.runs, RESERVOIR_RADII):
+        assert (run.cfg.arch, run.cfg.activation, run.cfg.hidden_size) == ("rnn", "tanh", 16)
+        W_hh = run.model.rnn.weight_hh_l0.detach()  # [H, H]
+        assert torch.linalg.eigvals(W_hh).abs().max().item() == pytest.approx(rho, rel=1e-5)
+        for name, param in run.model.named_parameters():
+            moved = not torch.equal(param.detach(), starts[run.name][name])
+            assert moved == name.startswith("head"), (run.name, name)
+    assert "tanh RNN reservoirs, 1 layer × 16 units, W_hh fixed at each ρ" in setup_text(comparison.setup, "reservoirs")
