@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 import re
 import statistics
@@ -29,7 +30,7 @@ from timing import load_average, table
 
 from app import pages
 from app.session import pretrained, scaling, transfer
-from app.session.comparison import RoundRobin
+from app.session.comparison import CELLS, Comparison, RoundRobin, run_configs
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY, LESSONS, Lesson
 from app.session.link import Setup
@@ -39,7 +40,8 @@ from app.widgets import state
 REPO = Path(__file__).resolve().parents[1]
 MAIN = str(REPO / "app" / "main.py")
 STEPS = re.compile(r"steps trained:\s*([\d,]+)")
-EACH_RUN = re.compile(r"step ([\d,]+) of [\d,]+ for each run")  # a page's progress text over its own runs
+# A page's progress text over its own runs (Compare cells names what a run is).
+EACH_RUN = re.compile(r"step ([\d,]+) of [\d,]+ for each (?:run|cell|start|reservoir)")
 # A stated time in a card's text: "30 seconds", "2 minutes", "in 5 min", "90 s".
 STATED_TIME = re.compile(r"\b\d[\d,.]*\s*(?:seconds?|secs?|minutes?|mins?|s|hours?|h)\b", re.I)
 
@@ -68,6 +70,15 @@ OWN_RUNS = {
     "scaling": OwnRuns(scaling.ScalingRuns, state.SCALING, "Train each up to step", len(scaling.RUNS)),
     "transfer": OwnRuns(transfer_runs, state.TRANSFER, "Train each up to step", 2),
 }
+
+
+def own_runs(case: Case) -> OwnRuns | None:
+    """The runs the lesson's page trains itself, if any: Compare cells' are of the lesson's kind."""
+    if case.page == "compare":
+        kind = case.lesson.compare_kind
+        count = len(run_configs(kind, case.setup.model, tuple(CELLS)))
+        return OwnRuns(functools.partial(Comparison, kind=kind), state.COMPARISON, "Steps for each run", count)
+    return OWN_RUNS.get(case.page)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +126,7 @@ def chosen(keys: str) -> set[str]:
 
 def budget(case: Case) -> int:
     """The steps the lesson's budget trains in all: each run's on a page training its own."""
-    own = OWN_RUNS.get(case.page)
+    own = own_runs(case)
     return case.lesson.steps * (own.count if own else 1)
 
 
@@ -137,7 +148,7 @@ def plain_rate(case: Case, seconds: float) -> tuple[float, str]:
     run, each run measured every 25 steps), counting every run's steps. Timed over whole rounds of
     25 steps (of each run), so every round's measurement is in: a slow setup's can take seconds.
     Training that stops (diverged) says at which step."""
-    own = OWN_RUNS.get(case.page)
+    own = own_runs(case)
     trainee = Lab(case.setup) if own is None else own.make(case.setup)
     trainers = [trainee.trainer] if own is None else [run.trainer for run in trainee.runs]
     rounds = RECORD_EVERY * len(trainers)  # steps in which each run is measured once
@@ -215,7 +226,7 @@ class Runs:
 def steps_trained(page, case: Case) -> int:
     """The sidebar's "steps trained: N" (tests/browser/test_build_train.py reads it the same way); on
     a page training its own runs, count x N of its "step N of M for each run". -1: not shown."""
-    own = OWN_RUNS.get(case.page)
+    own = own_runs(case)
     where, pattern = ("stSidebar", STEPS) if own is None else ("stMain", EACH_RUN)
     match = pattern.search(page.locator(f'[data-testid="{where}"]').inner_text())
     return (1 if own is None else own.count) * int(match.group(1).replace(",", "")) if match else -1
@@ -235,7 +246,7 @@ def control(case: Case) -> tuple[str, list[str]]:
     """The control a rerun moves on the lesson's page, and the values it is set to in turn."""
     if case.page in ("gradients", "gates"):
         return "Sample to open up", ["1", "0", "1", "0"]  # back where it started: the next round changes it again
-    own = OWN_RUNS.get(case.page)
+    own = own_runs(case)
     label = "Train up to step" if own is None else own.control
     return label, [str(case.lesson.steps + 100), str(case.lesson.steps)] * 2
 
@@ -474,7 +485,7 @@ def profile_case(case: Case, runs: int) -> dict[str, float]:
     try:
         at.switch_page(pages.PATHS[case.page]).run()
         assert not at.exception, [e.value for e in at.exception]
-        own = OWN_RUNS.get(case.page)
+        own = own_runs(case)
         trainee = at.session_state[state.LAB if own is None else own.key]
         trainee.playing = True
         for _ in range(2):

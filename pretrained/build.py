@@ -3,7 +3,7 @@
 
 Each is trained as the app trains (engine.make_task, engine.build_model, engine.Trainer), on one
 thread from fixed seeds, with the CPU kernels capped at AVX2 (pretrained/kernels.py), so a build
-gives the same weights byte for byte on every x86-64 machine with the same torch version. It
+gives the same weights byte for byte on AVX2 and AVX-512 machines with one torch version. It
 writes <name>.safetensors (engine.to_bytes: the ModelConfig, task spec and vocabulary in its
 header) and <name>.json, its card: what it is, what it was trained on and how, what it scores on
 held-out data (pretrained/heldout.py), and when, with what kernels, in how long.
@@ -205,7 +205,7 @@ def write(built: Built) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    if not kernels.pinned():  # the same bytes on every x86-64 machine: run again with the kernels capped
+    if not kernels.pinned():  # the same bytes on AVX2 and AVX-512 machines: run again capped
         kernels.pin()
         os.execv(sys.executable, [sys.executable, "-m", "pretrained.build", *(sys.argv[1:] if argv is None else argv)])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -38,10 +38,11 @@ KEPT = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "init", "
         "reverse_source")
 # How each run of an initialisation experiment starts; everything else is the student's network.
 # "forget bias 1" is for an LSTM only (Gers, Schmidhuber & Cummins 2000; Jozefowicz et al. 2015).
+# The identity start of a ReLU RNN is Le et al.'s IRNN, and named so (initialisation_configs).
 INITIALISATIONS = {
     "PyTorch default": {"init": "default", "spectral_radius": None, "forget_bias": None},
     "orthogonal": {"init": "orthogonal", "spectral_radius": None, "forget_bias": None},
-    "identity (IRNN)": {"init": "identity", "spectral_radius": None, "forget_bias": None},
+    "identity": {"init": "identity", "spectral_radius": None, "forget_bias": None},
     "forget bias 1": {"init": "default", "spectral_radius": None, "forget_bias": 1.0},
 }
 LSTM_ONLY = ("forget bias 1",)
@@ -69,9 +70,14 @@ def cell_configs(model: engine.ModelConfig, names: tuple[str, ...]) -> dict[str,
 
 
 def initialisation_configs(model: engine.ModelConfig) -> dict[str, engine.ModelConfig]:
-    """The student's network, cell and all, from each initialisation its cell takes."""
-    return {name: dataclasses.replace(model, **start) for name, start in INITIALISATIONS.items()
-            if model.arch == "lstm" or name not in LSTM_ONLY}
+    """The student's network, cell and all, from each initialisation its cell takes. ValueError for
+    a transformer, which has no W_hh to start."""
+    if model.arch == "transformer":
+        raise ValueError("a transformer has no recurrent weights W_hh to start in different ways; set a "
+                         "recurrent cell on Build & Train, or compare the four cells or echo state networks")
+    irnn = (model.arch, model.activation) == ("rnn", "relu")
+    return {f"{name} (IRNN)" if name == "identity" and irnn else name: dataclasses.replace(model, **start)
+            for name, start in INITIALISATIONS.items() if model.arch == "lstm" or name not in LSTM_ONLY}
 
 
 def reservoir_configs(model: engine.ModelConfig) -> dict[str, engine.ModelConfig]:
@@ -251,14 +257,22 @@ class Comparison(RoundRobin):
                      for name, cfg in self.configs.items()]
         if self.kind == "reservoirs":  # only the read-out trains: every part but the head frozen
             for run in self.runs:
-                run.trainer.freeze(*[part for part in run.model.param_groups() if part != "head"])
+                parts = run.model.param_groups()
+                if "head" not in parts:
+                    raise ValueError(f"an echo state network trains one read-out (a head) on its reservoir's "
+                                     f"states, and this task's network has none ({', '.join(parts)}): pick a "
+                                     "task with one answer per sequence or per step")
+                run.trainer.freeze(*[part for part in parts if part != "head"])
         self.seconds = 0.0  # spent training them, measurements included
         self.drawn_history: pd.DataFrame | None = None  # history_frame() as the page drew it last
 
     def compares(self, setup: Setup, upload: str | bytes | None = None, kind: str | None = None) -> bool:
         """Whether `setup` (and `kind`, unless None) would give these same runs: the same task,
         data, networks and training (for cells, whichever cell the student picked)."""
-        configs = run_configs(self.kind, setup.model, self.cell_names)
+        try:
+            configs = run_configs(self.kind, setup.model, self.cell_names)
+        except ValueError:  # a setup this kind cannot compare (a transformer's initialisations)
+            return False
         return (kind in (None, self.kind)
                 and (setup.task, setup.task_params, setup.train, upload, configs)
                 == (self.setup.task, self.setup.task_params, self.setup.train, self.upload, self.configs))
@@ -290,7 +304,11 @@ def setup_text(setup: Setup, kind: str = "cells") -> str:
         network += f", {cfg.init} initialisation" if cfg.init != "default" else ""
         network += f" to ρ {cfg.spectral_radius:g}" if cfg.spectral_radius is not None else ""
     network += f", {cfg.attention} attention" if cfg.attention else ""
-    network += f", dropout {cfg.dropout:g}" if cfg.dropout else ""
+    if kind == "initialisations":  # every start keeps the student's variant of the cell
+        network += ", peepholes" if cfg.peephole else ""
+        network += ", layer norm" if cfg.layer_norm else ""
+        network += f", zoneout {cfg.zoneout:g}" if cfg.zoneout else ""
+    network += f", dropout {cfg.dropout:g}" if cfg.dropout and kind != "reservoirs" else ""
     if kind == "cells" and cfg.arch == "lstm" and cfg.forget_bias is not None:
         network += f", LSTM forget bias {cfg.forget_bias:g}"
     training = [f"{train.optimizer} lr {train.lr:g}", f"batch {train.batch_size}"]
@@ -307,4 +325,6 @@ def setup_text(setup: Setup, kind: str = "cells") -> str:
 def cell_name(cfg: engine.ModelConfig) -> str:
     """'tanh RNN', 'ReLU RNN', 'LSTM' or 'GRU' as CELLS names them, else e.g. 'sigmoid RNN'."""
     named = [name for name, cell in CELLS.items() if cell == {"arch": cfg.arch, "activation": cfg.activation}]
-    return named[0] if named else f"{cfg.activation} {cfg.arch.upper()}"
+    if named or cfg.arch == "transformer":
+        return named[0] if named else "transformer"
+    return f"{cfg.activation} {cfg.arch.upper()}"

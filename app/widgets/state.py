@@ -50,6 +50,7 @@ BEAM_STEP = "beam_step"  # the output step whose attention rows the beam's hypot
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"
 COMPARE_KIND = "compare_kind"  # what the runs differ in: comparison.KINDS
+COMPARISONS_ASIDE = "comparisons_aside"  # kind -> the comparison of each other kind, paused, to switch back to
 # Compare architectures
 ARCHITECTURES = "architectures"  # this session's Architectures
 ARCH_STEPS = "arch_steps"  # "Train each up to step"
@@ -67,7 +68,7 @@ TRANSFER_RECIPE = "transfer_recipe"  # the Recipe last asked for in its form
 TRANSFER_CSV = "transfer_csv"  # its uploader: a review CSV to read instead of the shipped reviews
 TRANSFER_REVIEWS = "transfer_reviews"  # that CSV parsed (ParsedReviews, shared read-only), or None
 # A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
-RESET_BY_A_LESSON = (TRANSFER_RECIPE, COMPARE_KIND, COMPARISON)
+RESET_BY_A_LESSON = (TRANSFER_RECIPE, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE)
 # BPTT and RTRL
 RTRL = "rtrl"  # this session's rtrl.SideBySide: the page's model, its sample and what is computed of them
 RTRL_ARCH = "rtrl_arch"  # the cell: "rnn" or "gru"

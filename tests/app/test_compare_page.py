@@ -222,3 +222,23 @@ def test_the_echo_state_lesson_opens_five_reservoirs_whose_read_outs_alone_train
     for run in comparison.runs:
         assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curves[0].tolist(), rel=1e-6)
     assert any("tanh RNN reservoirs, 1 layer × 64 units" in m.value for m in at.markdown)
+
+
+def test_each_kinds_runs_are_kept_while_another_kind_is_looked_at_and_on_other_pages():
+    """Switching what the runs differ in sets the trained comparison aside, paused, and switching back
+    finds it as it was; the choice and its runs outlive a visit to another page."""
+    at = page()
+    at.button(key="compare_step").click().run()
+    cells = at.session_state["comparison"]
+    assert cells.kind == "cells" and cells.steps_done == 1
+    at.button_group(key="compare_kind").set_value("initialisations").run()
+    starts = at.session_state["comparison"]
+    assert starts.kind == "initialisations" and starts.steps_done == 0
+    at.button(key="compare_step").click().run()
+    at.switch_page(nav.PATHS["build"]).run()
+    at.switch_page(COMPARE).run()
+    assert at.session_state["compare_kind"] == "initialisations" and at.session_state["comparison"] is starts
+    at.button_group(key="compare_kind").set_value("cells").run()
+    assert at.session_state["comparison"] is cells and cells.steps_done == 1 and not cells.playing
+    assert [run.steps_done for run in starts.runs] == [1] * len(starts.runs)
+    assert not at.exception

@@ -226,17 +226,18 @@ def test_an_initialisation_comparison_trains_the_students_network_from_each_star
     student = dataclasses.replace(DEFAULT.model, hidden_size=16, init="scaled", spectral_radius=1.1, forget_bias=2.0)
     setup = dataclasses.replace(DEFAULT, model=student)
     comparison = Comparison(setup, kind="initialisations")
-    assert list(comparison.configs) == ["PyTorch default", "orthogonal", "identity (IRNN)",
-                                        "forget bias 1"]
+    assert list(comparison.configs) == ["PyTorch default", "orthogonal", "identity", "forget bias 1"]
     kept = dataclasses.replace(student, init="default", spectral_radius=None, forget_bias=None)
     for run in comparison.runs:
         assert dataclasses.replace(run.cfg, init="default", spectral_radius=None, forget_bias=None) == kept
         lab = Lab(dataclasses.replace(setup, model=run.cfg))
-        for (name, mine), theirs in zip(run.model.state_dict().items(), lab.model.state_dict().values()):
-            assert torch.equal(mine, theirs), (run.name, name)
+        theirs = lab.model.state_dict()
+        assert list(run.model.state_dict()) == list(theirs)
+        for name, mine in run.model.state_dict().items():
+            assert torch.equal(mine, theirs[name]), (run.name, name)
     H = 16
     blocks = {run.name: run.model.rnn.weight_hh_l0.detach().reshape(4, H, H) for run in comparison.runs}  # i, f, g, o
-    assert all(torch.equal(block, torch.eye(H)) for block in blocks["identity (IRNN)"])
+    assert all(torch.equal(block, torch.eye(H)) for block in blocks["identity"])  # (IRNN) names a ReLU RNN's
     assert all(torch.allclose(block @ block.T, torch.eye(H), atol=1e-5) for block in blocks["orthogonal"])
     irnn = dict(comparison.runs[2].model.rnn.named_parameters())
     assert not irnn["bias_ih_l0"].any() and not irnn["bias_hh_l0"].any()
@@ -277,3 +278,16 @@ def test_echo_state_networks_train_their_read_out_alone_on_reservoirs_at_each_sp
             moved = not torch.equal(param.detach(), starts[run.name][name])
             assert moved == name.startswith("head"), (run.name, name)
     assert "tanh RNN reservoirs, 1 layer × 16 units, W_hh fixed at each ρ" in setup_text(comparison.setup, "reservoirs")
+
+
+def test_a_comparison_that_cannot_be_made_says_what_to_change():
+    """A transformer has no W_hh to start differently; a pointer network no head to read a reservoir out."""
+    transformer = dataclasses.replace(DEFAULT, model=engine.ModelConfig(arch="transformer", hidden_size=32,
+                                                                          num_heads=2))
+    with pytest.raises(ValueError, match="a transformer has no recurrent weights W_hh"):
+        Comparison(transformer, kind="initialisations")
+    assert not Comparison(DEFAULT, kind="initialisations").compares(transformer)  # no error: just not these runs
+    assert len(Comparison(transformer, kind="reservoirs").runs) == 5  # reservoirs of its size
+    sort = preset_setup("sort")
+    with pytest.raises(ValueError, match="an echo state network trains one read-out"):
+        Comparison(sort, kind="reservoirs")

@@ -262,7 +262,7 @@ def test_initialisation_irnn_learns_within_300_steps_orthogonal_near_1375_and_th
     as the page trains it (in turns, measured every RECORD_EVERY steps on the held-out samples and
     probe sample 0). The same on AVX-512 and AVX2 kernels (measured on both)."""
     lesson = BY_KEY["initialisation"]
-    assert (lesson.page, lesson.compares, lesson.steps) == ("compare", "initialisations", 1500)
+    assert (lesson.page, lesson.compare_kind, lesson.steps) == ("compare", "initialisations", 1500)
     setup = lesson.setup
     assert (setup.task, setup.task_params["seq_len"], setup.model.arch, setup.model.activation) == (
         "adding", 100, "rnn", "relu")
@@ -278,7 +278,8 @@ def test_initialisation_irnn_learns_within_300_steps_orthogonal_near_1375_and_th
     assert (irnn.loss.loc[300:] < 0.12).all()  # "with brief spikes up to about 0.1 before then"
     assert about(irnn.loss.loc[1500], 0.004, 0.5)  # "near 0.004 by step 1500"
     assert (irnn.ratio.between(0.13, 1.45)).all() and about(irnn.ratio.loc[0], 0.7, 0.1)  # "about 0.13 and 1.4"
-    assert (orthogonal.loss.loc[25:1350] > 0.15).all() and orthogonal[orthogonal.loss < 0.15].index.min() == 1375
+    assert (orthogonal.loss.loc[25:1300] > 0.15).all()  # "near the baseline (above 0.15) until about step 1375"
+    assert 1300 < orthogonal[orthogonal.loss < 0.15].index.min() <= 1450
     assert about(orthogonal.loss.loc[1500], 0.12, 0.15)  # "near 0.12 by step 1500"
     assert (orthogonal.ratio.loc[:1300] < 1e-10).all() and about(orthogonal.ratio.max(), 1e-2, 0.5)
     assert about(orthogonal.ratio.loc[0], 2e-16, 0.25)  # the caption: "about 2e-16" before training
@@ -290,7 +291,7 @@ def test_echo_state_memory_peaks_near_rho_2_chance_at_09_chaos_at_3():
     """The lesson's figures are the Compare page's: the reservoirs' Comparison, trained as the page
     trains it, on its 330 held-out sequences. The same on AVX-512 and AVX2 kernels (measured on both)."""
     lesson = BY_KEY["echo-state"]
-    assert (lesson.page, lesson.compares, lesson.steps) == ("compare", "reservoirs", 500)
+    assert (lesson.page, lesson.compare_kind, lesson.steps) == ("compare", "reservoirs", 500)
     assert (lesson.setup.task, lesson.setup.task_params["lag"], lesson.setup.model.hidden_size) == ("recall", 30, 64)
     comparison = Comparison(lesson.setup, kind="reservoirs")
     with comparison.lock:
@@ -336,7 +337,7 @@ def transfer_source(name: str) -> torch.nn.Module:
     return pretrained.load(pretrained.read(name))[0]
 
 
-def test_transfer_reviews_lm_about_76_at_step_100_and_95_at_400_from_scratch_about_60_and_81():
+def test_transfer_reviews_lm_about_76_at_step_100_and_94_to_97_at_400_from_scratch_about_60_and_81():
     """The lesson's figures are the page's: TransferRuns's log on the 390 held-out reviews."""
     lesson = BY_KEY["transfer"]
     assert lesson.steps == 400 and lesson.page == "transfer"
@@ -349,8 +350,8 @@ def test_transfer_reviews_lm_about_76_at_step_100_and_95_at_400_from_scratch_abo
     log = runs.log_frame().set_index(["run", "step"])["metric"]
     assert len(runs.held_out[1]) == 390
     assert about(log["pretrained", 100], 0.76, 0.04) and about(log["from scratch", 100], 0.60, 0.06)
-    # "by step 400 about 95%": 93.8% on AVX-512 kernels, 97.4% on AVX2 (pretrained/kernels.py)
-    assert about(log["pretrained", 400], 0.95, 0.03) and about(log["from scratch", 400], 0.81, 0.04)
+    # "by step 400 94 to 97%": 93.8% on AVX-512 kernels, 97.4% on AVX2 (pretrained/kernels.py)
+    assert 0.93 < log["pretrained", 400] < 0.98 and about(log["from scratch", 400], 0.81, 0.04)
     parts = runs.parts_frame().set_index(["run", "part"]).loc["pretrained"]
     frozen = parts.loc["layer 0"]
     assert (frozen[frozen["step"] <= 100]["grad_norm"] == 0).all()  # "frozen, their gradient exactly 0"

@@ -374,15 +374,18 @@ def assert_stays_paused(app_page: StreamlitPage, socket, play: str, count) -> No
     """Pause was clicked: once the button reads `play` again and the script is idle, `count(page)`
     no longer moves. A playing page ticks because one of its runs sent an auto_rerun for the live
     fragment; the browser cancels every such timer when a run of the whole page starts, and the
-    run that paused sent none, so no tick is due. Two more runs of the page (each also runs the
-    live fragment), each awaited on its script_finished, then show what the server holds, and
-no run of a fragment alone (a tick) came in meanwhile. One run of the page comes first and is
-not counted: a tick under way when Pause was clicked is cut short at its next st.* call, and if it
-had moved the Unroll slider by then, the browser sent Pause with the thumb's old step and got the
-new one after; the run after shows the step the session holds, and from then on nothing moves."""
+    run that paused sent none, so no tick is due.
+
+    One more run of the page settles what the pause left: a tick under way when Pause was clicked
+    is cut short at its next st.* call, and if it had moved the Unroll slider by then, the browser
+    sent Pause with the thumb's old step and got the new one after (CI read 9, then 10). So that run
+    may show `count` one further on, after at most one tick. Two more runs of the page, each awaited
+    on its script_finished, then show what the server holds: nothing moves, and no run of a
+    fragment alone (a tick) came in meanwhile."""
     page = app_page.page
     page.get_by_role("button", name=play, exact=True).wait_for()
     wait_for_app(page)
+    shown = count(page)
     messages = app_page.messages
     page_runs = [i for i, m in enumerate(messages) if kind(m) == "new_session" and not m.metadata.run.fragment_ids]
     last_page_run = page_runs[-1]
@@ -390,7 +393,11 @@ new one after; the run after shows the step the session holds, and from then on 
     assert not any(kind(m) == "auto_rerun" for m in messages[last_page_run:]), "paused, yet a fragment was set ticking"
     rerun(app_page, socket)
     paused = count(page)
+    assert paused - shown in (0, 1), f"{shown} when paused, {paused} a run later"
     read_at = len(app_page.messages)
+    late = [m for m in app_page.messages[last_page_run:read_at] if kind(m) == "new_session"
+            and m.metadata.run.fragment_ids]
+    assert len(late) <= 1, f"the live fragment ran {len(late)} times after the run that paused"
     for _ in range(2):
         rerun(app_page, socket)
         assert count(page) == paused  # paused means paused

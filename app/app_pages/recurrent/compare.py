@@ -1,6 +1,6 @@
 """Compare cells: the student's task and training run side by side for a tanh RNN, a ReLU RNN, an
-LSTM and a GRU, or for the student's own network from each initialisation of W_hh; their
-gradients through time and their losses overlaid."""
+LSTM and a GRU, for the student's own network from each initialisation of W_hh, or for echo state
+networks at five spectral radii; their gradients through time and their losses overlaid."""
 from __future__ import annotations
 
 import streamlit as st
@@ -64,11 +64,14 @@ def run() -> None:
             "chaotic. Watch which radius keeps what the task needs, and how much gradient reaches the first step."
         )
     else:
+        cfg = lab.setup.model
         st.markdown(
-            f"Your network, a {cell_name(lab.setup.model)}, trains from each way of starting its recurrent "
+            f"Your network, a {cell_name(cfg)}, trains from each way of starting its recurrent "
             "weights $W_{hh}$, on the same batches for the same number of steps: PyTorch's default (uniform in "
             r"$\pm 1/\sqrt{H}$), orthogonal (Henaff et al.: $\lVert W_{hh} h\rVert = \lVert h\rVert$), the "
-            "identity with zero biases (IRNN, Le et al.: $h_{t-1}$ passed on unchanged)"
+            "identity with zero biases"
+            + (" (IRNN, Le et al.: a ReLU RNN that passes $h_{t-1}$ on unchanged)"
+               if (cfg.arch, cfg.activation) == ("rnn", "relu") else "")
             + (r", and for an LSTM the default with a forget-gate bias of 1 ($f_t$ starts near "
                r"$\sigma(1) \approx 0.73$: remember by default)." if lab.setup.model.arch == "lstm" else ".")
             + " Everything else is your network as Build & Train sets it. Watch which start lets the "
@@ -93,21 +96,28 @@ def pick_kind() -> str:
     """What the runs differ in: the cell, or how the student's network starts. An open lesson
     picks it on arrival (opening one clears the choice, state.RESET_BY_A_LESSON)."""
     lesson = opened_here()
-    st.session_state.setdefault(state.COMPARE_KIND, lesson.compares if lesson else "cells")
+    st.session_state.setdefault(state.COMPARE_KIND, lesson.compare_kind if lesson else "cells")
     return st.segmented_control(
         "Compare", KINDS, key=state.COMPARE_KIND, format_func=KIND_LABELS.get, required=True,
-        help="The four cells on your task and network, or your network (its cell included) from each "
-             "initialisation of its recurrent weights.",
+        persist_state="session",  # kept while the student is on another page
+        help="The four cells on your task and network; your network (its cell included) from each "
+             "initialisation of its recurrent weights; or echo state networks of its size, whose recurrent "
+             "weights never train. Each kind's runs are kept while you look at another.",
     )
 
 
 def current(lab: Lab, kind: str) -> Comparison | None:
     """This session's comparison of `kind`. One never trained is remade from the student's setup
-    when that changes (there is nothing to mix); a trained one stays, and which_setup says so;
-    another kind is a new comparison. None, with the reason on the page, when the student's setup
-    cannot be compared."""
+    when that changes (there is nothing to mix); a trained one stays, and which_setup says so.
+    Switching kinds sets the other kind's comparison aside, paused, to come back to. None, with the
+    reason on the page, when the student's setup cannot be compared."""
     comparison = state.comparison()
-    if comparison is None or comparison.kind != kind or not (
+    if comparison is not None and comparison.kind != kind:
+        comparison.playing = False  # a fragment still training it stops at its next step
+        aside = st.session_state.setdefault(state.COMPARISONS_ASIDE, {})
+        aside[comparison.kind] = comparison
+        comparison = st.session_state[state.COMPARISON] = aside.pop(kind, None)
+    if comparison is None or not (
             comparison.trained or comparison.compares(lab.setup, lab.upload)):
         start(lab, kind)
     return state.comparison()
@@ -120,8 +130,9 @@ def start(lab: Lab, kind: str) -> None:
         previous.playing = False  # a fragment still training it stops at its next step
     try:
         comparison = Comparison(lab.setup, lab.upload, task=lab.task, kind=kind)
-    except ValueError as err:  # over the size budget: four of them would be, too
-        what = "These cells" if kind == "cells" else "These initialisations"
+    except ValueError as err:  # over the size budget (so would every run be), or no such runs for it
+        what = {"cells": "These cells", "initialisations": "These initialisations",
+                "reservoirs": "Echo state networks"}[kind]
         st.error(f"{what} cannot be compared on your setup: {literal(err)}.", icon=":material/block:")
         st.session_state.pop(state.COMPARISON, None)
         return
@@ -208,8 +219,7 @@ def draw(comparison: Comparison) -> None:
         + (" Before training the IRNN's line ends at about 0.7 of its last step's at t = 0, the orthogonal "
            "start's at about 2e-16, and the default's at 0 (below float32's smallest number), which the log "
            "axis leaves out." if irnn else "")
-        + (" A reservoir's weights never change, so whether its line falls towards t = 0 (below ρ = 1) or "
-           "rises (above it) is set by ρ from the first step." if esn else "")
+        + (" A reservoir's recurrent weights never change: only its read-out does." if esn else "")
         + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
     )
     show(ratio(comparison), "compare_ratio", right)
@@ -226,7 +236,8 @@ def draw(comparison: Comparison) -> None:
            "1e-2 as its loss begins to fall; the default's stays below 1e-10 (mostly 0) throughout." if irnn else
            " Measured on this lesson's reservoirs (lag 30, seed 0, 500 steps): ρ = 0.9 between 2e-3 and 5e-2 "
            "all through; 1.2 between about 0.6 and 3; 1.5 between 2 and about 100; 2 between 30 and about 130; "
-           "3 between 1e3 and 8e3: above ρ = 1 the first step moves the read-out more than the last." if esn else
+           "3 between 1e3 and 8e3: from ρ = 1.5 on, the loss is more sensitive to the first step's state than "
+           "to the last's." if esn else
            f" A {each} whose ratio climbs by orders of magnitude is learning to carry the gradient back.")
         + both
     )
@@ -240,7 +251,7 @@ def draw(comparison: Comparison) -> None:
            "near step 750 and the ReLU RNN near step 1000, each as its gradient starts reaching the first "
            "step." if measured else "")
         + (" Here the IRNN leaves it within 300 steps and ends near 0.004 (with brief spikes up to about 0.1); the "
-           "orthogonal start stays near it (above 0.15) until step 1375 and ends near 0.12; the default stays "
+           "orthogonal start stays near it (above 0.15) until about step 1375 and ends near 0.12; the default stays "
            "near it (0.14 to 0.21) all 1500 steps." if irnn else "")
         + (" Here the held-out accuracy at step 500 (in the table) is about 27% at ρ = 0.9 (chance: 25%), "
            "49% at 1.2, 70% at 1.5, 74% at 2 and 40% at 3." if esn else "")
@@ -259,7 +270,7 @@ def the_lesson(comparison: Comparison, key: str) -> bool:
     """Whether these are the runs lesson `key` measured (its kind, task, networks and training;
     whatever start the student's own network has), so the captions may quote its figures."""
     lesson = BY_KEY[key]
-    return comparison.kind == lesson.compares and comparison.compares(lesson.setup)
+    return comparison.compares(lesson.setup, kind=lesson.compare_kind)
 
 
 def latest(comparison: Comparison):
