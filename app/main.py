@@ -1,4 +1,11 @@
 """Unrolled: the router. Pages live in app_pages/, one file each; pages.py groups them."""
+from pretrained import kernels
+
+# Before torch computes anything: the CPU kernels capped at AVX2 as in the tests, so the figures a
+# class sees are the ones the tests assert, on AVX2 and AVX-512 machines alike (pretrained/kernels.py;
+# 0-10% slower training on this AVX-512 machine, benchmarks/README section 8).
+kernels.pin()
+
 import streamlit as st
 import torch
 

@@ -53,3 +53,24 @@ def test_home_groups_every_lesson_once_under_the_courses_objectives():
     at = AppTest.from_file(MAIN, default_timeout=60).run()
     shown = [c.value.removeprefix("Objective: ") for c in at.caption if c.value.startswith("Objective: ")]
     assert shown == [objective for objective, group in OBJECTIVES.items() for _ in group]  # the course's order
+
+
+def test_the_app_caps_torchs_kernels_before_torch_computes():
+    """A server started with none of pretrained/kernels.py's variables set computes with the capped
+    kernels, as the tests do: app/main.py, run in a fresh process as Streamlit runs it (here in bare
+    mode), sets them before it imports torch."""
+    import os
+    import platform
+    import subprocess
+    import sys
+
+    from pretrained import kernels
+
+    env = {name: value for name, value in os.environ.items() if name not in kernels.KERNELS}
+    script = ("import os, runpy\ntry:\n    runpy.run_path('app/main.py')\nexcept Exception:\n    pass\n"
+              "import torch\nprint(os.environ['ONEDNN_MAX_CPU_ISA'], torch.backends.cpu.get_cpu_capability())")
+    out = subprocess.run([sys.executable, "-c", script], cwd=MAIN.rsplit("/app/", 1)[0], env=env,
+                         capture_output=True, text=True, timeout=120, check=True).stdout.split()
+    assert out[0] == "AVX2"
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert out[1] == "AVX2"
