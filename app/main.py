@@ -3,7 +3,7 @@ from pretrained import kernels
 
 # Before torch computes anything: the CPU kernels capped at AVX2 as in the tests, so the figures a
 # class sees are the ones the tests assert, on AVX2 and AVX-512 machines alike (pretrained/kernels.py;
-# 0-10% slower training on this AVX-512 machine, benchmarks/README section 8).
+# up to 10% slower training on this AVX-512 machine, benchmarks/README section 1).
 kernels.pin()
 
 import streamlit as st
