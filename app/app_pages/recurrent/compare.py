@@ -257,7 +257,8 @@ def draw(comparison: Comparison) -> None:
            "49% at 1.2, 70% at 1.5, 74% at 2 and 40% at 3." if esn else "")
     )
     metric = comparison.task.metric_name
-    formats = {RATIO: "{:.1e}", RATIO_BACKWARD: "{:.1e}", "held-out loss": "{:.4g}", metric: "{:.3f}"}
+    # three significant figures, not three decimals: the IRNN's R² after one step was -74084.812
+    formats = {RATIO: "{:.1e}", RATIO_BACKWARD: "{:.1e}", "held-out loss": "{:.4g}", metric: "{:.3g}"}
     table = latest(comparison)
     shown = table.style.format({k: v for k, v in formats.items() if k in table})
     right.table(shown, hide_index=True)
