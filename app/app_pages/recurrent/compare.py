@@ -41,6 +41,7 @@ MAX_DEFAULT_STEPS = 1500
 KIND_LABELS = {"cells": "the four cells", "initialisations": "initialisations of my network",
                "reservoirs": "echo state networks"}
 EACH = {"cells": "cell", "initialisations": "start", "reservoirs": "reservoir"}  # what one run is
+REFUSED = {"cells": "These cells", "initialisations": "These initialisations", "reservoirs": "Echo state networks"}
 
 
 def run() -> None:
@@ -131,9 +132,7 @@ def start(lab: Lab, kind: str) -> None:
     try:
         comparison = Comparison(lab.setup, lab.upload, task=lab.task, kind=kind)
     except ValueError as err:  # over the size budget (so would every run be), or no such runs for it
-        what = {"cells": "These cells", "initialisations": "These initialisations",
-                "reservoirs": "Echo state networks"}[kind]
-        st.error(f"{what} cannot be compared on your setup: {literal(err)}.", icon=":material/block:")
+        st.error(f"{REFUSED[kind]} cannot be compared on your setup: {literal(err)}.", icon=":material/block:")
         st.session_state.pop(state.COMPARISON, None)
         return
     st.session_state[state.COMPARISON] = comparison
