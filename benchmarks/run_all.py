@@ -3,7 +3,8 @@ benchmarks/README.md holds them). Torch runs on one thread, as app/main.py sets 
 From the repository's root (`app` and `engine` import from there):
 
     PYTHONPATH=. python benchmarks/run_all.py [--quick]
-        [--only training|recording|attention|app|memory|history|gradlog|lessons|unroll|bottleneck|maps]
+        [--only training|recording|attention|app|memory|history|gradlog|lessons|unroll|bottleneck|maps|
+              rtrl|sdpa|memory-span]
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import gradient_log
 import history_tick
 import lesson_speed
 import memory
+import memory_span
 import record_cost
 import rtrl
 import sdpa
@@ -40,6 +42,7 @@ SECTIONS = {
     "maps": attention_maps.run,
     "rtrl": rtrl.run,
     "sdpa": sdpa.run,
+    "memory-span": memory_span.run,
 }
 
 

@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import engine
+from app.session import memory_span
 from app.session.link import Setup, preset_setup
 from app.session.transfer import LESSON_NETWORK, LESSON_RECIPE, setup_of
 from app.session.transformers import LEARNED_REVERSAL, WIDE_REVERSAL
@@ -40,6 +41,28 @@ def variant(task: str, steps: int | None = None, task_params: dict | None = None
 def lesson(key, title, page, what_to_do, published, task, compare_kind="cells", **kwargs) -> Lesson:
     setup, steps = variant(task, **kwargs)
     return Lesson(key, title, setup, page, steps, what_to_do, published, compare_kind)
+
+
+# The cells of the memory-span measurement (benchmarks/memory_span.py's CELLS) in a sentence.
+SPAN_CELLS = {"tanh RNN": "a tanh RNN", "GRU": "a GRU", "LSTM": "an LSTM as PyTorch starts it",
+              "LSTM, forget bias 3": "an LSTM whose forget gate starts open (bias 3)"}
+
+
+def memory_spans() -> str:
+    """The longest lag each cell learns within the recall-lag lesson's budget, as measured once
+    (app/data/memory_span.json, re-measured in tests/engine/test_memory_span.py), in a sentence."""
+    means, meta = memory_span.shipped()
+    settings = meta["settings"]
+    longest = max(settings["lags"])
+
+    def reach(lag: int | None) -> str:
+        if lag is None:
+            return f"not even lag {min(settings['lags'])}"
+        return f"every lag measured, to {lag}" if lag == longest else f"up to lag {lag}"
+
+    cells = [f"{SPAN_CELLS[cell]} {reach(lag)}" for cell, lag in memory_span.spans(means, settings).items()]
+    return (f"Open 'Short-term memory, measured' under the curves: with this budget, over {len(settings['seeds'])} "
+            f"seeds, {', '.join(cells[:-1])} and {cells[-1]}.")
 
 
 EXPLODING = dataclasses.replace(
@@ -93,7 +116,7 @@ LESSONS = [
     lesson(
         "recall-lag", "Why vanilla RNNs forget: one number, the lag", "build",
         "A tanh RNN must name the symbol it saw 50 steps ago. It stays at chance (25%) for all "
-        "2000 steps. Set the lag to 5: it gets every one right within a few hundred steps.",
+        "2000 steps. Set the lag to 5: it gets every one right within a few hundred steps. " + memory_spans(),
         "Bengio, Simard & Frasconi 1994: a simple recurrent network's memory of an input fades with the lag",
         "recall", arch="rnn", forget_bias=None,
     ),

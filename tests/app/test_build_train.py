@@ -395,3 +395,35 @@ def test_the_form_builds_a_layer_normalised_gru_with_zoneout():
     assert (cfg.arch, cfg.layer_norm, cfg.zoneout) == ("gru", True, 0.2)
     assert "rnn.gain_ih_l0" in dict(lab(at).model.named_parameters())  # the layer's own gains
     assert at.query_params["layer_norm"] == "true" and at.query_params["zoneout"] == "0.2"
+
+
+def test_the_recall_task_shows_the_measured_memory_span_of_every_cell_and_the_students_lag():
+    """The chart plots the shipped runs (the mean over seeds of each run's best held-out accuracy),
+    each cell's legend entry and the caption name its longest lag learned, the dashed line is the
+    lab's own lag; the recall-lag lesson opens it; other tasks do not show it."""
+    from app.session import memory_span
+
+    at = build_page(app({"task": "recall", "lag": "30"}))
+    assert not at.exception
+    means, meta = memory_span.measured()
+    spans = memory_span.spans(means, meta["settings"])
+    spec = chart(at, "Short-term memory")
+    lines = {t["name"].split(":")[0]: t for t in spec["data"] if t["type"] == "scatter"}
+    assert list(lines) == list(meta["settings"]["cells"])
+    for cell, line in lines.items():
+        rows = means[means.cell == cell].sort_values("lag")
+        assert plotted(line["x"]) == list(rows.lag)
+        assert plotted(line["y"]) == pytest.approx(list(rows.best * 100), rel=1e-9)
+        assert line["name"] == f"{cell}: up to lag {spans[cell]}"
+    [lag_line] = [s for s in spec["layout"]["shapes"] if s.get("line", {}).get("dash") == "dash"]
+    assert lag_line["x0"] == lab(at).task.lag == 30
+    caption = next(c.value for c in at.caption if c.value.startswith("Each line: the recall-lag lesson's network"))
+    assert all(f"{cell} up to lag {span}" in caption for cell, span in spans.items()) and "your lag (30)" in caption
+    assert not [e for e in at.expander if "Short-term memory" in e.label][0].proto.expanded  # folded: no lesson
+
+    lesson = app()
+    lesson.button(key="lesson.recall-lag").click().run()
+    assert [e for e in lesson.expander if "Short-term memory" in e.label][0].proto.expanded
+
+    adding = build_page(app({"task": "adding"}))
+    assert not [c for c in adding.get("plotly_chart") if "Short-term memory" in c.proto.spec]

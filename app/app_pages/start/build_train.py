@@ -4,8 +4,10 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
+from app.charts.memory_span import memory_span_curves
 from app.charts.network import layer_table, network_diagram
 from app.charts.training import gradient_norm_curve, training_curves
+from app.session import memory_span as measured_span
 from app.session.heldout import EVAL_EVERY
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
@@ -30,6 +32,8 @@ def run() -> None:
         settings(lab)
     training_controls(lab)
     live(lab, draw_training)
+    if lab.setup.task == "recall":
+        memory_span(lab)
     network(lab)
     save_and_load(lab)
 
@@ -80,6 +84,35 @@ def upload_box(lab: Lab):
         st.button("Use the shipped data instead", key="shipped_data", icon=":material/undo:",
                   on_click=lab.change, args=(lab.setup, None))
     return file.getvalue() if file is not None else None
+
+
+def memory_span(lab: Lab) -> None:
+    """How long a lag each cell learns, measured once here (app/session/memory_span.py), not trained
+    in the student's session; open while the lesson that asks for it is."""
+    means, meta = measured_span.shipped()
+    settings = meta["settings"]
+    open_lesson = state.get(state.LESSON) == "recall-lag"
+    with st.expander("Short-term memory, measured: the longest lag each cell learns", expanded=open_lesson):
+        figure = memory_span_curves(means, settings, measured_span.spans(means, settings), lab.task.lag)
+        show(figure, "memory_span")
+        st.caption(memory_span_caption(means, settings, meta, lab))
+
+
+def memory_span_caption(means, settings: dict, meta: dict, lab: Lab) -> str:
+    spans = measured_span.spans(means, settings)
+    learned = ", ".join(f"{cell} {'none' if lag is None else f'up to lag {lag}'}" for cell, lag in spans.items())
+    t, m = settings["train"], settings["model"]
+    return (
+        f"Each line: the recall-lag lesson's network ({m['hidden_size']} units; {t['optimizer'].capitalize()} at lr "
+        f"{t['lr']:g}, batch {t['batch_size']}, clip {t['clip_norm']:g}) with one cell, trained up to "
+        f"{settings['steps']:,} steps from each of {len(settings['seeds'])} seeds at each lag, naming the symbol of "
+        f"{settings['held_out']:,} held-out sequences every {settings['eval_every']} steps; a point is the best it "
+        f"reached (the seeds' range as bars), and a lag is learned when every seed names "
+        f"{settings['learned']:.0%} of them. Learned within the budget: {learned}. A seed that failed "
+        f"{settings['give_up']} lags in a row was not trained at longer ones. The dashed line is your lag "
+        f"({lab.task.lag}). Measured {meta['measured']} with torch {meta['torch']} on this 2-core CPU "
+        "(benchmarks/memory_span.py)."
+    )
 
 
 def network(lab: Lab) -> None:

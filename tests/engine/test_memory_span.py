@@ -1,0 +1,93 @@
+"""The memory-span runs the app ships (app/data/memory_span.json, written by
+benchmarks/memory_span.py): the file holds every run its own rule asks for, on the recall-lag
+lesson's network, and two of its runs trained again from the settings the file holds give the
+held-out accuracies it says, step for step."""
+import dataclasses
+import json
+
+import pytest
+import torch
+
+import engine
+from app.session import memory_span
+from app.session.lessons import BY_KEY
+
+# With the file's one torch thread and the capped kernels (tests/conftest.py), training repeats bit
+# for bit and the accuracies agree exactly; the tolerance allows another CPU's rounding: 0.02 is 20
+# of the 1,000 held-out sequences.
+TOLERANCE = 0.02
+
+
+def shipped() -> dict:
+    return json.loads(memory_span.SHIPPED.read_text())
+
+
+def test_every_cell_is_the_recall_lag_lessons_network_with_its_cell_changed():
+    s = shipped()["settings"]
+    lesson = BY_KEY["recall-lag"].setup
+    tanh = engine.ModelConfig.from_dict({**s["model"], **s["cells"]["tanh RNN"]})
+    assert tanh == lesson.model  # the lesson's own network, so its chart speaks of it
+    assert engine.TrainConfig.from_dict(s["train"]) == lesson.train and s["steps"] == BY_KEY["recall-lag"].steps
+    assert s["symbols"] == engine.make_task("recall").symbols
+
+
+def test_the_file_holds_every_run_its_rule_asks_for():
+    """Each cell and seed from the shortest lag on, until it fails `give_up` lags in a row; a run
+    learned when its last held-out accuracy reached `learned`, else it ran every step."""
+    data = shipped()
+    s = data["settings"]
+    for cell in s["cells"]:
+        for seed in s["seeds"]:
+            runs = {r["lag"]: r for r in data["rows"] if (r["cell"], r["seed"]) == (cell, seed)}
+            failed, expected = 0, []
+            for lag in s["lags"]:
+                if failed == s["give_up"]:
+                    break
+                expected.append(lag)
+                failed = 0 if runs[lag]["learned_at"] is not None else failed + 1
+            assert sorted(runs) == expected, (cell, seed)
+            for run in runs.values():
+                steps, last = run["accuracy"][-1]
+                if run["learned_at"] is None:
+                    assert steps == s["steps"] and max(a for _, a in run["accuracy"]) < s["learned"]
+                else:
+                    assert steps == run["learned_at"] and last >= s["learned"]
+
+
+def test_the_longest_lag_each_cell_learns_and_the_lessons_sentence_come_from_the_file():
+    means, meta = memory_span.measured()
+    s = meta["settings"]
+    spans = memory_span.spans(means, s)
+    for cell, span in spans.items():
+        every_seed = {r.lag for r in means.itertuples() if r.cell == cell and r.learned == len(s["seeds"])}
+        shorter = [lag for lag in s["lags"] if span is not None and lag <= span]
+        assert set(shorter) <= every_seed
+        if span != max(s["lags"]):  # the next lag is not learned by every seed
+            following = s["lags"].index(span) + 1 if span is not None else 0
+            assert s["lags"][following] not in every_seed
+    # the measured ordering the lesson teaches: a forget gate that starts open carries the longest
+    assert spans["LSTM, forget bias 3"] > max(spans["GRU"], spans["LSTM"]) > spans["tanh RNN"]
+    text = BY_KEY["recall-lag"].what_to_do
+    assert f"a tanh RNN up to lag {spans['tanh RNN']}" in text and f"a GRU up to lag {spans['GRU']}" in text
+
+
+@pytest.mark.training
+@pytest.mark.parametrize("cell, lag, seed", [("tanh RNN", 10, 2), ("GRU", 20, 2)])
+def test_a_shipped_run_is_measured_again(cell, lag, seed):
+    """A tanh RNN that fails lag 10 (about half the held-out sequences named after 2000 steps, 5 s)
+    and a GRU that learns lag 20 by step 600 (3 s)."""
+    data = shipped()
+    s = data["settings"]
+    [row] = [r for r in data["rows"] if (r["cell"], r["lag"], r["seed"]) == (cell, lag, seed)]
+    task = engine.make_task(s["task"], lag=lag)
+    model = engine.build_model(engine.ModelConfig.from_dict({**s["model"], **s["cells"][cell]}), task, seed=seed)
+    trainer = engine.Trainer(model, task, dataclasses.replace(engine.TrainConfig.from_dict(s["train"]), seed=seed))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(s["torch_threads"])
+    try:
+        for step, accuracy in row["accuracy"]:
+            trainer.step(step - trainer.steps_done)
+            with torch.no_grad():
+                assert trainer.evaluate(s["held_out"])[1] == pytest.approx(accuracy, abs=TOLERANCE), step
+    finally:
+        torch.set_num_threads(threads)
