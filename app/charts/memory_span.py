@@ -15,7 +15,7 @@ def memory_span_curves(means: pd.DataFrame, settings: dict, spans: dict[str, int
                        lag: int | None = None) -> go.Figure:
     """One line a cell: the best held-out accuracy within the budget at each lag (mean over the
     seeds, their range as bars), the cell's longest lag learned in its legend entry; chance and the
-    'learned' level as dotted lines, and the student's own lag, when given, as a vertical one."""
+    'learned' level as dotted lines, and the student's own lag, when given, as a dashed vertical one."""
     fig = go.Figure()
     seeds = len(settings["seeds"])
     for cell in settings["cells"]:
@@ -36,10 +36,11 @@ def memory_span_curves(means: pd.DataFrame, settings: dict, spans: dict[str, int
                   annotation_position="bottom right")
     learned = 100 * settings["learned"]
     fig.add_hline(y=learned, line=dict(color=GREY, dash="dot", width=1.5), annotation_text=f"learned: {learned:.0f}%",
-                  annotation_position="top left")
-    if lag is not None:
-        fig.add_vline(x=lag, line=dict(color="black", dash="dash", width=1.5), annotation_text=f"your lag {lag}",
-                      annotation_position="top right")
+                  annotation_position="bottom left")
+    if lag is not None:  # a trace, not a shape: on a log axis plotly places shapes and annotations differently
+        fig.add_trace(go.Scatter(x=[lag, lag], y=[0, 105], name=f"your lag ({lag})", mode="lines",
+                                 line=dict(color="black", dash="dash", width=1.5),
+                                 hovertemplate=f"your lag: {lag}<extra></extra>"))
     fig.update_xaxes(title_text="lag (steps between the symbol and the question)", type="log",
                      tickvals=settings["lags"], ticktext=[str(n) for n in settings["lags"]])
     fig.update_yaxes(title_text="best held-out accuracy, %", range=[0, 105])

@@ -408,15 +408,15 @@ def test_the_recall_task_shows_the_measured_memory_span_of_every_cell_and_the_st
     means, meta = memory_span.measured()
     spans = memory_span.spans(means, meta["settings"])
     spec = chart(at, "Short-term memory")
-    lines = {t["name"].split(":")[0]: t for t in spec["data"] if t["type"] == "scatter"}
+    *lines, lag_line = spec["data"]
+    lines = {t["name"].split(":")[0]: t for t in lines}
     assert list(lines) == list(meta["settings"]["cells"])
     for cell, line in lines.items():
         rows = means[means.cell == cell].sort_values("lag")
         assert plotted(line["x"]) == list(rows.lag)
         assert plotted(line["y"]) == pytest.approx(list(rows.best * 100), rel=1e-9)
         assert line["name"] == f"{cell}: up to lag {spans[cell]}"
-    [lag_line] = [s for s in spec["layout"]["shapes"] if s.get("line", {}).get("dash") == "dash"]
-    assert lag_line["x0"] == lab(at).task.lag == 30
+    assert lab(at).task.lag == 30 and plotted(lag_line["x"]) == [30, 30] and lag_line["name"] == "your lag (30)"
     caption = next(c.value for c in at.caption if c.value.startswith("Each line: the recall-lag lesson's network"))
     assert all(f"{cell} up to lag {span}" in caption for cell, span in spans.items()) and "your lag (30)" in caption
     assert not [e for e in at.expander if "Short-term memory" in e.label][0].proto.expanded  # folded: no lesson
