@@ -40,8 +40,8 @@ from app.widgets import state
 REPO = Path(__file__).resolve().parents[1]
 MAIN = str(REPO / "app" / "main.py")
 STEPS = re.compile(r"steps trained:\s*([\d,]+)")
-# A page's progress text over its own runs (Compare cells names what a run is).
-EACH_RUN = re.compile(r"step ([\d,]+) of [\d,]+ for each (?:run|cell|start|reservoir)")
+# A page's progress text over its own runs, whatever it names a run (Compare cells: cell, start, ...).
+EACH_RUN = re.compile(r"step ([\d,]+) of [\d,]+ for each \w+")
 # A stated time in a card's text: "30 seconds", "2 minutes", "in 5 min", "90 s".
 STATED_TIME = re.compile(r"\b\d[\d,.]*\s*(?:seconds?|secs?|minutes?|mins?|s|hours?|h)\b", re.I)
 

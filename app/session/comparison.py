@@ -3,7 +3,8 @@ Either four cells (tanh RNN, ReLU RNN, LSTM, GRU): the vanishing-gradient lesson
 or the student's own network from each initialisation of W_hh (PyTorch's default, orthogonal,
 identity; for an LSTM also a forget bias of 1): the course's "training strategies" as one experiment;
 or echo state networks: tanh RNNs of the student's size whose W_hh is drawn once at a spectral
-radius and never trained, only their read-out learning.
+radius and never trained, only their read-out learning; or the student's network without and with
+layer normalisation and zoneout, the course's two other training strategies.
 
 Made from a student's Setup and kept in their st.session_state (never in a shared cache), with no
 Streamlit in it. It plays like the Lab (playback.py): every change to a model happens under the
@@ -49,7 +50,10 @@ LSTM_ONLY = ("forget bias 1",)
 # The spectral radii of the echo state networks' reservoirs: from fading memory through the most
 # memory to chaos (the lesson's figures).
 RESERVOIR_RADII = (0.9, 1.2, 1.5, 2.0, 3.0)
-KINDS = ("cells", "initialisations", "reservoirs")  # what a comparison varies
+# Zoneout's probability when the student's network has none (Krueger et al. 2017 zone out 5-50% of
+# a state's units; the lesson's figures are at this one).
+ZONEOUT = 0.5
+KINDS = ("cells", "initialisations", "reservoirs", "normalisation")  # what a comparison varies
 TIMED_STEPS = 200  # the latest training steps whose wall-clock time each run keeps
 DIRECTIONS = ("forward", "backward")  # held-out samples the loss is measured on, the same ones for every run
 
@@ -88,11 +92,25 @@ def reservoir_configs(model: engine.ModelConfig) -> dict[str, engine.ModelConfig
                                               **kept) for rho in RESERVOIR_RADII}
 
 
+def normalisation_configs(model: engine.ModelConfig) -> dict[str, engine.ModelConfig]:
+    """The student's network, cell and start and all, as it is without layer normalisation and
+    zoneout, with each, and with both (the student's zoneout probability if they set one, else
+    ZONEOUT). ValueError for a transformer, which normalises every sublayer and has no state to zone out."""
+    if model.arch == "transformer":
+        raise ValueError("a transformer already normalises every sublayer and has no recurrent state to zone out; "
+                         "set a recurrent cell on Build & Train, or compare the four cells")
+    p = model.zoneout or ZONEOUT
+    variants = {"without": (False, 0.0), "layer norm": (True, 0.0), f"zoneout {p:g}": (False, p),
+                f"layer norm + zoneout {p:g}": (True, p)}
+    return {name: dataclasses.replace(model, layer_norm=norm, zoneout=zoneout)
+            for name, (norm, zoneout) in variants.items()}
+
+
 def run_configs(kind: str, model: engine.ModelConfig, cells: tuple[str, ...]) -> dict[str, engine.ModelConfig]:
     """The networks a comparison of `kind` trains, by run name."""
-    if kind == "cells":
-        return cell_configs(model, cells)
-    return initialisation_configs(model) if kind == "initialisations" else reservoir_configs(model)
+    configs = {"cells": lambda: cell_configs(model, cells), "initialisations": lambda: initialisation_configs(model),
+               "reservoirs": lambda: reservoir_configs(model), "normalisation": lambda: normalisation_configs(model)}
+    return configs[kind]()
 
 
 class TrainedRun:
@@ -233,7 +251,8 @@ class RoundRobin(Playback):
 class Comparison(RoundRobin):
     """The runs of one setup, trained in turns: of every cell in `cells` (all four by default), with
     kind="initialisations" of the student's network from each initialisation, with kind="reservoirs"
-    of echo state networks at each spectral radius. `task` is the student's own when given (the
+    of echo state networks at each spectral radius, with kind="normalisation" of the student's network
+    without and with layer normalisation and zoneout. `task` is the student's own when given (the
     Lab's: an uploaded corpus is parsed once)."""
 
     def __init__(self, setup: Setup, upload: str | bytes | None = None, cells: tuple[str, ...] = tuple(CELLS),
@@ -295,14 +314,17 @@ def setup_text(setup: Setup, kind: str = "cells") -> str:
     params = ", ".join(f"{k} {v}" for k, v in setup.task_params.items())
     cfg, train = setup.model, setup.train
     network = f"{cfg.num_layers} layer{'s' * (cfg.num_layers > 1)} × {cfg.hidden_size} units"
-    if kind == "initialisations":
+    if kind in ("initialisations", "normalisation"):
         network = f"{cell_name(cfg)}, {network}"
     elif kind == "reservoirs":
         network = f"tanh RNN reservoirs, {network}, W_hh fixed at each ρ, only the read-out trained"
     network += ", bidirectional" if cfg.bidirectional else ""
-    if kind == "cells":  # the others set each run's start themselves
+    if kind in ("cells", "normalisation"):  # the others set each run's start themselves
         network += f", {cfg.init} initialisation" if cfg.init != "default" else ""
         network += f" to ρ {cfg.spectral_radius:g}" if cfg.spectral_radius is not None else ""
+    if kind == "normalisation":  # every variant keeps the student's peepholes and forget bias
+        network += ", peepholes" if cfg.peephole else ""
+        network += f", forget bias {cfg.forget_bias:g}" if cfg.arch == "lstm" and cfg.forget_bias is not None else ""
     network += f", {cfg.attention} attention" if cfg.attention else ""
     if kind == "initialisations":  # every start keeps the student's variant of the cell
         network += ", peepholes" if cfg.peephole else ""

@@ -224,6 +224,34 @@ def test_the_echo_state_lesson_opens_five_reservoirs_whose_read_outs_alone_train
     assert any("tanh RNN reservoirs, 1 layer × 64 units" in m.value for m in at.markdown)
 
 
+def test_the_layer_norm_lesson_opens_the_rnn_without_and_with_layer_norm_and_zoneout():
+    from app.session.lessons import BY_KEY
+
+    lesson = BY_KEY["layer-norm"]
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.button(key="lesson.layer-norm").click().run()
+    assert not at.exception and lesson.title in at.info[0].value
+    comparison = at.session_state["comparison"]
+    assert comparison.kind == "normalisation" and comparison.setup == lesson.setup
+    assert [run.name for run in comparison.runs] == ["without", "layer norm", "zoneout 0.5",
+                                                     "layer norm + zoneout 0.5"]
+    assert at.number_input(key="compare_steps").value == lesson.steps
+    assert any("tanh RNN, 1 layer × 64 units" in m.value for m in at.markdown)
+    assert any("3e-11 as it is, 7e-6 with layer normalisation" in c.value for c in at.caption)
+    assert any("near step 450" in c.value for c in at.caption)  # measured for exactly these runs
+    at.button(key="compare_step").click().run()
+    assert [run.steps_done for run in comparison.runs] == [1] * 4
+    through_time = {t["name"]: t for t in chart(at, "Vanishing gradients: four variants")["data"]}
+    for run in comparison.runs:
+        assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curves[0].tolist(), rel=1e-6)
+
+    at.session_state["lab"].change(dataclasses.replace(lesson.setup, task_params={"seq_len": 20}))
+    at.run()
+    at.button(key="compare_new").click().run()  # the student's own setup: nothing measured to quote
+    assert at.session_state["comparison"].kind == "normalisation"
+    assert not any("near step 450" in c.value or "7e-6" in c.value for c in at.caption)
+
+
 def test_each_kinds_runs_are_kept_while_another_kind_is_looked_at_and_on_other_pages():
     """Switching what the runs differ in sets the trained comparison aside, paused, and switching back
     finds it as it was; the choice and its runs outlive a visit to another page."""

@@ -280,6 +280,34 @@ def test_echo_state_networks_train_their_read_out_alone_on_reservoirs_at_each_sp
     assert "tanh RNN reservoirs, 1 layer × 16 units, W_hh fixed at each ρ" in setup_text(comparison.setup, "reservoirs")
 
 
+def test_a_normalisation_comparison_trains_the_students_network_without_and_with_each():
+    """The student's network, its start and forget bias kept, as it is and with layer normalisation,
+    zoneout (theirs if they set one, else ZONEOUT) and both, each built as a lab builds it; a layer-
+    normalised run has the layer norms' gains."""
+    from app.session.comparison import ZONEOUT
+
+    student = dataclasses.replace(DEFAULT.model, hidden_size=16, init="orthogonal", forget_bias=2.0, layer_norm=True)
+    setup = dataclasses.replace(DEFAULT, model=student)
+    comparison = Comparison(setup, kind="normalisation")
+    assert list(comparison.configs) == ["without", "layer norm", f"zoneout {ZONEOUT:g}",
+                                        f"layer norm + zoneout {ZONEOUT:g}"]
+    assert [(c.layer_norm, c.zoneout) for c in comparison.configs.values()] == [
+        (False, 0.0), (True, 0.0), (False, ZONEOUT), (True, ZONEOUT)]
+    for run in comparison.runs:
+        assert dataclasses.replace(run.cfg, layer_norm=True, zoneout=0.0) == student
+        theirs = Lab(dataclasses.replace(setup, model=run.cfg)).model.state_dict()
+        assert all(torch.equal(mine, theirs[name]) for name, mine in run.model.state_dict().items())
+    gains = {run.name: [n for n, _ in run.model.named_parameters() if "gain" in n] for run in comparison.runs}
+    assert gains["without"] == gains[f"zoneout {ZONEOUT:g}"] == []
+    assert gains["layer norm"] == gains[f"layer norm + zoneout {ZONEOUT:g}"] == [
+        "rnn.gain_ih_l0", "rnn.gain_hh_l0", "rnn.gain_c_l0"]
+    own = dataclasses.replace(setup, model=dataclasses.replace(student, zoneout=0.2))
+    assert list(Comparison(own, kind="normalisation").configs)[2:] == ["zoneout 0.2", "layer norm + zoneout 0.2"]
+    assert comparison.compares(dataclasses.replace(setup, model=dataclasses.replace(student, layer_norm=False)))
+    assert "LSTM, 1 layer × 16 units, orthogonal initialisation, forget bias 2" in setup_text(setup, "normalisation")
+    assert "layer norm" not in setup_text(setup, "normalisation")  # each run sets its own
+
+
 def test_a_comparison_that_cannot_be_made_says_what_to_change():
     """A transformer has no W_hh to start differently; a pointer network no head to read a reservoir out."""
     transformer = dataclasses.replace(DEFAULT, model=engine.ModelConfig(arch="transformer", hidden_size=32,
@@ -288,6 +316,8 @@ def test_a_comparison_that_cannot_be_made_says_what_to_change():
         Comparison(transformer, kind="initialisations")
     assert not Comparison(DEFAULT, kind="initialisations").compares(transformer)  # no error: just not these runs
     assert len(Comparison(transformer, kind="reservoirs").runs) == 5  # reservoirs of its size
+    with pytest.raises(ValueError, match="a transformer already normalises every sublayer"):
+        Comparison(transformer, kind="normalisation")
     sort = preset_setup("sort")
     with pytest.raises(ValueError, match="an echo state network trains one read-out"):
         Comparison(sort, kind="reservoirs")

@@ -287,6 +287,37 @@ def test_initialisation_irnn_learns_within_300_steps_orthogonal_near_1375_and_th
     assert (default.ratio < 1e-10).all() and default.ratio.loc[0] == 0.0  # "less than 1e-10"; "0" at the start
 
 
+def test_layer_norm_lets_the_tanh_rnn_leave_the_baseline_near_450_zoneout_alone_does_not():
+    """The lesson's figures are the Compare page's: the Comparison of the tanh RNN without and with
+    layer normalisation and zoneout, trained as the page trains it, on the Lab's held-out samples."""
+    lesson = BY_KEY["layer-norm"]
+    assert (lesson.page, lesson.compare_kind, lesson.steps) == ("compare", "normalisation", 1500)
+    # "the tanh RNN of 'Why vanilla RNNs forget'"
+    assert lesson.setup == dataclasses.replace(BY_KEY["rnn-forgets"].setup,
+                                               model=dataclasses.replace(lesson.setup.model, arch="rnn"))
+    assert lesson.setup.model.arch == "rnn" and lesson.setup.task_params["seq_len"] == 50
+    comparison = Comparison(lesson.setup, kind="normalisation")
+    with comparison.lock:
+        while comparison.advance(lesson.steps):
+            pass
+    log = comparison.log_frame().set_index(["run", "step"])
+    plain, norm, zoneout, both = (log.loc[name] for name in ("without", "layer norm", "zoneout 0.5",
+                                                            "layer norm + zoneout 0.5"))
+    assert [run.cfg.zoneout for run in comparison.runs] == [0.0, 0.0, 0.5, 0.5]
+    # "about 3e-11 as it is, about 7e-6 with layer normalisation and about 3e-7 with zoneout"
+    assert about(plain.ratio.loc[0], 3e-11, 0.2) and about(norm.ratio.loc[0], 7e-6, 0.1)
+    assert about(zoneout.ratio.loc[0], 3e-7, 0.1)
+    assert about(both.ratio.loc[0], 1.5e-5, 0.1)  # the page's caption: "1.5e-5 with both"
+    baseline = comparison.task.baseline_loss  # the dashed line, 0.167
+    assert 400 <= norm[norm.loss < 0.9 * baseline].index.min() <= 500  # "leaves the baseline near step 450"
+    assert about(norm.loss.loc[1250:].mean(), 0.06, 0.2)  # "near 0.06 by step 1500"
+    assert 450 <= both[both.loss < 0.9 * baseline].index.min() <= 500  # "dips near step 475"
+    assert 950 <= both[both.loss >= 0.9 * baseline].index.max() < 1050  # "for good after step 1000"
+    assert about(both.loss.loc[1250:].mean(), 0.08, 0.2)  # "near 0.08 by step 1500"
+    for alone in (plain, zoneout):  # "stays on the baseline all 1500 steps"
+        assert alone.loss.loc[25:].between(0.95 * baseline, 1.3 * baseline).all()
+
+
 def test_echo_state_memory_peaks_near_rho_2_chance_at_09_chaos_at_3():
     """The lesson's figures are the Compare page's: the reservoirs' Comparison, trained as the page
     trains it, on its 330 held-out sequences. The same on AVX-512 and AVX2 kernels (measured on both)."""
