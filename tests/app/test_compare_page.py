@@ -234,7 +234,7 @@ def test_the_layer_norm_lesson_opens_the_rnn_without_and_with_layer_norm_and_zon
     comparison = at.session_state["comparison"]
     assert comparison.kind == "normalisation" and comparison.setup == lesson.setup
     assert [run.name for run in comparison.runs] == ["without", "layer norm", "zoneout 0.5",
-                                                     "layer norm + zoneout 0.5"]
+                                                     "both"]
     assert at.number_input(key="compare_steps").value == lesson.steps
     assert any("tanh RNN, 1 layer × 64 units" in m.value for m in at.markdown)
     assert any("3e-11 as it is, 7e-6 with layer normalisation" in c.value for c in at.caption)

@@ -302,7 +302,7 @@ def test_layer_norm_lets_the_tanh_rnn_leave_the_baseline_near_450_zoneout_alone_
             pass
     log = comparison.log_frame().set_index(["run", "step"])
     plain, norm, zoneout, both = (log.loc[name] for name in ("without", "layer norm", "zoneout 0.5",
-                                                            "layer norm + zoneout 0.5"))
+                                                            "both"))
     assert [run.cfg.zoneout for run in comparison.runs] == [0.0, 0.0, 0.5, 0.5]
     # "about 3e-11 as it is, about 7e-6 with layer normalisation and about 3e-7 with zoneout"
     assert about(plain.ratio.loc[0], 3e-11, 0.2) and about(norm.ratio.loc[0], 7e-6, 0.1)

@@ -39,8 +39,9 @@ TRAIN_SECONDS = 1.0
 # problem every cell has made its move by step 1000, and four cells take twice as long on screen
 # as their training alone (see the caption under the controls).
 MAX_DEFAULT_STEPS = 1500
-KIND_LABELS = {"cells": "the four cells", "initialisations": "initialisations of my network",
-               "reservoirs": "echo state networks", "normalisation": "layer norm and zoneout"}
+# Short enough for one row of the segmented control at 1024 px
+KIND_LABELS = {"cells": "the four cells", "initialisations": "initialisations", "reservoirs": "echo state networks",
+               "normalisation": "layer norm, zoneout"}
 EACH = {"cells": "cell", "initialisations": "start", "reservoirs": "reservoir", "normalisation": "variant"}  # one run
 REFUSED = {"cells": "These cells", "initialisations": "These initialisations", "reservoirs": "Echo state networks",
            "normalisation": "Layer normalisation and zoneout"}
