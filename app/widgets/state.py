@@ -49,6 +49,7 @@ BEAM_STEP = "beam_step"  # the output step whose attention rows the beam's hypot
 # Compare cells
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"
+READ_LONGER_REFUSED = "read_longer_refused"  # why Build & Train's "Read the last N words" was refused
 COMPARE_KIND = "compare_kind"  # what the runs differ in: comparison.KINDS
 COMPARISONS_ASIDE = "comparisons_aside"  # kind -> the comparison of each other kind, paused, to switch back to
 # Compare architectures

@@ -34,6 +34,15 @@ def task_data(upload_param: str | None, data: bytes | None) -> bytes | ParsedRev
     return parsed_reviews(data)
 
 
+def longer_read(reviews: ParsedReviews, seq_len: int) -> int | None:
+    """The sequence length that reads 90% of the reviews whole, when the current one cuts more than
+    half of them (None: it does not)."""
+    words = np.diff(reviews.starts)  # [N]
+    if (words > seq_len).mean() <= 0.5:
+        return None
+    return int(np.ceil(np.percentile(words, 90)))
+
+
 def lengths_text(reviews: ParsedReviews, seq_len: int) -> str:
     """How long the reviews run in words against the words a model reads (its last seq_len): a
     median IMDB review runs about 170 words, so a sequence length fit for the shipped reviews
@@ -41,8 +50,5 @@ def lengths_text(reviews: ParsedReviews, seq_len: int) -> str:
     words = np.diff(reviews.starts)  # [N]
     median, most = np.median(words), np.percentile(words, 90)
     cut = (words > seq_len).mean()
-    text = (f"Your reviews run to a median of {median:,.0f} words (90% have {most:,.0f} or fewer); the network "
+    return (f"Your reviews run to a median of {median:,.0f} words (90% have {most:,.0f} or fewer); the network "
             f"reads the last {seq_len:,} of each, so {cut:.0%} of them are cut.")
-    if cut > 0.5:
-        text += f" Set Sequence length to about {most:,.0f} to read most reviews whole (each step costs time)."
-    return text

@@ -375,14 +375,46 @@ def test_sentiment_draws_the_bag_of_words_baseline_of_its_own_split():
 
 
 def test_an_uploaded_csvs_lengths_say_how_much_of_each_review_the_network_reads():
-    from app.widgets.uploads import lengths_text
+    from app.widgets.uploads import lengths_text, longer_read
     from engine.tasks import parse_reviews
 
     rows = ["review,sentiment"] + [f'"{" ".join(["fine"] * (100 + i))}",positive' for i in range(100)]
-    text = lengths_text(parse_reviews("\n".join(rows)), 40)  # 100 to 199 words each
+    reviews = parse_reviews("\n".join(rows))  # 100 to 199 words each
+    text = lengths_text(reviews, 40)
     assert "a median of 150 words (90% have 189 or fewer)" in text and "so 100% of them are cut" in text
-    assert "Set Sequence length to about 189" in text
-    assert "Set Sequence length" not in lengths_text(parse_reviews("\n".join(rows)), 200)
+    assert longer_read(reviews, 40) == 190  # the 90th percentile, 189.1, rounded up: 90 of the 100 read whole
+    assert longer_read(reviews, 150) is None  # half of them cut, not more
+
+
+def long_reviews(words: int) -> bytes:
+    """A review CSV of 60 distinct reviews of `words` to `words` + 59 words, half positive."""
+    rows = ["review,sentiment"] + [f'"{" ".join(f"w{(7 * i + j) % 50}" for j in range(words + i))}",'
+                                   f'{"positive" if i % 2 else "negative"}' for i in range(60)]
+    return "\n".join(rows).encode()
+
+
+def test_a_button_makes_the_network_read_most_uploaded_reviews_whole_or_says_why_it_cannot():
+    from app.widgets.state import upload_key
+
+    at = build_page(app({"task": "sentiment"}))
+    uploader = next(u for u in at.get("file_uploader") if u.key == upload_key("sentiment"))
+    uploader.set_value(("reviews.csv", long_reviews(100), "text/csv")).run()
+    assert lab(at).setup.task_params["seq_len"] == 40 and len(lab(at).upload) == 60
+    assert any("so 100% of them are cut" in c.value for c in at.caption)
+    at.button(key="read_longer").click().run()
+    assert not at.exception and lab(at).setup.task_params["seq_len"] == 154  # 90th percentile of 100..159: 153.1
+    assert len(lab(at).upload) == 60 and lab(at).task.seq_len == 154  # the same upload, read longer
+    assert at.number_input(key="form.task.seq_len").value == 154  # the form shows it
+    assert any("so 8% of them are cut" in c.value for c in at.caption)  # 155 to 159 words: 5 of 60
+    assert "read_longer" not in [b.key for b in at.button]  # most are read whole: nothing more to offer
+
+    at = build_page(app({"task": "sentiment", "hidden_size": "256"}))  # within budget at 40 words, not at 1,954
+    uploader = next(u for u in at.get("file_uploader") if u.key == upload_key("sentiment"))
+    uploader.set_value(("reviews.csv", long_reviews(1900), "text/csv")).run()
+    before = lab(at).model
+    at.button(key="read_longer").click().run()
+    assert not at.exception and lab(at).model is before and lab(at).setup.task_params["seq_len"] == 40
+    assert "over this app's limit" in at.error[0].value and "The model you had is unchanged" in at.error[0].value
 
 
 def test_the_form_builds_a_layer_normalised_gru_with_zoneout():

@@ -1,6 +1,8 @@
 """Build & Train: pick a task and a network, then play, pause and step its training."""
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 import engine
@@ -77,8 +79,13 @@ def upload_box(lab: Lab):
         return None
     label = "Your own text (UTF-8)" if what == "text" else "Your own reviews (CSV with review,sentiment columns)"
     file = st.file_uploader(label, key=state.upload_key(lab.setup.task))
-    if lab.setup.task == "sentiment" and isinstance(lab.upload, ParsedReviews):
-        st.caption(uploads.lengths_text(lab.upload, lab.setup.task_params["seq_len"]))
+    if lab.setup.task == "sentiment":  # the file just given (parsed once, shared), else the one the lab reads
+        try:
+            reviews = uploads.task_data(what, file.getvalue()) if file is not None else lab.upload
+        except ValueError:
+            reviews = None  # the form's change below says what is wrong with it
+        if isinstance(reviews, ParsedReviews):
+            read_longer(lab, reviews)
     if file is None and lab.upload is not None:
         st.caption(f"Training on your own file ({uploads.describe(lab.upload)}).")
         st.button("Use the shipped data instead", key="shipped_data", icon=":material/undo:",
@@ -113,6 +120,31 @@ def memory_span_caption(means, settings: dict, meta: dict, lab: Lab) -> str:
         f"({lab.task.lag}). Measured {meta['measured']} with torch {meta['torch']} on this 2-core CPU "
         "(benchmarks/memory_span.py)."
     )
+
+
+def read_longer(lab: Lab, reviews: ParsedReviews) -> None:
+    """How much of each uploaded review the network reads, and a button that makes it read most of
+    them whole (a median IMDB review runs about 170 words; the shipped reviews' presets read 40)."""
+    seq_len = lab.setup.task_params["seq_len"]
+    st.caption(uploads.lengths_text(reviews, seq_len))
+    longer = uploads.longer_read(reviews, seq_len)
+    refused = st.session_state.pop(state.READ_LONGER_REFUSED, None)
+    if refused:
+        st.error(f"{literal(refused)}. The model you had is unchanged.", icon=":material/block:")
+    if longer is not None:
+        st.button(f"Read the last {longer:,} words", key="read_longer", icon=":material/unfold_more:",
+                  on_click=set_seq_len, args=(lab, longer),
+                  help="a new model whose sequence length reads 90% of your reviews whole; each step takes longer")
+
+
+def set_seq_len(lab: Lab, seq_len: int) -> None:
+    """The button's callback: a new model reading `seq_len` words, on the same upload; refused over
+    the size budget (the message says so on the page)."""
+    setup = lab.setup
+    try:
+        lab.change(dataclasses.replace(setup, task_params={**setup.task_params, "seq_len": seq_len}), lab.upload)
+    except ValueError as err:
+        st.session_state[state.READ_LONGER_REFUSED] = str(err)
 
 
 def network(lab: Lab) -> None:
