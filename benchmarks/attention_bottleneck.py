@@ -18,12 +18,11 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import textwrap
 import time
 from pathlib import Path
 
 import torch
-from timing import load_average, run_alone, table
+from timing import load_average, paragraph, replace_section, run_alone, table
 
 import engine
 from engine.rng import stream
@@ -110,11 +109,7 @@ def markdown(rows: list[dict], steps: int, stamp: str, elapsed: float) -> str:
         f"tests/engine/test_bottleneck.py re-measures two of them. {stamp}; the whole run took {elapsed:.0f} s."
     )
     grid = table("", header, cells).split("\n", 2)[2]  # the table without its title
-    return f"{HEADING}\n\n{wrap(prose)}\n\n{grid}\n{wrap(reading(rows))}\n"
-
-
-def wrap(text: str) -> str:
-    return textwrap.fill(text, 100, break_on_hyphens=False)
+    return f"{HEADING}\n\n{paragraph(prose)}\n\n{grid}\n{paragraph(reading(rows))}\n"
 
 
 def reading(rows: list[dict]) -> str:
@@ -137,13 +132,6 @@ def reading(rows: list[dict]) -> str:
     )
 
 
-def write_readme(section: str) -> None:
-    """The section at the end of benchmarks/README.md, replacing an earlier run's."""
-    text = README.read_text()
-    kept = text[: text.index(HEADING)].rstrip("\n") if HEADING in text else text.rstrip("\n")
-    README.write_text(f"{kept}\n\n{section}")
-
-
 def run(quick: bool) -> str:
     lengths, seeds, steps = ((5, 10), SEEDS[:1], 20) if quick else (LENGTHS, SEEDS, STEPS)
     start, load_at_start = time.perf_counter(), load_average()
@@ -162,7 +150,7 @@ def run(quick: bool) -> str:
                               "row's seed at the row's seq_len; accuracies are shares (0..1) of the held-out sources",
                   "rows": rows}
         JSON_PATH.write_text(json.dumps(record, indent=1) + "\n")
-        write_readme(section)
+        replace_section(README, HEADING, section)
     return section
 
 

@@ -24,14 +24,13 @@ import datetime
 import json
 import multiprocessing
 import tempfile
-import textwrap
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from timing import load_average, run_alone, table
+from timing import load_average, paragraph, replace_section, run_alone, table
 
-from app.session.memory_span import longest_learned, measured
+from app.session import memory_span
 from pretrained import kernels
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +40,8 @@ HEADING = "## 13. Short-term memory: the longest lag each cell learns (issue 16)
 
 TASK = "recall"
 LAGS = (5, 10, 15, 20, 30, 40, 50, 75, 100, 150)
-# label: the changes to the recall-lag lesson's network (a tanh RNN, forget_bias None)
+# label: the changes to the recall task's preset network (an LSTM of 64 units with forget bias 3); the
+# tanh RNN is then the recall-lag lesson's network
 CELLS = {
     "tanh RNN": {"arch": "rnn", "forget_bias": None},
     "GRU": {"arch": "gru", "forget_bias": None},
@@ -60,9 +60,10 @@ def settings(steps: int = STEPS) -> dict:
     """Everything a re-measurement needs, as the JSON keeps it."""
     import engine  # after kernels.pin(): nothing here computes, the workers do
 
-    preset = engine.TASKS[TASK].preset
+    preset, default = engine.TASKS[TASK].preset, engine.make_task(TASK)
     return {
-        "task": TASK, "symbols": engine.make_task(TASK).symbols, "lags": list(LAGS), "cells": CELLS, "steps": steps,
+        "task": TASK, "symbols": default.symbols, "distractors": default.distractors, "lags": list(LAGS),
+        "cells": CELLS, "steps": steps,
         "seeds": list(SEEDS),
         "eval_every": EVAL_EVERY, "held_out": HELD_OUT, "learned": LEARNED, "give_up": GIVE_UP,
         "model": preset.model.to_dict(), "train": preset.train.to_dict(), "torch_threads": 1,
@@ -70,29 +71,23 @@ def settings(steps: int = STEPS) -> dict:
     }
 
 
-def train(model_dict: dict, train_dict: dict, lag: int, seed: int, steps: int, eval_every: int, held_out: int,
-          learned: float) -> dict:
-    """One run: the network `model_dict` describes, from `seed`, on recall at `lag`; its held-out
-    accuracy every `eval_every` steps (and at step 0) until it reaches `learned` or `steps`."""
+def train(cell: str, lag: int, seed: int, s: dict) -> dict:
+    """One run of `cell` from `seed` on recall at `lag`: its held-out accuracy every s["eval_every"] steps
+    (and at step 0) until it names s["learned"] of them or has trained s["steps"]."""
     import torch
 
     import engine
 
-    task = engine.make_task(TASK, lag=lag)
-    model = engine.build_model(engine.ModelConfig.from_dict(model_dict), task, seed=seed)
-    trainer = engine.Trainer(model, task, dataclasses.replace(engine.TrainConfig.from_dict(train_dict), seed=seed))
+    task = memory_span.recall_task(s, lag)
+    model = engine.build_model(memory_span.network(s, cell), task, seed=seed)
+    trainer = engine.Trainer(model, task, dataclasses.replace(engine.TrainConfig.from_dict(s["train"]), seed=seed))
     curve = []
     while True:
         with torch.no_grad():
-            curve.append([trainer.steps_done, trainer.evaluate(held_out)[1]])
-        if curve[-1][1] >= learned or trainer.steps_done >= steps:
-            return {"accuracy": curve, "learned_at": trainer.steps_done if curve[-1][1] >= learned else None}
-        trainer.step(eval_every)
-
-
-def network(cell: str, s: dict) -> dict:
-    """The model dict of `cell` in the settings `s`."""
-    return {**s["model"], **s["cells"][cell]}
+            curve.append([trainer.steps_done, trainer.evaluate(s["held_out"])[1]])
+        if curve[-1][1] >= s["learned"] or trainer.steps_done >= s["steps"]:
+            return {"accuracy": curve, "learned_at": trainer.steps_done if curve[-1][1] >= s["learned"] else None}
+        trainer.step(s["eval_every"])
 
 
 def seed_over_lags(cell: str, seed: int, s: dict) -> list[dict]:
@@ -103,7 +98,7 @@ def seed_over_lags(cell: str, seed: int, s: dict) -> list[dict]:
     rows, failed = [], 0
     for lag in s["lags"]:
         start = time.perf_counter()
-        run = train(network(cell, s), s["train"], lag, seed, s["steps"], s["eval_every"], s["held_out"], s["learned"])
+        run = train(cell, lag, seed, s)
         rows.append({"cell": cell, "seed": seed, "lag": lag, **run, "seconds": round(time.perf_counter() - start, 1)})
         failed = 0 if run["learned_at"] is not None else failed + 1
         if failed == s["give_up"]:
@@ -112,7 +107,7 @@ def seed_over_lags(cell: str, seed: int, s: dict) -> list[dict]:
 
 
 def markdown(means, s: dict, stamp: str, elapsed: float) -> str:
-    """The table of every cell and lag (the frame app.charts.memory_span.measured reads from the file)."""
+    """The table of every cell and lag (the frame app.session.memory_span.measured reads from the file)."""
     def cell_text(cell: str, lag: int) -> str:
         row = means[(means["cell"] == cell) & (means["lag"] == lag)]
         if row.empty:
@@ -124,7 +119,7 @@ def markdown(means, s: dict, stamp: str, elapsed: float) -> str:
 
     header = ["lag", *s["cells"]]
     cells = [[lag, *(cell_text(cell, lag) for cell in s["cells"])] for lag in s["lags"]]
-    spans = ", ".join(f"{cell} {longest_learned(means, cell, s)}" for cell in s["cells"])
+    spans = ", ".join(f"{cell} {memory_span.longest_learned(means, cell, s)}" for cell in s["cells"])
     t = s["train"]
     prose = (
         "`PYTHONPATH=. python benchmarks/memory_span.py` (section `memory-span` of `run_all.py`): delayed "
@@ -140,19 +135,8 @@ def markdown(means, s: dict, stamp: str, elapsed: float) -> str:
         f"tests/engine/test_memory_span.py re-measures two runs. {stamp}; the whole run took {elapsed / 60:.0f} min."
     )
     grid = table("", header, cells).split("\n", 2)[2]
-    reading = wrap(f"The longest lag every seed learned within the budget: {spans}.")
-    return f"{HEADING}\n\n{wrap(prose)}\n\n{grid}\n{reading}\n"
-
-
-def wrap(text: str) -> str:
-    return textwrap.fill(text, 100, break_on_hyphens=False)
-
-
-def write_readme(section: str) -> None:
-    """The section at the end of benchmarks/README.md, replacing an earlier run's."""
-    text = README.read_text()
-    kept = text[: text.index(HEADING)].rstrip("\n") if HEADING in text else text.rstrip("\n")
-    README.write_text(f"{kept}\n\n{section}")
+    reading = paragraph(f"The longest lag every seed learned within the budget: {spans}.")
+    return f"{HEADING}\n\n{paragraph(prose)}\n\n{grid}\n{reading}\n"
 
 
 def run(quick: bool) -> str:
@@ -179,9 +163,9 @@ def run(quick: bool) -> str:
     with tempfile.TemporaryDirectory() as scratch:  # --quick writes nothing
         path = Path(scratch) / "memory_span.json" if quick else JSON_PATH
         path.write_text(json.dumps(record, indent=1) + "\n")
-        section = markdown(measured(path)[0], s, stamp, elapsed)
+        section = markdown(memory_span.measured(path)[0], s, stamp, elapsed)
     if not quick:
-        write_readme(section)
+        replace_section(README, HEADING, section)
     return section
 
 

@@ -9,8 +9,10 @@ import argparse
 import os
 import platform
 import statistics
+import textwrap
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
@@ -74,3 +76,20 @@ def run_alone(run: Callable[[bool], str], quick_help: str) -> None:
     torch.set_num_threads(1)
     print(machine())
     print(run(args.quick))
+
+
+def paragraph(text: str) -> str:
+    """Prose for benchmarks/README.md, in lines of at most 100 characters."""
+    return textwrap.fill(text, 100, break_on_hyphens=False)
+
+
+def replace_section(readme: Path, heading: str, section: str) -> None:
+    """`section` (which starts with `heading`) in place of `heading`'s section of `readme`, which ends at the
+    next second-level heading; at the end of the file when there is none yet. The sections after it stay."""
+    text, section = readme.read_text(), section.rstrip("\n") + "\n"
+    if heading not in text:
+        readme.write_text(text.rstrip("\n") + "\n\n" + section)
+        return
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    readme.write_text(text[:start] + section + ("" if end == -1 else text[end:]))

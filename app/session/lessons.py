@@ -57,12 +57,13 @@ def memory_spans() -> str:
 
     def reach(lag: int | None) -> str:
         if lag is None:
-            return f"not even lag {min(settings['lags'])}"
-        return f"every lag measured, to {lag}" if lag == longest else f"up to lag {lag}"
+            return f"none (not even {min(settings['lags'])})"
+        return f"{lag} (every lag measured)" if lag == longest else f"{lag}"
 
-    cells = [f"{SPAN_CELLS[cell]} {reach(lag)}" for cell, lag in memory_span.spans(means, settings).items()]
-    return (f"Open 'Short-term memory, measured' under the curves: with this budget, over {len(settings['seeds'])} "
-            f"seeds, {', '.join(cells[:-1])} and {cells[-1]}.")
+    cells = [f"{reach(lag)} for {SPAN_CELLS[cell]}" for cell, lag in memory_span.spans(means, settings).items()]
+    return (f"Open 'Short-term memory, measured' under the curves: with this budget, the longest lag all "
+            f"{len(settings['seeds'])} seeds learned is {', '.join(cells[:-1])} and {cells[-1]}; single seeds reach "
+            "further or fail sooner (each lag's range is drawn).")
 
 
 EXPLODING = dataclasses.replace(
@@ -217,9 +218,10 @@ LESSONS = [
         "layer normalisation and about 3e-7 with zoneout. Press Play: with layer normalisation the held-out loss "
         "leaves the dashed baseline near step 450 and is near 0.06 by step 1500; with both, it dips near step 475 "
         "and leaves the baseline for good after step 1000 (near 0.08 by step 1500); as it is, and with zoneout "
-        "alone, it stays on the baseline all 1500 steps. Keeping each unit's previous value with probability 0.5 "
-        "lets more gradient through, yet not enough here: the course lists zoneout among the regularisers, the "
-        "dropout an RNN can use; normalising the sums is what lets this RNN train.",
+        "alone, it reaches the baseline within 25 steps and stays there (0.17 to 0.21) all 1500. Keeping each "
+        "unit's previous value with probability 0.5 lets more gradient through, yet not enough here: the course "
+        "lists zoneout among the regularisers, the dropout an RNN can use; normalising the sums is what lets this "
+        "RNN train.",
         "Ba, Kiros & Hinton 2016: layer normalisation stabilises an RNN's hidden dynamics and shortens its "
         "training; Krueger et al. 2017: zoneout, which keeps units' previous values at random, regularises RNNs "
         "and lets gradient flow further back",

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
+import engine
+
 SHIPPED = Path(__file__).resolve().parents[1] / "data" / "memory_span.json"
 
 
@@ -50,3 +52,23 @@ def longest_learned(means: pd.DataFrame, cell: str, settings: dict) -> int | Non
 def spans(means: pd.DataFrame, settings: dict) -> dict[str, int | None]:
     """Each cell's longest lag learned, in the file's order of cells."""
     return {cell: longest_learned(means, cell, settings) for cell in settings["cells"]}
+
+
+def network(settings: dict, cell: str) -> engine.ModelConfig:
+    """The network a measurement of `cell` trains: the file's model with the cell's changes."""
+    return engine.ModelConfig.from_dict({**settings["model"], **settings["cells"][cell]})
+
+
+def recall_task(settings: dict, lag: int) -> engine.Task:
+    """Delayed recall at `lag` with the file's symbols and distractors."""
+    return engine.make_task(settings["task"], lag=lag, symbols=settings["symbols"], distractors=settings["distractors"])
+
+
+def measures(settings: dict, setup) -> bool:
+    """Whether the student's setup (a link.Setup) is one the file measured, at some lag: the task's
+    symbols and distractors, one of its cells, its training."""
+    params = setup.task_params
+    return (setup.task == settings["task"] and (params["symbols"], params["distractors"])
+            == (settings["symbols"], settings["distractors"])
+            and any(setup.model == network(settings, cell) for cell in settings["cells"])
+            and setup.train == engine.TrainConfig.from_dict(settings["train"]))

@@ -451,6 +451,9 @@ def test_the_recall_task_shows_the_measured_memory_span_of_every_cell_and_the_st
     assert lab(at).task.lag == 30 and plotted(lag_line["x"]) == [30, 30] and lag_line["name"] == "your lag (30)"
     caption = next(c.value for c in at.caption if c.value.startswith("Each line: the recall-lag lesson's network"))
     assert all(f"{cell} up to lag {span}" in caption for cell, span in spans.items()) and "your lag (30)" in caption
+    assert "Your setup is not one of these four" not in caption  # the recall preset: the forget-bias-3 LSTM
+    smaller = build_page(app({"task": "recall", "lag": "30", "hidden_size": "32"}))
+    assert any("Your setup is not one of these four" in c.value for c in smaller.caption)
     assert not [e for e in at.expander if "Short-term memory" in e.label][0].proto.expanded  # folded: no lesson
 
     lesson = app()

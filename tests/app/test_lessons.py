@@ -292,9 +292,7 @@ def test_layer_norm_lets_the_tanh_rnn_leave_the_baseline_near_450_zoneout_alone_
     layer normalisation and zoneout, trained as the page trains it, on the Lab's held-out samples."""
     lesson = BY_KEY["layer-norm"]
     assert (lesson.page, lesson.compare_kind, lesson.steps) == ("compare", "normalisation", 1500)
-    # "the tanh RNN of 'Why vanilla RNNs forget'"
-    assert lesson.setup == dataclasses.replace(BY_KEY["rnn-forgets"].setup,
-                                               model=dataclasses.replace(lesson.setup.model, arch="rnn"))
+    assert lesson.setup == BY_KEY["rnn-forgets"].setup  # "the tanh RNN of 'Why vanilla RNNs forget'"
     assert lesson.setup.model.arch == "rnn" and lesson.setup.task_params["seq_len"] == 50
     comparison = Comparison(lesson.setup, kind="normalisation")
     with comparison.lock:
@@ -312,10 +310,10 @@ def test_layer_norm_lets_the_tanh_rnn_leave_the_baseline_near_450_zoneout_alone_
     assert 400 <= norm[norm.loss < 0.9 * baseline].index.min() <= 500  # "leaves the baseline near step 450"
     assert about(norm.loss.loc[1250:].mean(), 0.06, 0.2)  # "near 0.06 by step 1500"
     assert 450 <= both[both.loss < 0.9 * baseline].index.min() <= 500  # "dips near step 475"
-    assert 950 <= both[both.loss >= 0.9 * baseline].index.max() < 1050  # "for good after step 1000"
+    assert 1000 <= both[both.loss >= 0.9 * baseline].index.max() < 1050  # "for good after step 1000"
     assert about(both.loss.loc[1250:].mean(), 0.08, 0.2)  # "near 0.08 by step 1500"
-    for alone in (plain, zoneout):  # "stays on the baseline all 1500 steps"
-        assert alone.loss.loc[25:].between(0.95 * baseline, 1.3 * baseline).all()
+    for alone in (plain, zoneout):  # "reaches the baseline within 25 steps and stays there (0.17 to 0.21)"
+        assert alone.loss.loc[0] > 1 and alone.loss.loc[25:].between(0.17, 0.21).all()
 
 
 def test_echo_state_memory_peaks_near_rho_2_chance_at_09_chaos_at_3():

@@ -98,27 +98,30 @@ def memory_span(lab: Lab) -> None:
     in the student's session; open while the lesson that asks for it is."""
     means, meta = measured_span.shipped()
     settings = meta["settings"]
+    spans = measured_span.spans(means, settings)
     open_lesson = state.get(state.LESSON) == "recall-lag"
     with st.expander("Short-term memory, measured: the longest lag each cell learns", expanded=open_lesson):
-        figure = memory_span_curves(means, settings, measured_span.spans(means, settings), lab.task.lag)
-        show(figure, "memory_span")
-        st.caption(memory_span_caption(means, settings, meta, lab))
+        show(memory_span_curves(means, settings, spans, lab.task.lag), "memory_span")
+        st.caption(memory_span_caption(spans, settings, meta, lab))
 
 
-def memory_span_caption(means, settings: dict, meta: dict, lab: Lab) -> str:
-    spans = measured_span.spans(means, settings)
+def memory_span_caption(spans: dict, settings: dict, meta: dict, lab: Lab) -> str:
     learned = ", ".join(f"{cell} {'none' if lag is None else f'up to lag {lag}'}" for cell, lag in spans.items())
     t, m = settings["train"], settings["model"]
+    yours = ("" if measured_span.measures(settings, lab.setup) else
+             " Your setup is not one of these four (its cell, size, training or symbols differ): the lines are "
+             "theirs, not yours.")
     return (
         f"Each line: the recall-lag lesson's network ({m['hidden_size']} units; {t['optimizer'].capitalize()} at lr "
-        f"{t['lr']:g}, batch {t['batch_size']}, clip {t['clip_norm']:g}) with one cell, trained up to "
-        f"{settings['steps']:,} steps from each of {len(settings['seeds'])} seeds at each lag, naming the symbol of "
-        f"{settings['held_out']:,} held-out sequences every {settings['eval_every']} steps; a point is the best it "
-        f"reached (the seeds' range as bars), and a lag is learned when every seed names "
-        f"{settings['learned']:.0%} of them. Learned within the budget: {learned}. A seed that failed "
-        f"{settings['give_up']} lags in a row was not trained at longer ones. The dashed line is your lag "
-        f"({lab.task.lag}). Measured {meta['measured']} with torch {meta['torch']} on this 2-core CPU "
-        "(benchmarks/memory_span.py)."
+        f"{t['lr']:g}, batch {t['batch_size']}, clip {t['clip_norm']:g}) with one cell, on {settings['symbols']} "
+        f"symbols and {settings['distractors']} distractors, trained from each of {len(settings['seeds'])} seeds at "
+        f"each lag until it named {settings['learned']:.0%} of {settings['held_out']:,} held-out sequences (checked "
+        f"every {settings['eval_every']} steps) or for {settings['steps']:,} steps. A point is the mean over the "
+        f"seeds of each one's best score, the bars their range; a lag is learned when every seed reached "
+        f"{settings['learned']:.0%}. Learned within the budget: {learned}. A seed that failed {settings['give_up']} "
+        f"lags in a row was not trained at longer ones (hover a point: how many seeds it averages). The dashed "
+        f"line is your lag ({lab.task.lag}).{yours} Measured {meta['measured']} with torch {meta['torch']} on this "
+        "2-core CPU (benchmarks/memory_span.py)."
     )
 
 
