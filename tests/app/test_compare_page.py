@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from app import pages as nav
-from app.session.comparison import CELLS
+from app.session.comparison import CELLS, Comparison
 from app.session.link import preset_setup
 from app.session.probes import RECORD_EVERY
 
@@ -206,45 +206,46 @@ def test_the_initialisation_lesson_opens_its_three_starts_and_the_page_plots_the
     assert chart(at, "Vanishing gradients: four cells") and not at.exception
 
 
-def test_the_echo_state_lesson_opens_five_reservoirs_whose_read_outs_alone_train():
+def opened_and_stepped(key: str, kind: str, chart_title: str) -> tuple[AppTest, Comparison, list[str]]:
+    """Lesson `key` opened from Home: its banner, its comparison of `kind` on its setup and budget;
+    then one Step, after which every run's gradient curve is the one drawn. Also the captions as
+    the lesson opened (before the step: what the lesson's own runs measured)."""
     from app.session.lessons import BY_KEY
 
-    lesson = BY_KEY["echo-state"]
+    lesson = BY_KEY[key]
     at = AppTest.from_file(MAIN, default_timeout=60).run()
-    at.button(key="lesson.echo-state").click().run()
+    at.button(key=f"lesson.{key}").click().run()
     assert not at.exception and lesson.title in at.info[0].value
     comparison = at.session_state["comparison"]
-    assert comparison.kind == "reservoirs" and len(comparison.runs) == 5 and comparison.setup == lesson.setup
-    assert any("about 27% at ρ = 0.9" in c.value for c in at.caption)  # measured for exactly these runs
+    assert comparison.kind == kind and comparison.setup == lesson.setup
+    assert at.number_input(key="compare_steps").value == lesson.steps
+    captions = [c.value for c in at.caption]
     at.button(key="compare_step").click().run()
-    assert [run.steps_done for run in comparison.runs] == [1] * 5
-    through_time = {t["name"]: t for t in chart(at, "Vanishing or exploding gradients: five reservoirs")["data"]}
+    assert [run.steps_done for run in comparison.runs] == [1] * len(comparison.runs)
+    through_time = {t["name"]: t for t in chart(at, chart_title)["data"]}
     for run in comparison.runs:
         assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curves[0].tolist(), rel=1e-6)
+    return at, comparison, captions
+
+
+def test_the_echo_state_lesson_opens_five_reservoirs_whose_read_outs_alone_train():
+    at, comparison, captions = opened_and_stepped("echo-state", "reservoirs",
+                                                  "Vanishing or exploding gradients: five reservoirs")
+    assert len(comparison.runs) == 5
+    assert any("about 27% at ρ = 0.9" in c for c in captions)  # measured for exactly these runs
     assert any("tanh RNN reservoirs, 1 layer × 64 units" in m.value for m in at.markdown)
 
 
 def test_the_layer_norm_lesson_opens_the_rnn_without_and_with_layer_norm_and_zoneout():
     from app.session.lessons import BY_KEY
 
-    lesson = BY_KEY["layer-norm"]
-    at = AppTest.from_file(MAIN, default_timeout=60).run()
-    at.button(key="lesson.layer-norm").click().run()
-    assert not at.exception and lesson.title in at.info[0].value
-    comparison = at.session_state["comparison"]
-    assert comparison.kind == "normalisation" and comparison.setup == lesson.setup
-    assert [run.name for run in comparison.runs] == ["without", "layer norm", "zoneout 0.5",
-                                                     "both"]
-    assert at.number_input(key="compare_steps").value == lesson.steps
+    at, comparison, captions = opened_and_stepped("layer-norm", "normalisation", "Vanishing gradients: four variants")
+    assert [run.name for run in comparison.runs] == ["without", "layer norm", "zoneout 0.5", "both"]
     assert any("tanh RNN, 1 layer × 64 units" in m.value for m in at.markdown)
-    assert any("3e-11 as it is, 7e-6 with layer normalisation" in c.value for c in at.caption)
-    assert any("near step 450" in c.value for c in at.caption)  # measured for exactly these runs
-    at.button(key="compare_step").click().run()
-    assert [run.steps_done for run in comparison.runs] == [1] * 4
-    through_time = {t["name"]: t for t in chart(at, "Vanishing gradients: four variants")["data"]}
-    for run in comparison.runs:
-        assert plotted(through_time[run.name]["y"]) == pytest.approx(run.curves[0].tolist(), rel=1e-6)
+    assert any("3e-11 as it is, 7e-6 with layer normalisation" in c for c in captions)
+    assert any("near step 450" in c for c in captions)  # measured for exactly these runs
 
+    lesson = BY_KEY["layer-norm"]
     at.session_state["lab"].change(dataclasses.replace(lesson.setup, task_params={"seq_len": 20}))
     at.run()
     at.button(key="compare_new").click().run()  # the student's own setup: nothing measured to quote
