@@ -45,3 +45,22 @@ def test_play_pause_step_and_a_refused_upload(app_page):
     assert "model.pt" in alert.inner_text() and "refuses it unread" in alert.inner_text()
     wait_for_app(page)
     assert steps_trained(page) == paused  # the model that was there is still there
+
+
+def test_uploaded_long_reviews_are_read_whole_at_a_click_on_a_projector(app_page):
+    """On a projector's 1024x768: a review CSV too long for the shipped reviews' 40 words says how much
+    of each review the network reads, and its button builds a network that reads 90% of them whole.
+    Screenshot: tests/artifacts/screenshots/build-long-reviews-projector.png."""
+    from tests.app.test_build_train import long_reviews
+
+    page = app_page.page
+    page.set_viewport_size({"width": 1024, "height": 768})
+    app_page.goto("build?task=sentiment")
+    page.locator('[data-testid="stSidebar"] [data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": "reviews.csv", "mimeType": "text/csv", "buffer": long_reviews(100)}])
+    page.get_by_text("so 100% of them are cut").wait_for()
+    page.get_by_role("button", name="Read the last 154 words").click()
+    page.get_by_text("so 8% of them are cut").wait_for()
+    wait_for_app(page)
+    assert page.get_by_role("button", name="Read the last").count() == 0
+    app_page.screenshot("build-long-reviews-projector")
