@@ -101,8 +101,18 @@ def memory_span(lab: Lab) -> None:
     spans = measured_span.spans(means, settings)
     open_lesson = state.get(state.LESSON) == "recall-lag"
     with st.expander("Short-term memory, measured: the longest lag each cell learns", expanded=open_lesson):
-        show(memory_span_curves(means, settings, spans, lab.task.lag), "memory_span")
+        show(memory_span_figure(lab.task.lag), "memory_span")
         st.caption(memory_span_caption(spans, settings, meta, lab))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def memory_span_figure(lag: int):
+    """The shipped measurement with a lag marked, built once per lag for the whole server (27 ms,
+    a quarter of the page's run otherwise): it holds nothing a student trained, and Streamlit
+    copies a figure before sending it."""
+    means, meta = measured_span.shipped()
+    settings = meta["settings"]
+    return memory_span_curves(means, settings, measured_span.spans(means, settings), lag)
 
 
 def memory_span_caption(spans: dict, settings: dict, meta: dict, lab: Lab) -> str:
