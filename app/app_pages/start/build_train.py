@@ -1,19 +1,15 @@
 """Build & Train: pick a task and a network, then play, pause and step its training."""
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 import engine
-from app.charts.memory_span import memory_span_curves
 from app.charts.network import layer_table, network_diagram
 from app.charts.training import gradient_norm_curve, training_curves
-from app.session import memory_span as measured_span
 from app.session.heldout import EVAL_EVERY
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
-from app.widgets import settings_form, state, uploads
+from app.widgets import memory_span, review_lengths, settings_form, state, uploads
 from app.widgets.controls import live, training_controls
 from app.widgets.downloads import held, stem
 from app.widgets.export_script import script_button
@@ -35,7 +31,7 @@ def run() -> None:
     training_controls(lab)
     live(lab, draw_training)
     if lab.setup.task == "recall":
-        memory_span(lab)
+        memory_span.expander(lab)
     network(lab)
     save_and_load(lab)
 
@@ -85,79 +81,12 @@ def upload_box(lab: Lab):
         except ValueError:
             reviews = None  # the form's change below says what is wrong with it
         if isinstance(reviews, ParsedReviews):
-            read_longer(lab, reviews)
+            review_lengths.read_longer(lab, reviews)
     if file is None and lab.upload is not None:
         st.caption(f"Training on your own file ({uploads.describe(lab.upload)}).")
         st.button("Use the shipped data instead", key="shipped_data", icon=":material/undo:",
                   on_click=lab.change, args=(lab.setup, None))
     return file.getvalue() if file is not None else None
-
-
-def memory_span(lab: Lab) -> None:
-    """How long a lag each cell learns, measured once here (app/session/memory_span.py), not trained
-    in the student's session; open while the lesson that asks for it is."""
-    means, meta = measured_span.shipped()
-    settings = meta["settings"]
-    spans = measured_span.spans(means, settings)
-    open_lesson = state.get(state.LESSON) == "recall-lag"
-    with st.expander("Short-term memory, measured: the longest lag each cell learns", expanded=open_lesson):
-        show(memory_span_figure(lab.task.lag), "memory_span")
-        st.caption(memory_span_caption(spans, settings, meta, lab))
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def memory_span_figure(lag: int):
-    """The shipped measurement with a lag marked, built once per lag for the whole server (27 ms,
-    a quarter of the page's run otherwise): it holds nothing a student trained, and Streamlit
-    copies a figure before sending it."""
-    means, meta = measured_span.shipped()
-    settings = meta["settings"]
-    return memory_span_curves(means, settings, measured_span.spans(means, settings), lag)
-
-
-def memory_span_caption(spans: dict, settings: dict, meta: dict, lab: Lab) -> str:
-    learned = ", ".join(f"{cell} {'none' if lag is None else f'up to lag {lag}'}" for cell, lag in spans.items())
-    t, m = settings["train"], settings["model"]
-    yours = ("" if measured_span.measures(settings, lab.setup) else
-             " Your setup is not one of these four (its cell, size, training or symbols differ): the lines are "
-             "theirs, not yours.")
-    return (
-        f"Each line: the recall-lag lesson's network ({m['hidden_size']} units; {t['optimizer'].capitalize()} at lr "
-        f"{t['lr']:g}, batch {t['batch_size']}, clip {t['clip_norm']:g}) with one cell, on {settings['symbols']} "
-        f"symbols and {settings['distractors']} distractors, trained from each of {len(settings['seeds'])} seeds at "
-        f"each lag until it named {settings['learned']:.0%} of {settings['held_out']:,} held-out sequences (checked "
-        f"every {settings['eval_every']} steps) or for {settings['steps']:,} steps. A point is the mean over the "
-        f"seeds of each one's best score, the bars their range; a lag is learned when every seed reached "
-        f"{settings['learned']:.0%}. Learned within the budget: {learned}. A seed that failed {settings['give_up']} "
-        f"lags in a row was not trained at longer ones (hover a point: how many seeds it averages). The dashed "
-        f"line is your lag ({lab.task.lag}).{yours} Measured {meta['measured']} with torch {meta['torch']} on this "
-        "2-core CPU (benchmarks/memory_span.py)."
-    )
-
-
-def read_longer(lab: Lab, reviews: ParsedReviews) -> None:
-    """How much of each uploaded review the network reads, and a button that makes it read most of
-    them whole (a median IMDB review runs about 170 words; the shipped reviews' presets read 40)."""
-    seq_len = lab.setup.task_params["seq_len"]
-    st.caption(uploads.lengths_text(reviews, seq_len))
-    longer = uploads.longer_read(reviews, seq_len)
-    refused = st.session_state.pop(state.READ_LONGER_REFUSED, None)
-    if refused:
-        st.error(f"{literal(refused)}. The model you had is unchanged.", icon=":material/block:")
-    if longer is not None:
-        st.button(f"Read the last {longer:,} words", key="read_longer", icon=":material/unfold_more:",
-                  on_click=set_seq_len, args=(lab, longer),
-                  help="a new model whose sequence length reads 90% of your reviews whole; each step takes longer")
-
-
-def set_seq_len(lab: Lab, seq_len: int) -> None:
-    """The button's callback: a new model reading `seq_len` words, on the same upload; refused over
-    the size budget (the message says so on the page)."""
-    setup = lab.setup
-    try:
-        lab.change(dataclasses.replace(setup, task_params={**setup.task_params, "seq_len": seq_len}), lab.upload)
-    except ValueError as err:
-        st.session_state[state.READ_LONGER_REFUSED] = str(err)
 
 
 def network(lab: Lab) -> None:
