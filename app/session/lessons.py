@@ -51,8 +51,7 @@ SPAN_CELLS = {"tanh RNN": "a tanh RNN", "GRU": "a GRU", "LSTM": "an LSTM as PyTo
 def memory_spans() -> str:
     """The longest lag each cell learns within the recall-lag lesson's budget, as measured once
     (app/data/memory_span.json, re-measured in tests/engine/test_memory_span.py), in a sentence."""
-    means, meta = memory_span.shipped()
-    settings = meta["settings"]
+    settings = memory_span.shipped()[1]["settings"]
     longest = max(settings["lags"])
 
     def reach(lag: int | None) -> str:
@@ -60,7 +59,7 @@ def memory_spans() -> str:
             return f"none (not even {min(settings['lags'])})"
         return f"{lag} (every lag measured)" if lag == longest else f"{lag}"
 
-    cells = [f"{reach(lag)} for {SPAN_CELLS[cell]}" for cell, lag in memory_span.spans(means, settings).items()]
+    cells = [f"{reach(lag)} for {SPAN_CELLS[cell]}" for cell, lag in memory_span.shipped_spans().items()]
     return (f"Open 'Short-term memory, measured' under the curves: with this budget, the longest lag all "
             f"{len(settings['seeds'])} seeds learned is {', '.join(cells[:-1])} and {cells[-1]}; single seeds reach "
             "further or fail sooner (each lag's range is drawn).")

@@ -54,6 +54,13 @@ def spans(means: pd.DataFrame, settings: dict) -> dict[str, int | None]:
     return {cell: longest_learned(means, cell, settings) for cell in settings["cells"]}
 
 
+@functools.cache
+def shipped_spans() -> dict[str, int | None]:
+    """spans() of the shipped file, worked out once per server (the page and a lesson's text read it)."""
+    means, meta = shipped()
+    return spans(means, meta["settings"])
+
+
 def network(settings: dict, cell: str) -> engine.ModelConfig:
     """The network a measurement of `cell` trains: the file's model with the cell's changes."""
     return engine.ModelConfig.from_dict({**settings["model"], **settings["cells"][cell]})

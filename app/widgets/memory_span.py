@@ -15,7 +15,7 @@ def expander(lab: Lab) -> None:
     """The measured chart and what it shows, in an expander open while the lesson that asks for it is."""
     means, meta = measured_span.shipped()
     settings = meta["settings"]
-    spans = measured_span.spans(means, settings)
+    spans = measured_span.shipped_spans()
     open_lesson = state.get(state.LESSON) == "recall-lag"
     with st.expander("Short-term memory, measured: the longest lag each cell learns", expanded=open_lesson):
         show(memory_span_figure(lab.task.lag), "memory_span")
@@ -28,8 +28,7 @@ def memory_span_figure(lag: int):
     a quarter of the page's run otherwise): it holds nothing a student trained, and Streamlit
     copies a figure before sending it."""
     means, meta = measured_span.shipped()
-    settings = meta["settings"]
-    return memory_span_curves(means, settings, measured_span.spans(means, settings), lag)
+    return memory_span_curves(means, meta["settings"], measured_span.shipped_spans(), lag)
 
 
 def memory_span_caption(spans: dict, settings: dict, meta: dict, lab: Lab) -> str:
