@@ -1,8 +1,10 @@
-"""engine.record: replay one sample through the written-out equations on the model's own weights.
+"""engine.record: replay one sample on the model's own weights and open it up.
 
 The model trains on PyTorch's kernels, which keep neither gates nor per-step gradients. To open
-it up we replay the one sample with `unroll_layer`, layer by layer, with a zero "tap" added to
-every h_t: the gradient of the loss with respect to those taps is the total BPTT gradient dL/dh_t.
+it up we replay the one sample layer by layer, with a zero "tap" added to every h_t: the gradient
+of the loss with respect to those taps is the total BPTT gradient dL/dh_t. The replay is
+`unroll_layer`'s written-out equations, except for nn.LSTM, whose fused kernel gives the same
+states, gates and gradients far faster (engine/fused_replay.py).
 Nothing is hooked into the model, and the model's weights, .grad, requires_grad flags and
 train/eval mode are exactly as they were afterwards, even if recording fails.
 """
@@ -160,7 +162,7 @@ def stack_trace(stack, grad_taps: Tensor, jacobians: bool, spectra: Spectra | No
 
 
 def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians: bool = True,
-           bptt_window: int = 0, spectra: bool = False) -> Recording:
+           bptt_window: int = 0, spectra: bool = False, written_out: bool = False) -> Recording:
     """Everything the pages plot, for sample `index` of the batch (x, y).
 
     bptt_window > 0 records the gradients as truncated BPTT computes them when training with
@@ -173,6 +175,10 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
     spectra=True adds the eigenvalues and singular values of every W_hh block (engine.weight_spectra,
     which has a size limit and refuses a non-finite W_hh); they depend on the weights only, so a
     caller recording many samples of one model may rather take them once from weight_spectra.
+
+    An nn.LSTM stack is recorded through its fused kernel (engine/fused_replay.py); written_out=True
+    replays it through the written-out equations instead, as every other stack is: the reference
+    the tests hold the fused path to.
     """
     check_model(model)
     check_batch_shape(model.spec, x, y)
@@ -182,7 +188,7 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
     spectra_of = weight_spectra(model) if spectra else {}  # first: a refusal costs no replay
     xs, ys = x[index : index + 1], y[index : index + 1]
     with opened(model):
-        taps = Taps()
+        taps = Taps(written_out)
         if bptt_window and bptt_window < xs.shape[1]:
             replay, loss = replay_truncated(model, xs, ys, taps, bptt_window, partial(compute_loss, model.spec.loss))
         else:

@@ -3,7 +3,7 @@
 The hidden state is carried forward from chunk to chunk but detached at every border, so the
 gradient of a chunk's loss stops at that chunk's first step: no dependency longer than the window
 can be learned. `Trainer.forward_backward` trains this way on PyTorch's kernels and
-`replay_truncated` replays it through the written-out equations for `engine.record`; both take
+`replay_truncated` replays it for `engine.record` (an LSTM's chunks on its fused kernel); both take
 their chunks and loss terms from here, so they cut the gradient at the same steps.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from torch import Tensor, nn
 
 from .cells import LayerTrace
 from .config import ModelConfig, check_int
-from .recurrent import State, final_state, replay_stack
-from .replay import Replay, StackReplay, Taps
+from .recurrent import State, final_state
+from .replay import Replay, StackReplay, Taps, replay_any
 from .train_config import MAX_BPTT_WINDOW
 
 Loss = Callable[[Tensor, Tensor], Tensor]
@@ -96,8 +96,8 @@ def replay_truncated(model: nn.Module, x: Tensor, y: Tensor, taps: Taps, window:
     stack_taps = taps.make("rnn", cfg, x_in)  # [L, dirs, T, B, H]
     state, pieces, terms, outputs = None, [], [], []
     for chunk in chunks(T, window):
-        traces, out = replay_stack(cfg, model.rnn, x_in[:, chunk], stack_taps[:, :, chunk], state,
-                                   padded=padded[:, chunk] if padded is not None else None)  # out: [B, k, H]
+        traces, out = replay_any(cfg, model.rnn, x_in[:, chunk], stack_taps[:, :, chunk], state,
+                                 padded[:, chunk] if padded is not None else None, taps.written_out)  # out: [B, k, H]
         term = chunk_loss(model, loss, out, y, chunk, T)
         if term is not None:
             terms.append(term[0])
