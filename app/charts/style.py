@@ -12,6 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from app.charts.refill import copied
+
 # Okabe & Ito (2008), "Color Universal Design"
 ORANGE, SKY_BLUE, GREEN, BLUE, VERMILLION, PURPLE, BLACK = (
     "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#000000"
@@ -103,8 +105,8 @@ def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
     the legend under the plot, where it covers no data.
     A diagram (boxes of text sized to their words) only grows taller, its title a little larger."""
     if diagram:
-        return go.Figure(fig).update_layout(title_font=dict(size=18), height=int((fig.layout.height or HEIGHT) * 1.2))
-    big = go.Figure(fig)
+        return copied(fig).update_layout(title_font=dict(size=18), height=int((fig.layout.height or HEIGHT) * 1.2))
+    big = copied(fig)
     # The top margin grows with the title's type (15 to 21 px), or a subtitle sat on the plot's top.
     top = round((fig.layout.margin.t or 50) * 1.4)
     big.update_layout(font=dict(size=16), title_font=dict(size=21), margin=dict(t=top))
@@ -156,7 +158,7 @@ def wrap_title(fig: go.Figure, chars: int = 34) -> go.Figure:
             lines[-1] = f"{lines[-1]} {word}".strip()
     if len(lines) == 1:
         return fig
-    wrapped = go.Figure(fig).update_layout(title_text="<br>".join(lines))
+    wrapped = copied(fig).update_layout(title_text="<br>".join(lines))
     more = line_px * (len(lines) - 1 - text.count("<br>"))  # the lines it had have their room already
     height = (fig.layout.height or HEIGHT) + more
     if fig.layout.title.yanchor == "bottom":  # stood on what is under it: plotly lays the lines after the first

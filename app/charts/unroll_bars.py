@@ -11,14 +11,22 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import torch
 from plotly.subplots import make_subplots
 
 from app.charts.gates import NAMES, TANH
+from app.charts.refill import frame_of, refilled
 from app.charts.sites import ARROWS, label, trace_of, whose
 from app.charts.style import BLUE, GREEN, GREY, VERMILLION, finish
 from app.charts.unroll import DIRECTION_COLOURS, checked_t, read_step, stack_name
 from engine import Recording
 from engine.describe import Read
+
+
+def state_rows(trace) -> list[tuple[int, str, torch.Tensor]]:
+    """(layer, "h_t" or "c_t", values [layers, dirs, T, H]) for each row of state_at's panels."""
+    parts = [("h_t", trace.hidden)] + ([("c_t", trace.cell)] if trace.cell is not None else [])
+    return [(layer, name, values) for layer in range(trace.hidden.shape[0]) for name, values in parts]
 
 
 def state_at(rec: Recording, stack: str | None, t: int) -> go.Figure:
@@ -27,9 +35,22 @@ def state_at(rec: Recording, stack: str | None, t: int) -> go.Figure:
     the sample, so the bars move on a fixed scale as t moves."""
     trace = trace_of(rec, stack)
     t = checked_t(trace, t)
-    layers, directions, _, H = trace.hidden.shape
-    parts = [("h_t", trace.hidden)] + ([("c_t", trace.cell)] if trace.cell is not None else [])
-    rows = [(layer, name, values) for layer in range(layers) for name, values in parts]
+    directions = trace.hidden.shape[1]
+    frame = frame_of(rec, ("state_at", stack), lambda: state_frame(rec, stack))
+    ys = [values[layer, d, t].numpy() for layer, _, values in state_rows(trace) for d in range(directions)]
+    return refilled(frame, state_title(rec, stack, t), ys)
+
+
+def state_title(rec: Recording, stack: str | None, t: int) -> str:
+    what = "h_t and c_t" if trace_of(rec, stack).cell is not None else "h_t"
+    return f"{what} at t = {t}, every unit ({whose(stack)}{rec.arch.upper()})"
+
+
+def state_frame(rec: Recording, stack: str | None) -> go.Figure:
+    """state_at's panels, axes and scales, at t = 0."""
+    trace = trace_of(rec, stack)
+    _, directions, _, H = trace.hidden.shape
+    rows = state_rows(trace)
     fig = make_subplots(rows=len(rows), cols=directions, shared_xaxes=True, vertical_spacing=0.3 / len(rows),
                         subplot_titles=[f"{name}, {label(layer, d)}" for layer, name, _ in rows
                                         for d in range(directions)])
@@ -38,7 +59,7 @@ def state_at(rec: Recording, stack: str | None, t: int) -> go.Figure:
         reach = float(values.abs().max()) or 1.0
         for d in range(directions):
             fig.add_trace(go.Bar(
-                x=units, y=values[layer, d, t].numpy(), name=f"{name}, {label(layer, d)}", showlegend=False,
+                x=units, y=values[layer, d, 0].numpy(), name=f"{name}, {label(layer, d)}", showlegend=False,
                 marker_color=GREEN if name == "c_t" else DIRECTION_COLOURS[d],
                 hovertemplate=f"{name}, {label(layer, d)}<br>unit %{{x}}<br>%{{y:.4g}}<extra></extra>",
             ), row=row, col=d + 1)
@@ -48,9 +69,7 @@ def state_at(rec: Recording, stack: str | None, t: int) -> go.Figure:
     fig.update_annotations(font=dict(size=12), xanchor="left")
     for note, d in zip(fig.layout.annotations, [d for _ in rows for d in range(directions)]):
         note.x = fig.get_subplot(1, d + 1).xaxis.domain[0]  # each panel's title at its left
-    what = "h_t and c_t" if trace.cell is not None else "h_t"
-    fig = finish(fig, f"{what} at t = {t}, every unit ({whose(stack)}{rec.arch.upper()})",
-                 height=90 + 150 * len(rows))
+    fig = finish(fig, state_title(rec, stack, 0), height=90 + 150 * len(rows))
     return fig.update_layout(bargap=0.1)
 
 
@@ -96,13 +115,20 @@ def gates_at(rec: Recording, stack: str | None, layer: int, direction: int, t: i
     t = checked_t(trace, t)
     if not trace.gates:
         raise ValueError("a vanilla RNN has no gates: record an LSTM or a GRU to see them")
+    frame = frame_of(rec, ("gates_at", stack), lambda: gates_frame(rec, stack))
+    ys = [values[layer, direction, t].numpy() for values in trace.gates.values()]  # each [H]
+    return refilled(frame, f"Gates at t = {t}, {whose(stack)}{label(layer, direction)}", ys)
+
+
+def gates_frame(rec: Recording, stack: str | None) -> go.Figure:
+    """gates_at's panels and ranges (the same for every layer, direction and step)."""
+    trace = trace_of(rec, stack)
     H = trace.hidden.shape[3]
     names = list(trace.gates)
     fig = make_subplots(rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.25 / len(names),
                         subplot_titles=[NAMES[n] for n in names])
     for row, name in enumerate(names, start=1):
-        values = trace.gates[name][layer, direction, t].numpy()  # [H]
-        fig.add_trace(go.Bar(x=np.arange(H), y=values, marker_color=VERMILLION if name in TANH else BLUE,
+        fig.add_trace(go.Bar(x=np.arange(H), y=np.zeros(H), marker_color=VERMILLION if name in TANH else BLUE,
                              name=NAMES[name], showlegend=False,
                              hovertemplate=f"{NAMES[name]}<br>unit %{{x}}<br>%{{y:.4g}}<extra></extra>"),
                       row=row, col=1)
@@ -110,5 +136,5 @@ def gates_at(rec: Recording, stack: str | None, layer: int, direction: int, t: i
     fig.update_xaxes(title_text="unit", row=len(names), col=1)
     fig.update_yaxes(title_text="value", title_standoff=2)
     fig.update_annotations(font=dict(size=12), xanchor="left", x=0)
-    fig = finish(fig, f"Gates at t = {t}, {whose(stack)}{label(layer, direction)}", height=70 + 120 * len(names))
+    fig = finish(fig, "Gates", height=70 + 120 * len(names))
     return fig.update_layout(bargap=0.1)

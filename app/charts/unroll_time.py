@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 
 from app.charts.gates import DIVERGING, MAX_TICKS
 from app.charts.labels import T_AXIS, visible
+from app.charts.refill import frame_of, refilled
 from app.charts.sites import label, trace_of, whose
 from app.charts.style import BLACK, BLUE, HEIGHT, ORANGE, VERMILLION, finish
 from app.charts.unroll import checked_t
@@ -47,14 +48,30 @@ def hidden_heatmap(rec: Recording, stack: str | None, layer: int, t: int, tokens
                    pads: np.ndarray | None = None) -> go.Figure:
     """h_t of every unit over time for one layer, the directions side by side, with step t framed.
     `pads` ([T] bool, pad_steps) greys the padding steps out and labels them: the state only
-    passes through them."""
+    passes through them. The maps are drawn once per recording and layer; a step moves the frames."""
     trace = trace_of(rec, stack)
     t = checked_t(trace, t)
-    layers, directions, T, H = trace.hidden.shape
+    layers, directions, T, _ = trace.hidden.shape
     if not 0 <= layer < layers:
         raise ValueError(f"layer must be 0..{layers - 1}, got {layer}")
     if pads is not None and len(pads) != T:
         raise ValueError(f"pads must mark each of the {T} steps, got {len(pads)}")
+    key = ("heatmap", stack, layer, None if tokens is None else tuple(tokens), None if pads is None else pads.tobytes())
+    frame = frame_of(rec, key, lambda: heatmap_frame(rec, stack, layer, tokens, pads))
+    shapes = len(frame["layout"]["shapes"])
+    framed = {k: dict(x0=t - 0.5, x1=t + 0.5) for k in range(shapes - directions, shapes)}  # drawn last
+    return refilled(frame, heatmap_title(stack, layer, t), shapes=framed)
+
+
+def heatmap_title(stack: str | None, layer: int, t: int) -> str:
+    return f"Hidden units over time, {whose(stack)}layer {layer}: step t = {t} framed"
+
+
+def heatmap_frame(rec: Recording, stack: str | None, layer: int, tokens: list[str] | None,
+                  pads: np.ndarray | None) -> go.Figure:
+    """hidden_heatmap at t = 0, its step frames the last shapes, one a direction."""
+    trace = trace_of(rec, stack)
+    _, directions, T, H = trace.hidden.shape
     shown = None if tokens is None else [visible(tok) for tok in tokens]
     real = slice(None) if pads is None else torch.from_numpy(~pads)
     reach = float(trace.hidden[layer][:, real].abs().max()) if pads is None or (~pads).any() else 0.0
@@ -77,16 +94,16 @@ def hidden_heatmap(rec: Recording, stack: str | None, layer: int, t: int, tokens
             fig.add_annotation(x=(first + last) / 2, y=(H - 1) / 2, text="padding" if last - first >= 2 else "pad",
                                showarrow=False, textangle=-90 if last - first < 6 else 0,
                                font=dict(size=12, color="#444444"), row=1, col=d + 1)
-        fig.add_shape(type="rect", x0=t - 0.5, x1=t + 0.5, y0=-0.5, y1=H - 0.5, line=dict(color=BLACK, width=2.5),
-                      row=1, col=d + 1)
         fig.update_xaxes(title_text=T_AXIS, row=1, col=d + 1)
         if shown is not None and T <= MAX_TICKS:
             ticks = shown if pads is None else ["" if pad else tok for tok, pad in zip(shown, pads)]  # greyed: said
             fig.update_xaxes(tickmode="array", tickvals=list(range(T)), ticktext=ticks, tickangle=0,
                              tickfont=dict(size=11 if T <= 30 else 8), row=1, col=d + 1)
+    for d in range(directions):  # the step's frames, last: hidden_heatmap moves them
+        fig.add_shape(type="rect", x0=-0.5, x1=0.5, y0=-0.5, y1=H - 0.5, line=dict(color=BLACK, width=2.5),
+                      row=1, col=d + 1)
     fig.update_yaxes(title_text="unit", col=1)
-    fig = finish(fig, f"Hidden units over time, {whose(stack)}layer {layer}: step t = {t} framed",
-                 height=max(HEIGHT, 120 + 4 * H))
+    fig = finish(fig, heatmap_title(stack, layer, 0), height=max(HEIGHT, 120 + 4 * H))
     if pads is not None:
         fig.update_layout(title_subtitle=dict(
             text=f"grey: {int(pads.sum())} padding steps, which the network passes its state through unchanged",
@@ -97,13 +114,23 @@ def hidden_heatmap(rec: Recording, stack: str | None, layer: int, t: int, tokens
 def unit_over_time(rec: Recording, stack: str | None, layer: int, direction: int, unit: int, t: int,
                    feature: tuple[str, np.ndarray] | None = None) -> go.Figure:
     """One unit's h_t over time (left axis), optionally beside a feature of the input (right
-    axis), with step t marked: for inputs that are values rather than text."""
+    axis), with step t marked: for inputs that are values rather than text. Drawn once per
+    recording, unit and feature; a step moves the mark."""
     trace = trace_of(rec, stack)
     t = checked_t(trace, t)
     H = trace.hidden.shape[3]
     if not 0 <= unit < H:
         raise ValueError(f"unit must be 0..{H - 1}, got {unit}")
-    h = trace.hidden[layer, direction, :, unit].numpy()  # [T]
+    key = ("unit_over_time", stack, layer, direction, unit, None if feature is None else feature[0])
+    frame = frame_of(rec, key, lambda: unit_frame(rec, stack, layer, direction, unit, feature))
+    title = f"Unit {unit} of {whose(stack)}{label(layer, direction)} over time; t = {t} marked"
+    return refilled(frame, title, shapes={0: dict(x0=t, x1=t)})  # the mark is its only shape
+
+
+def unit_frame(rec: Recording, stack: str | None, layer: int, direction: int, unit: int,
+               feature: tuple[str, np.ndarray] | None) -> go.Figure:
+    """unit_over_time with t = 0 marked."""
+    h = trace_of(rec, stack).hidden[layer, direction, :, unit].numpy()  # [T]
     steps = np.arange(len(h))
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(go.Scatter(x=steps, y=h, name=f"h_t of unit {unit}", line=dict(color=BLUE, width=2.2),
@@ -114,10 +141,10 @@ def unit_over_time(rec: Recording, stack: str | None, layer: int, direction: int
         fig.add_trace(go.Scatter(x=steps, y=values, name=name, line=dict(color=ORANGE, width=1.6, dash="dot"),
                                  hovertemplate=f"{name}<br>t %{{x}}<br>%{{y:.4g}}<extra></extra>"), secondary_y=True)
         fig.update_yaxes(title_text=name, showgrid=False, tickmode="auto", secondary_y=True)
-    fig.add_vline(x=t, line=dict(color=VERMILLION, width=2))
+    fig.add_vline(x=0, line=dict(color=VERMILLION, width=2))
     fig.update_xaxes(title_text=T_AXIS)
     fig.update_yaxes(title_text=f"h_t of unit {unit}", secondary_y=False)
-    fig = finish(fig, f"Unit {unit} of {whose(stack)}{label(layer, direction)} over time; t = {t} marked")
+    fig = finish(fig, "")
     return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.25, yanchor="top"), margin=dict(b=80))
 
 

@@ -39,7 +39,7 @@ def assert_same_recording(fused, written, atol, rtol):
         for field in FIELDS:
             if getattr(stack, field) is not None:
                 torch.testing.assert_close(getattr(got, field), getattr(stack, field), atol=atol, rtol=rtol,
-                                           msg=lambda m, f=field: f"{name} {f}: {m}")
+                                           msg=lambda m, f=field, n=name: f"{n} {f}: {m}")
         assert got.gates.keys() == stack.gates.keys() == {"i", "f", "g", "o"}
         for gate, values in stack.gates.items():
             torch.testing.assert_close(got.gates[gate], values, atol=atol, rtol=rtol)

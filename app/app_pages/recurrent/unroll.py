@@ -136,8 +136,9 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
     if stack != "decoder":
         features = lab.task.unit_features(symbols, rec.x)
         real = np.ones(hidden.shape[0], dtype=bool) if pads is None else ~pads  # [T]
-        if real.any():
-            table = correlated_units(hidden[torch.from_numpy(real)], {k: v[real] for k, v in features.items()})
+        if real.any():  # worked out once per recording and layer: stepping through t does not move it
+            table = rec.derived(("units", stack, layer, direction), lambda: correlated_units(
+                hidden[torch.from_numpy(real)], {k: v[real] for k, v in features.items()}))
     H = hidden.shape[1]
     if state.get(state.UNROLL_UNIT, H) >= H:  # none chosen yet, or for a wider model: the best lead
         st.session_state[state.UNROLL_UNIT] = int(table["unit"].iloc[0]) if table is not None and len(table) else 0
