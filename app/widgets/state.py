@@ -28,6 +28,7 @@ UNROLL_PLAYING = "unroll_playing"
 UNROLL_CLICKED = "unroll_play_clicked"  # set by the Play/Pause button for the run it starts
 UNROLL_LAST_STEP = "unroll_last_step"  # the last t of the sample shown, for Play to know it is at the end
 UNROLL_UNIT = "unroll_unit"
+FIGURES_DRAWN = "figures_drawn"  # figures.drawn_once: each live figure as last drawn, and what it showed
 # Gradients
 GRADIENTS_DRAWN = "gradients_drawn"  # what the live figures show, for downloads made on click
 TRUNCATION_OPEN = "gradients_truncation_open"  # whether its expander is open (st.expander's state)

@@ -4,6 +4,8 @@ networks at five spectral radii, or for the student's network without and with l
 and zoneout; their gradients through time and their losses overlaid."""
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 import engine
@@ -18,7 +20,7 @@ from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
-from app.widgets.figures import show
+from app.widgets.figures import drawn_once, show
 from app.widgets.header import lesson_banner, page_header
 from app.widgets.literal import literal
 
@@ -219,8 +221,10 @@ def draw(comparison: Comparison) -> None:
                 "steps, which its lines leave out.",
                 icon=":material/warning:",
             )
+    progress = tuple(run.trainer.steps_done for run in comparison.runs)  # the figures move only as runs train
     left, right = st.columns(2)
-    show(through_time(comparison), "compare_curves", left)
+    drawn = partial(drawn_once, shows=(comparison,), version=progress)
+    show(drawn(name="compare_through_time", build=partial(through_time, comparison)), "compare_curves", left)
     measured = same_network(comparison.setup) and kind == "cells"
     irnn = the_lesson(comparison, "initialisation")
     esn = the_lesson(comparison, "echo-state")
@@ -236,7 +240,7 @@ def draw(comparison: Comparison) -> None:
         + (" A reservoir's recurrent weights never change: only its read-out does." if esn else "")
         + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
     )
-    show(ratio(comparison), "compare_ratio", right)
+    show(drawn(name="compare_ratio", build=partial(ratio, comparison)), "compare_ratio", right)
     both = BIDIRECTIONAL if comparison.setup.model.bidirectional else ""
     right.caption(
         "The share of the gradient that reaches the first step."
@@ -258,7 +262,7 @@ def draw(comparison: Comparison) -> None:
         + both
     )
     left, right = st.columns(2)
-    show(loss(comparison), "compare_loss", left)
+    show(drawn(name="compare_loss", build=partial(loss, comparison)), "compare_loss", left)
     left.caption(
         f"Loss on the same {len(comparison.held_out[1]):,} held-out samples for every {each} (those Build & "
         f"Train scores), every {RECORD_EVERY} steps. "

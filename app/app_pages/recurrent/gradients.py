@@ -1,7 +1,7 @@
 """Gradients: how much of the loss's gradient reaches each time step (BPTT), and why."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -18,7 +18,7 @@ from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
-from app.widgets.figures import show
+from app.widgets.figures import drawn_once, kept, show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
 from engine.truncated import check_truncation
@@ -72,7 +72,8 @@ def draw(lab: Lab) -> None:
     diverged(lab, part.trace, index)
     spectra_problem = None if part.trace.spectra is not None else lab.probes.weight_spectra()[1]
     vanilla = rec.arch == "rnn" and spectra_problem is None  # the ρ^(T−t) theory is the vanilla RNN's (theory())
-    show(cg.gradient_through_time(rec, stack, theory=vanilla), "through_time")
+    show(kept(rec, "through_time", (stack, vanilla), lambda: cg.gradient_through_time(rec, stack, theory=vanilla)),
+         "through_time")
     st.caption(
         "Each line is ‖∂L/∂h_t‖ for one layer and direction; dashed, ‖∂h_T/∂h_t‖. Where the line "
         "falls into the red band, the first steps get less than a thousandth of the gradient the "
@@ -81,8 +82,8 @@ def draw(lab: Lab) -> None:
     )
     if spectra_problem is None:
         left, right = st.columns(2)
-        show(cg.eigenvalue_plane(rec, stack), "eigenvalues", left)
-        show(cg.singular_values(rec, stack), "singular_values", right)
+        show(kept(rec, "eigenvalues", (stack,), lambda: cg.eigenvalue_plane(rec, stack)), "eigenvalues", left)
+        show(kept(rec, "singular_values", (stack,), lambda: cg.singular_values(rec, stack)), "singular_values", right)
         st.caption(
             "Outside the unit circle (σ > 1) a direction of h is stretched at every step and its "
             "gradient can explode; inside it shrinks and vanishes. An LSTM's gates decide per step "
@@ -90,12 +91,10 @@ def draw(lab: Lab) -> None:
         )
     else:
         st.info(f"No eigenvalues of W_hh for this model: {spectra_problem}.", icon=":material/info:")
-    log = lab.probes.log_frame()
     left, right = st.columns(2)
-    show(cg.gradient_ratio_over_training(ratio_points(lab, log)), "ratio", left)
-    params = log.drop(columns=list(cg.RATIOS), errors="ignore").melt(id_vars="step", var_name="parameter",
-                                                                     value_name="value")
-    show(cg.parameter_gradient_norms(params), "param_norms", right)
+    steps = (lab.trainer.steps_done,)  # the gradient log only grows as the model trains
+    show(drawn_once("ratio", (lab,), partial(ratio_figure, lab), steps), "ratio", left)
+    show(drawn_once("param_norms", (lab,), partial(norms_figure, lab), steps), "param_norms", right)
     st.caption(
         f"Measured every {RECORD_EVERY} training steps on sample 0. "
         + (ADDING_RATIO if measured_cell(lab.setup) else
@@ -133,6 +132,17 @@ def diverged(lab: Lab, trace, index: int) -> None:
         )
 
 
+def ratio_figure(lab: Lab) -> go.Figure:
+    return cg.gradient_ratio_over_training(ratio_points(lab, lab.probes.log_frame()))
+
+
+def norms_figure(lab: Lab) -> go.Figure:
+    """The gradient log's ||dL/dW|| of every parameter over training."""
+    log = lab.probes.log_frame()
+    return cg.parameter_gradient_norms(log.drop(columns=list(cg.RATIOS), errors="ignore").melt(
+        id_vars="step", var_name="parameter", value_name="value"))
+
+
 def ratio_points(lab: Lab, log: pd.DataFrame) -> pd.DataFrame:
     """The gradient log's ratios (both directions' for a bidirectional network), named for the cell."""
     return log.filter(["step", *cg.RATIOS]).assign(run=lab.setup.model.arch.upper())
@@ -163,17 +173,6 @@ def look_window(lab: Lab, T: int) -> int:
     """The truncation window the page shows and its download writes: the one the model trains
     with, else the one chosen on the slider (a quarter of the sequence until one is)."""
     return lab.setup.train.bptt_window or state.get(state.window_key(T), max(1, T // 4))
-
-
-def drawn_once(name: str, shows: tuple, build: Callable[[], go.Figure]) -> go.Figure:
-    """build(), made again only when what it shows changed: `shows` holds the recordings (by
-    identity: a new version of the weights is a new recording) and settings it is drawn from."""
-    drawn = st.session_state.setdefault(state.GRADIENTS_DRAWN, {})
-    key = tuple(id(item) for item in shows)
-    held = drawn.get(name)
-    if held is None or held[0] != key:
-        drawn[name] = (key, build(), shows)  # holding `shows` keeps their ids from being reused
-    return drawn[name][1]
 
 
 def truncation(lab: Lab, rec, index: int) -> None:
@@ -223,7 +222,8 @@ def clipping(lab: Lab) -> None:
     with st.expander("Clipping: the gradient before and after", icon=":material/compress:"):
         train, history = lab.setup.train, lab.trainer.history_frame()
         st.session_state.setdefault(state.GRADIENTS_DRAWN, {})["history"] = history  # for the download
-        show(gradient_norm_curve(history, train.clip_norm), "clipping")
+        show(drawn_once("clipping", (lab,), lambda: gradient_norm_curve(history, train.clip_norm),
+                        (lab.trainer.steps_done, train.clip_norm)), "clipping")
         if train.clip_norm is None and train.clip_value is None:
             st.info(
                 "Clipping is off: the optimizer takes every gradient as it comes, however large. Turn it "
