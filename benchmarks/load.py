@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 import resource
 import statistics
 import time
@@ -25,6 +26,7 @@ from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
 
 import app_server as kernel
+import load_client
 from app_server import serve
 from load_browser import CHROMIUM_ARGS, BrowserTab
 from load_client import Client, SessionFailed
@@ -214,6 +216,8 @@ async def measure(args) -> str:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for sessions in args.sessions:
             options = [word for option in args.option for word in ("--" + option.split("=")[0], option.split("=")[1])]
+            if args.trace:
+                trace_to(args.trace, sessions)
             started = serve("--server.disconnectedSessionTTL", str(args.ttl), *options) if args.url is None else None
             with started or nullcontext() as app:
                 url, pids = (app.url, [app.pid]) if app is not None else (args.url, args.pid)
@@ -223,6 +227,18 @@ async def measure(args) -> str:
                 rows.append(row)
                 print(report(rows[-1:], args.baseline or rows[0]["total"]), flush=True)
     return report(rows, args.baseline or rows[0]["total"])
+
+
+def trace_to(folder: Path, sessions: int) -> None:
+    """The server about to start writes folder/server-N.tsv (load_trace.py) and every protocol client
+    writes folder/clients-N.tsv: one line an event, wall-clock time first, so the two can be merged
+    with `sort -n`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    site = Path(__file__).resolve().parent / "load_trace_site"
+    if str(site) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    os.environ["UNROLLED_LOAD_TRACE"] = str(folder / f"server-{sessions}.tsv")
+    load_client.TRACE = open(folder / f"clients-{sessions}.tsv", "a", buffering=1)  # noqa: SIM115
 
 
 async def warm_up(url: str) -> None:
@@ -247,6 +263,9 @@ def main() -> None:
     parser.add_argument("--ttl", type=int, default=10, help="server.disconnectedSessionTTL for the app started")
     parser.add_argument("--option", action="append", default=[], metavar="SECTION.OPTION=VALUE",
                         help="a streamlit option for the app started (repeatable), e.g. runner.postScriptGC=true")
+    parser.add_argument("--trace", type=Path, metavar="DIR", help="write DIR/server-N.tsv (the app started: each "
+                        "session's rerun requests, runs started and ended, lifecycle messages sent; load_trace.py) "
+                        "and DIR/clients-N.tsv (what each protocol client sent and received)")
     parser.add_argument("--url", help="an app already running (else one is started)")
     parser.add_argument("--pid", type=lambda s: [int(n) for n in s.split(",")], help="its process id(s)")
     args = parser.parse_args()

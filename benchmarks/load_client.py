@@ -22,6 +22,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+TRACE = None  # a file (load.py --trace): every client writes what it sends and each run's start and end
 STEPS_TRAINED = re.compile(r"steps trained:\s*\**([\d,]+)")  # the sidebar summary's line
 
 
@@ -106,6 +107,11 @@ class Client:
         self._socket = None
         self._reader: asyncio.Task | None = None
         self._changed = asyncio.Event()
+        self.session = "-"  # the server's id for this session, from its first new_session
+
+    def trace(self, event: str, details: str = "") -> None:
+        if TRACE is not None:
+            TRACE.write(f"{time.time():.3f}\tclient\t{self.session[:8]}\t{event}\t{details}\n")
 
     async def connect(self) -> None:
         self._socket = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None,
@@ -150,6 +156,8 @@ class Client:
             client.fragment_id, client.is_auto_rerun = fragment_id, True
         else:  # a trigger is sent once, as the browser resets it after sending
             self.states = {label: s for label, s in self.states.items() if not s.HasField("trigger_value")}
+        self.trace("send rerun", f"fragment {fragment_id[:8]}" if fragment_id else "page triggers="
+                   f"{[w.id.split('-')[-1] for w in client.widget_states.widgets if w.HasField('trigger_value')]}")
         await self._socket.send(message.SerializeToString())
 
     async def _rerun_and_wait(self, timeout: float) -> float:
@@ -159,6 +167,7 @@ class Client:
         while True:
             took = self.tab.page_run_took(began)
             if took is not None:
+                self.trace("wait ended", f"a whole-page run ended {took:.2f} s after the request")
                 return took
             if self.tab.errors:
                 raise SessionFailed(self.tab.errors[0])
@@ -166,6 +175,7 @@ class Client:
             try:
                 await asyncio.wait_for(self._changed.wait(), max(0.0, deadline - time.perf_counter()))
             except TimeoutError:
+                self.trace("wait FAILED", f"no whole-page run ended within {timeout:.0f} s")
                 tail = [(round(r.started - began, 2), r.fragment, r.ended and round(r.ended - began, 2))
                         for r in self.tab.runs[-4:]]
                 raise SessionFailed(f"a whole-page run did not end within {timeout:.0f} s; last runs {tail}") from None
@@ -187,6 +197,15 @@ class Client:
 
     def _take(self, message: ForwardMsg) -> None:
         kind = message.WhichOneof("type")
+        if TRACE is not None and kind in ("new_session", "script_finished", "auto_rerun", "stop_auto_rerun"):
+            if kind == "new_session":
+                self.session = message.new_session.initialize.session_id or self.session
+            run, words = message.metadata.run, [kind]
+            if kind in ("new_session", "script_finished"):
+                words += [run.script_run_id[:8], "fragment" if run.fragment_ids else "page"]
+            if kind == "script_finished":
+                words.append(ForwardMsg.ScriptFinishedStatus.Name(message.script_finished))
+            self.trace("received", " ".join(words))
         if kind == "new_session" and not message.metadata.run.fragment_ids:
             self._stop_ticking(list(self.ticking))  # a whole-page run ends every auto-rerun; it sets them again
         elif kind == "auto_rerun":
