@@ -4,6 +4,7 @@ import json
 import re
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 import torch
 
@@ -310,3 +311,26 @@ def test_pad_steps_come_from_the_recording_or_else_the_pad_symbol():
 def test_runs_of_a_mask():
     assert ct.runs(np.array([True, True, False, True, False, False, True])) == [(0, 1), (3, 3), (6, 6)]
     assert ct.runs(np.zeros(3, dtype=bool)) == []
+
+
+def test_each_step_is_refilled_into_one_frame_per_recording_and_is_a_valid_figure(bilstm, monkeypatch):
+    """Moving t rebuilds nothing: the bars, the heatmap's frames and the unit's mark are put into a
+    figure built once per recording (refill.py), which a step must not change for the next."""
+    _, rec, _ = built("lstm", num_layers=2, bidirectional=True)  # a fresh recording: nothing kept yet
+    builds = []
+    for module, name in [(cb, "state_frame"), (cb, "gates_frame"), (ct, "heatmap_frame"), (ct, "unit_frame")]:
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, real=real, name=name: builds.append(name) or real(*a))
+    for t in (7, 2, 7):
+        figures = [cb.state_at(rec, None, t), cb.gates_at(rec, None, 1, 0, t), ct.hidden_heatmap(rec, None, 1, t),
+                   ct.unit_over_time(rec, None, 0, 1, 3, t)]
+        for fig in figures:
+            go.Figure(fig.to_dict())  # plotly's checks pass on what was refilled unchecked
+            assert f"t = {t}" in fig.layout.title.text
+        state, gates, heatmap, unit = (spec(f) for f in figures)
+        assert plotted(state["data"][1]["y"]) == pytest.approx(rec.hidden[0, 1, t].tolist(), rel=1e-6)
+        assert plotted(gates["data"][2]["y"]) == pytest.approx(rec.gates["g"][1, 0, t].tolist(), rel=1e-6)
+        assert [(s["x0"], s["x1"]) for s in heatmap["layout"]["shapes"]] == [(t - 0.5, t + 0.5)] * 2
+        assert (unit["layout"]["shapes"][0]["x0"], unit["layout"]["shapes"][0]["x1"]) == (t, t)
+        assert plotted(unit["data"][0]["y"]) == pytest.approx(rec.hidden[0, 1, :, 3].tolist(), rel=1e-6)
+    assert sorted(builds) == ["gates_frame", "heatmap_frame", "state_frame", "unit_frame"]  # once each

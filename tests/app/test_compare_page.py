@@ -271,3 +271,21 @@ def test_each_kinds_runs_are_kept_while_another_kind_is_looked_at_and_on_other_p
     assert at.session_state["comparison"] is cells and cells.steps_done == 1 and not cells.playing
     assert [run.steps_done for run in starts.runs] == [1] * len(starts.runs)
     assert not at.exception
+
+
+def test_a_rerun_that_moved_nothing_sends_the_figures_as_drawn_and_a_step_redraws_them(monkeypatch):
+    from app.charts import compare as charts_compare
+
+    drawn = []
+    real = charts_compare.loss_over_training
+    monkeypatch.setattr(charts_compare, "loss_over_training", lambda log, *a: drawn.append(len(log)) or real(log, *a))
+    at = page()
+    at.run()
+    assert len(drawn) == 1
+    at.button(key="compare_step").click().run()
+    assert not at.exception and len(drawn) == 2
+    comparison = at.session_state["comparison"]
+    shown = {t["name"]: t for t in chart(at, "Loss of each cell")["data"]}
+    log = comparison.log_frame()
+    for run in comparison.runs:
+        assert plotted(shown[run.name]["y"]) == pytest.approx(log[log["run"] == run.name]["loss"].tolist(), rel=1e-6)

@@ -3,6 +3,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import pages as nav
+from app.charts import gates as cgates
 
 from .conftest import MAIN, chart, plotted
 
@@ -115,3 +116,22 @@ def test_a_layer_normalised_lstm_with_zoneout_shows_both_equations_and_opens_its
     assert not at.exception
     shown = "\n".join(e.value for e in at.latex)  # each wrapped in $$ ... $$
     assert EQUATIONS["layer_norm"] in shown and EQUATIONS["zoneout"] in shown
+
+
+def test_each_figure_is_drawn_once_per_recording_and_choice(monkeypatch):
+    """A rerun that moved nothing, and going back to a sample, send the figures drawn before
+    (figures.kept); a step of training is a new recording, drawn anew."""
+    drawn = []
+    real = cgates.gate_heatmaps
+    monkeypatch.setattr(cgates, "gate_heatmaps", lambda rec, *a: drawn.append(rec) or real(rec, *a))
+    at = page()
+    at.run()
+    assert len(drawn) == 1
+    at.number_input(key="probe_index").set_value(1).run()
+    at.number_input(key="probe_index").set_value(0).run()
+    assert not at.exception and len(drawn) == 2
+    lab = at.session_state["lab"]
+    assert z_of(heatmaps(at)[1]) == pytest.approx(lab.recording(0).gates["f"][0, 0].T.flatten().tolist(), rel=1e-6)
+    lab.step()
+    at.run()
+    assert len(drawn) == 3 and drawn[-1] is lab.recording(0)
