@@ -1,6 +1,8 @@
 """Build & Train: pick a task and a network, then play, pause and step its training."""
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 import engine
@@ -13,7 +15,7 @@ from app.widgets import memory_span, review_lengths, settings_form, state, uploa
 from app.widgets.controls import live, training_controls
 from app.widgets.downloads import held, stem
 from app.widgets.export_script import script_button
-from app.widgets.figures import show
+from app.widgets.figures import drawn_once, show
 from app.widgets.header import page_header, write_link
 from app.widgets.literal import literal
 from app.widgets.torch_upload import torch_upload
@@ -92,7 +94,8 @@ def upload_box(lab: Lab):
 def network(lab: Lab) -> None:
     st.subheader("The network as built")
     left, right = st.columns([3, 2])
-    show(network_diagram(lab.model), "diagram", left, diagram=True)  # in a column: a long title breaks
+    diagram = drawn_once("network", (lab.model,), partial(network_diagram, lab.model))  # 15 ms, once a model
+    show(diagram, "diagram", left, diagram=True)  # in a column: a long title breaks
     with right:
         st.dataframe(layer_table(lab.model), hide_index=True)
         st.caption(
