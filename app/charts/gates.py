@@ -12,9 +12,11 @@ import math
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import torch
 from plotly.subplots import make_subplots
 
 from app.charts.labels import T_AXIS, visible
+from app.charts.refill import frame_in, refilled
 from app.charts.sites import label, trace_of, whose
 from app.charts.style import BLUE, GREEN, GREY, HEIGHT, ORANGE, UNDER_AXIS, VERMILLION, finish, legend_below
 from engine import Recording, StackTrace
@@ -54,21 +56,51 @@ def lstm_only(rec: Recording, stack: str | None, layer: int, direction: int) -> 
 
 
 def gate_heatmaps(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0,
-                  tokens: list[str] | None = None) -> go.Figure:
+                  tokens: list[str] | None = None, frames: dict | None = None) -> go.Figure:
     """One heatmap per gate (units up, time steps across), and for an LSTM a last one of c_t,
     on a shared time axis. Each panel has its own small colourbar: 0..1 for a sigmoid gate, −1..1
     for a tanh candidate, ±max|c_t| for the cell state.
 
     tokens   one label per step (e.g. the characters read): the ticks when T <= 60 (every k-th past
              TOKEN_TICKS), and every one in the hover
+    frames   a session's store of figure frames (refill.frame_in): the panels are laid out once
+             for the model and choices, and each recording's values put in (a playing page
+             redraws this on every tick)
     """
+    panels = gate_panels(rec, stack, layer, direction)
+    T, H = next(iter(panels.values())).shape
+    if tokens is not None and len(tokens) != T:
+        raise ValueError(f"tokens must give one label per step: {T} of them, got {len(tokens)}")
+    words = None if tokens is None else tuple(tokens)
+    key = ("gate_heatmaps", rec.arch, T, H, tuple(panels), stack, layer, direction, words)
+    frame = frame_in(frames, key, lambda: gate_heatmaps_frame(rec, stack, layer, direction, tokens))
+    values = {k: dict(z=v.numpy().T) for k, v in enumerate(panels.values())}  # each [H, T]
+    if "c" in panels:
+        values[len(panels) - 1].update(cell_scale(values[len(panels) - 1]["z"]))
+    return refilled(frame, traces=values)
+
+
+def gate_panels(rec: Recording, stack: str | None, layer: int, direction: int) -> dict[str, torch.Tensor]:
+    """Each gate of one layer and direction, and an LSTM's c_t: name -> [T, H]."""
     trace = gated(rec, stack, layer, direction)
     panels = {name: values[layer, direction] for name, values in trace.gates.items()}  # each [T, H]
     if trace.cell is not None:
         panels["c"] = trace.cell[layer, direction]  # [T, H]
-    T, H = trace.hidden.shape[2:]
-    if tokens is not None and len(tokens) != T:
-        raise ValueError(f"tokens must give one label per step: {T} of them, got {len(tokens)}")
+    return panels
+
+
+def cell_scale(z: np.ndarray) -> dict:
+    """The c_t panel's colour range and colourbar ticks: ±max|c_t|, symmetric about 0."""
+    reach = float(np.abs(z).max()) or 1.0
+    return dict(zmin=-reach, zmax=reach,
+                colorbar=dict(tickvals=[-reach, 0, reach], ticktext=[f"{-reach:.3g}", "0", f"{reach:.3g}"]))
+
+
+def gate_heatmaps_frame(rec: Recording, stack: str | None, layer: int, direction: int,
+                        tokens: list[str] | None) -> go.Figure:
+    """gate_heatmaps built in full, checked, for this recording."""
+    panels = gate_panels(rec, stack, layer, direction)
+    T, H = next(iter(panels.values())).shape
     shown = None if tokens is None else [visible(tok) for tok in tokens]
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.32 / len(panels),
                         subplot_titles=[NAMES[name] for name in panels])
@@ -78,9 +110,9 @@ def gate_heatmaps(rec: Recording, stack: str | None = None, layer: int = 0, dire
         if name in TANH:
             scale = dict(colorscale=DIVERGING, reversescale=True, zmin=-1, zmax=1, zmid=0)
         elif name == "c":
-            reach = float(np.abs(z).max()) or 1.0
-            scale = dict(colorscale=DIVERGING, reversescale=True, zmin=-reach, zmax=reach, zmid=0)
-            ticks = dict(tickvals=[-reach, 0, reach], ticktext=[f"{-reach:.3g}", "0", f"{reach:.3g}"])
+            cell = cell_scale(z)
+            scale = dict(colorscale=DIVERGING, reversescale=True, zmin=cell["zmin"], zmax=cell["zmax"], zmid=0)
+            ticks = cell["colorbar"]
         else:
             scale = dict(colorscale=SEQUENTIAL, zmin=0, zmax=1)
         low, high = fig.get_subplot(row, 1).yaxis.domain

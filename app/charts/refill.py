@@ -5,7 +5,9 @@ Building a plotly figure checks every property it is given (make_subplots, updat
 figures keep their panels, axes and ranges as t moves; only the bars' heights, a frame's position
 and the title change. So the figure is built once per recording (its frame, kept with the
 recording: Recording.derived), and each step copies it and puts the step's values in, unchecked
-(about 2 ms): what goes in has the type and place the checked frame gave it.
+(about 2 ms): what goes in has the type and place the checked frame gave it. Figures whose shape
+does not change from one recording to the next (the Gates page's heatmaps, redrawn on every tick
+of a playing page) keep their frame in the session's store instead (frame_in).
 """
 from __future__ import annotations
 
@@ -20,7 +22,25 @@ from engine import Recording
 
 def frame_of(rec: Recording, key: tuple, build: Callable[[], go.Figure]) -> dict:
     """The figure build() makes, as a dict, built once for this recording and key."""
-    return rec.derived(("figure", *key), lambda: build().to_dict())
+    return rec.derived(("figure", *key), lambda: as_dict(build()))
+
+
+def frame_in(frames: dict | None, key: tuple, build: Callable[[], go.Figure]) -> dict:
+    """The figure build() makes, as a dict, built once for `key` in `frames` (a session's, held
+    across recordings: for figures whose shape depends on the model and the choices, not on the
+    values), or every time when there is no store."""
+    if frames is None:
+        return as_dict(build())
+    if key not in frames:
+        frames[key] = as_dict(build())
+    return frames[key]
+
+
+def as_dict(fig: go.Figure) -> dict:
+    """The figure's data and layout as plain dicts, its arrays kept as numpy arrays (to_dict
+    would encode them for plotly.js, and a figure refilled from that would hand them to Python
+    readers encoded)."""
+    return {"data": [trace.to_plotly_json() for trace in fig.data], "layout": fig.layout.to_plotly_json()}
 
 
 def unchecked(spec: dict) -> go.Figure:
@@ -30,15 +50,17 @@ def unchecked(spec: dict) -> go.Figure:
 
 def copied(fig: go.Figure) -> go.Figure:
     """A copy of a figure to change (go.Figure(fig) checks it all again: 9-11 ms for a bar chart)."""
-    return unchecked(fig.to_dict())
+    return unchecked(as_dict(fig))
 
 
-def refilled(frame: dict, title: str, ys: Sequence[np.ndarray] = (), shapes: dict[int, dict] | None = None
-             ) -> go.Figure:
-    """A copy of `frame` with its title text, trace k's y replaced by ys[k] (every trace, in order,
-    when ys is given) and shape k's fields updated by shapes[k]."""
+def refilled(frame: dict, title: str | None = None, ys: Sequence[np.ndarray] = (),
+             shapes: dict[int, dict] | None = None, traces: dict[int, dict] | None = None) -> go.Figure:
+    """A copy of `frame` with its title text (None: as it was), trace k's y replaced by ys[k]
+    (every trace, in order, when ys is given), shape k's fields updated by shapes[k] and trace k's
+    by traces[k] (a dict field such as a colourbar updated, not replaced)."""
     spec = copy.deepcopy(frame)
-    spec["layout"]["title"]["text"] = title
+    if title is not None:
+        spec["layout"]["title"]["text"] = title
     if ys:
         if len(ys) != len(spec["data"]):
             raise ValueError(f"{len(ys)} series for a figure of {len(spec['data'])} traces")
@@ -46,4 +68,8 @@ def refilled(frame: dict, title: str, ys: Sequence[np.ndarray] = (), shapes: dic
             trace["y"] = y
     for k, fields in (shapes or {}).items():
         spec["layout"]["shapes"][k].update(fields)
-    return unchecked(spec)
+    for k, fields in (traces or {}).items():
+        trace = spec["data"][k]
+        for name, value in fields.items():
+            trace[name] = {**trace[name], **value} if isinstance(value, dict) and name in trace else value
+    return unchecked(spec)  # its arrays become typed arrays as it is sent (to_dict), as a checked figure's do

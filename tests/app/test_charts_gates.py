@@ -1,6 +1,7 @@
 """The gate figures plot exactly the recording's numbers, checked against values computed here
 independently with numpy from the recorded tensors."""
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 import engine
@@ -208,3 +209,27 @@ def test_the_saturation_rule_names_the_candidates_the_cell_has():
     gru = cgt.saturation(recorded("gru")[1]).layout.xaxis.title.text
     lstm = cgt.saturation(recorded("lstm")[1]).layout.xaxis.title.text
     assert "tanh n: of |value|" in gru and "tanh g: of |value|" in lstm
+
+
+def test_heatmaps_laid_out_once_are_refilled_with_each_recordings_values(monkeypatch):
+    """A playing Gates page redraws the heatmaps on every tick: their layout is made once for the
+    model and choices (refill.frame_in), and each new recording's gates and cell state put in,
+    the cell state's colour range with them."""
+    task = engine.make_task("adding", seq_len=T)
+    model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=6), task, seed=0)
+    x, y = task.batch(4)
+    frames, laid_out = {}, []
+    real = cgt.gate_heatmaps_frame
+    monkeypatch.setattr(cgt, "gate_heatmaps_frame", lambda *a: laid_out.append(a) or real(*a))
+    for index in (0, 3):
+        rec = engine.record(model, x, y, index=index, jacobians=False)
+        fig = cgt.gate_heatmaps(rec, frames=frames)
+        go.Figure(fig.to_dict())  # plotly's checks pass on what was put in unchecked
+        for heatmap, gate in zip(fig.data, "ifgo"):
+            assert np.array_equal(heatmap.z, rec.gates[gate][0, 0].numpy().T)
+        reach = float(rec.cell[0, 0].abs().max())
+        assert np.array_equal(fig.data[-1].z, rec.cell[0, 0].numpy().T)
+        assert (fig.data[-1].zmin, fig.data[-1].zmax) == pytest.approx((-reach, reach))
+        assert list(fig.data[-1].colorbar.tickvals) == pytest.approx([-reach, 0, reach])
+        assert fig.data[-1].colorbar.len == pytest.approx(real(rec, None, 0, 0, None).data[-1].colorbar.len)
+    assert len(laid_out) == 1

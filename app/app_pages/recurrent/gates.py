@@ -66,7 +66,7 @@ def draw(lab: Lab) -> None:
     tokens = lab.symbols(index, stack) if stack in (None, "encoder") else None  # the chart escapes them
     parts.recorded_caption(lab, index)
     show(kept(rec, "gate_heatmaps", (stack, layer, direction, tuple(tokens or ())),
-              lambda: cgates.gate_heatmaps(rec, stack, layer, direction, tokens)), "gate_heatmaps")
+              lambda: cgates.gate_heatmaps(rec, stack, layer, direction, tokens, lab.probes.frames)), "gate_heatmaps")
     st.caption(HEATMAPS_CAPTION[rec.arch])
     left, right = st.columns(2) if rec.arch == "lstm" else (st.container(), None)  # a GRU has no carousel
     show(kept(rec, "saturation", (stack,), lambda: cgates.saturation(rec, stack)), "saturation", left)
