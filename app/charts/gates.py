@@ -213,9 +213,20 @@ def carousel_unit(rec: Recording, stack: str | None = None, layer: int = 0, dire
 
 
 def constant_error_carousel(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0,
-                            unit: int | None = None) -> go.Figure:
+                            unit: int | None = None, frames: dict | None = None) -> go.Figure:
     """Over t: f_t and i_t on the left axis (0..1), c_t on the right. The mean over units, with
-    mean |c_t| (a mean of signed c_t would cancel), or one unit's f_t, i_t and c_t."""
+    mean |c_t| (a mean of signed c_t would cancel), or one unit's f_t, i_t and c_t. `frames`, a
+    session's store (refill.frame_in): laid out once for the model and choices, refilled after."""
+    f, i, c = carousel_lines(rec, stack, layer, direction, unit)  # each [T]
+    key = ("carousel", len(f), stack, layer, direction, unit)
+    frame = frame_in(frames, key, lambda: carousel_frame(rec, stack, layer, direction, unit))
+    scale = {"yaxis2": dict(range=[0, 1.1 * max(float(c.max()), 1e-9)])} if unit is None else None  # mean |c_t|'s
+    return refilled(frame, ys=[f, i, c], axes=scale)
+
+
+def carousel_lines(rec: Recording, stack: str | None, layer: int, direction: int, unit: int | None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """f_t, i_t and c_t of one unit, or the mean over units of f_t, i_t and |c_t|: each [T]."""
     trace = lstm_only(rec, stack, layer, direction)
     H = trace.hidden.shape[3]
     if unit is not None and not 0 <= unit < H:
@@ -224,9 +235,14 @@ def constant_error_carousel(rec: Recording, stack: str | None = None, layer: int
     i = trace.gates["i"][layer, direction].double().numpy()  # [T, H]
     c = trace.cell[layer, direction].double().numpy()  # [T, H]
     if unit is None:
-        f, i, c, which, c_name = f.mean(axis=1), i.mean(axis=1), np.abs(c).mean(axis=1), "mean over units", "mean |c_t|"
-    else:
-        f, i, c, which, c_name = f[:, unit], i[:, unit], c[:, unit], f"unit {unit}", "c_t"
+        return f.mean(axis=1), i.mean(axis=1), np.abs(c).mean(axis=1)
+    return f[:, unit], i[:, unit], c[:, unit]
+
+
+def carousel_frame(rec: Recording, stack: str | None, layer: int, direction: int, unit: int | None) -> go.Figure:
+    """constant_error_carousel built in full, checked, for this recording."""
+    f, i, c = carousel_lines(rec, stack, layer, direction, unit)
+    which, c_name = ("mean over units", "mean |c_t|") if unit is None else (f"unit {unit}", "c_t")
     t = np.arange(len(f))
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     for values, name, colour, width, right in ((f, "f_t forget gate", BLUE, 2.2, False),

@@ -54,10 +54,12 @@ def copied(fig: go.Figure) -> go.Figure:
 
 
 def refilled(frame: dict, title: str | None = None, ys: Sequence[np.ndarray] = (),
-             shapes: dict[int, dict] | None = None, traces: dict[int, dict] | None = None) -> go.Figure:
+             shapes: dict[int, dict] | None = None, traces: dict[int, dict] | None = None,
+             axes: dict[str, dict] | None = None) -> go.Figure:
     """A copy of `frame` with its title text (None: as it was), trace k's y replaced by ys[k]
-    (every trace, in order, when ys is given), shape k's fields updated by shapes[k] and trace k's
-    by traces[k] (a dict field such as a colourbar updated, not replaced)."""
+    (every trace, in order, when ys is given), shape k's fields updated by shapes[k], trace k's
+    by traces[k] (a dict field such as a colourbar updated, not replaced) and each named axis's
+    (axes["yaxis2"]) by its dict."""
     spec = copy.deepcopy(frame)
     if title is not None:
         spec["layout"]["title"]["text"] = title
@@ -68,6 +70,8 @@ def refilled(frame: dict, title: str | None = None, ys: Sequence[np.ndarray] = (
             trace["y"] = y
     for k, fields in (shapes or {}).items():
         spec["layout"]["shapes"][k].update(fields)
+    for name, fields in (axes or {}).items():
+        spec["layout"][name].update(fields)
     for k, fields in (traces or {}).items():
         trace = spec["data"][k]
         for name, value in fields.items():

@@ -232,4 +232,14 @@ def test_heatmaps_laid_out_once_are_refilled_with_each_recordings_values(monkeyp
         assert (fig.data[-1].zmin, fig.data[-1].zmax) == pytest.approx((-reach, reach))
         assert list(fig.data[-1].colorbar.tickvals) == pytest.approx([-reach, 0, reach])
         assert fig.data[-1].colorbar.len == pytest.approx(real(rec, None, 0, 0, None).data[-1].colorbar.len)
+        for unit in (None, 2):
+            carousel = cgt.constant_error_carousel(rec, unit=unit, frames=frames)
+            go.Figure(carousel.to_dict())
+            f, c = rec.gates["f"][0, 0].double(), rec.cell[0, 0].double()
+            expected = (f.mean(1), c.abs().mean(1)) if unit is None else (f[:, unit], c[:, unit])
+            assert list(carousel.data[0].y) == pytest.approx(expected[0].tolist())
+            assert list(carousel.data[2].y) == pytest.approx(expected[1].tolist())
+            if unit is None:
+                assert list(carousel.layout.yaxis2.range) == pytest.approx([0, 1.1 * float(expected[1].max())])
     assert len(laid_out) == 1
+    assert sum(key[0] == "carousel" for key in frames) == 2  # one each: the mean, unit 2

@@ -77,7 +77,8 @@ def draw(lab: Lab) -> None:
     if rec.arch == "lstm":
         unit = cgates.carousel_unit(rec, stack, layer, direction)
         show(kept(rec, "carousel", (stack, layer, direction, unit),
-                  lambda: cgates.constant_error_carousel(rec, stack, layer, direction, unit)), "carousel", right)
+                  lambda: cgates.constant_error_carousel(rec, stack, layer, direction, unit, lab.probes.frames)),
+             "carousel", right)
         right.caption(
             f"Unit {unit}, the one whose forget gate stays most open. Where f_t ≈ 1 and i_t ≈ 0, "
             "c_t = f_t c_{t−1} + i_t g_t cannot change: the constant error carousel, which carries "
