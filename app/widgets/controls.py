@@ -115,10 +115,24 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
     st.session_state[until_key] after each of its own runs (its ticks): at least `seconds`, and
     three times as long as the drawing took, up to MAX_TRAIN_SECONDS (train_seconds). A whole-page
     run (a control moved, Play pressed) only draws: it answers in the time a paused page takes,
-    and the next tick trains."""
+    and the next tick trains.
+
+    Paused, the page has no fragment: the same drawing in a plain container, where the fragment
+    would put it. The browser keeps sending the fragment's ticks (its run_every timer) until the
+    whole-page run that paused reaches it, and Streamlit runs each tick of a fragment the session
+    still has; for a fragment it no longer has, it drops the request unrun (AppSession.request_rerun).
+    With a fragment kept when paused, every tick sent after Pause redrew the figures: with 15
+    sessions pausing together on one process those redraws held the interpreter lock so that the
+    server's event loop, which delivers every message, ran once every 2-3 s; the Pause's own page
+    run waited behind them, the browsers kept ticking, and no session saw its Pause answered in
+    60 s (benchmarks/README section 12)."""
+    if not trainee.playing:
+        with st.container(), trainee.lock:
+            draw(trainee)
+        return
     whole_page = [True]  # this call draws the fragment inline, as part of the whole page
 
-    @st.fragment(run_every=TICK_SECONDS if trainee.playing else None)
+    @st.fragment(run_every=TICK_SECONDS)
     def tick() -> None:
         # Draw first, then train: the charts on screen are never left waiting (and greyed out)
         # while the next steps run; they show them on the next tick. The lock makes a training
