@@ -82,8 +82,10 @@ def draw(lab: Lab) -> None:
     )
     if spectra_problem is None:
         left, right = st.columns(2)
-        show(kept(rec, "eigenvalues", (stack,), lambda: cg.eigenvalue_plane(rec, stack)), "eigenvalues", left)
-        show(kept(rec, "singular_values", (stack,), lambda: cg.singular_values(rec, stack)), "singular_values", right)
+        spectra = (part.trace.spectra,)  # W_hh's, one object for every sample of these weights (Probes.recording)
+        show(drawn_once("eigenvalues", spectra, lambda: cg.eigenvalue_plane(rec, stack), (stack,)), "eigenvalues", left)
+        show(drawn_once("singular_values", spectra, lambda: cg.singular_values(rec, stack), (stack,)),
+             "singular_values", right)
         st.caption(
             "Outside the unit circle (σ > 1) a direction of h is stretched at every step and its "
             "gradient can explode; inside it shrinks and vanishes. An LSTM's gates decide per step "
