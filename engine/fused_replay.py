@@ -1,7 +1,8 @@
-"""An nn.LSTM stack recorded through PyTorch's own fused kernel, not the written-out loop.
+"""An nn.LSTM (or nn.RNN) stack recorded through PyTorch's own kernel, not the written-out loop.
 
 On this CPU nn.LSTM runs oneDNN's fused kernel, 20x-30x faster than a Python loop over time at
-batch 1, T=500 (benchmarks/README.md, section 1). Everything a recording needs can come from it:
+batch 1, T=500 (benchmarks/README.md, section 1); nn.RNN's C++ loop takes about two thirds of the
+written-out replay's time. Everything a recording needs can come from the kernel:
 
 - h_t for every t is the kernel's output.
 - dL/dh_t, the total BPTT gradient, is not dL/d(output_t): the kernel's backward keeps the recurrent
@@ -28,8 +29,11 @@ from .recurrent import State, initial_state, layer_weights
 
 
 def records_fused(rnn: nn.Module, padded_steps: Tensor | None) -> bool:
-    """PyTorch's own LSTM on a sequence without pads (a padded one leaves the fused kernel anyway)."""
-    return type(rnn) is nn.LSTM and rnn.proj_size == 0 and padded_steps is None
+    """PyTorch's own LSTM (no projection) or RNN on a sequence without pads (a padded one leaves
+    the fused kernel anyway). The GRU's recurrent term r_t * (W_hn h_{t-1} + b_hn) is not a
+    linear function of an input, so no zero block gives its gradient."""
+    kinds = type(rnn) is nn.RNN or (type(rnn) is nn.LSTM and rnn.proj_size == 0)
+    return kinds and padded_steps is None
 
 
 def fed_back(taps: Tensor, reverse: bool) -> Tensor:
@@ -63,15 +67,22 @@ def direction_trace(w: LayerWeights, read: Tensor, h: Tensor, h0: Tensor, c0: Te
     return {"i": i, "f": f, "g": g, "o": o, "c": c}
 
 
-def direction(rnn: nn.LSTM, layer: int, d: int, layer_in: Tensor, taps: Tensor, h0: Tensor, c0: Tensor) -> LayerTrace:
-    """One direction of one layer in one fused call. layer_in [T, B, D], taps [T, B, H] (zeros),
-    h0, c0 [B, H]. A backward direction reads the sequence flipped and is flipped back."""
+def direction(rnn: nn.Module, layer: int, d: int, layer_in: Tensor, taps: Tensor, h0: Tensor, c0: Tensor | None
+              ) -> LayerTrace:
+    """One direction of one layer in one call of the module's kernel. layer_in [T, B, D], taps
+    [T, B, H] (zeros), h0 and an LSTM's c0 [B, H]. A backward direction reads the sequence flipped
+    and is flipped back."""
     w, reverse = layer_weights(rnn, layer, d), d == 1
     back = (lambda t: t.flip(0)) if reverse else (lambda t: t)  # input positions <-> reading order
     read = back(torch.cat([layer_in, fed_back(taps, reverse)], dim=2))  # [T, B, D+H]: x_t and z_t
     flat = [torch.cat([w.w_ih, w.w_hh], dim=1), w.w_hh, w.b_ih, w.b_hh]  # z's input weights are W_hh
-    out, h_n, c_n = torch.lstm(read, (h0[None], c0[None]), flat, True, 1, 0.0, False, False, False)  # out: [T, B, H]
-    h = out + back(taps)  # [T, B, H]: the tap on every h_t, as the next step reads it through z
+    if c0 is None:  # nn.RNN: h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh), its C++ loop
+        kernel = torch.rnn_relu if rnn.nonlinearity == "relu" else torch.rnn_tanh
+        out, _ = kernel(read, h0[None], flat, True, 1, 0.0, False, False, False)  # out: [T, B, H]
+        h = out + back(taps)  # [T, B, H]: the tap on every h_t, as the next step reads it through z
+        return LayerTrace(h=back(h), c=None, gates={}, h_last=h[-1], c_last=None)
+    out, _, c_n = torch.lstm(read, (h0[None], c0[None]), flat, True, 1, 0.0, False, False, False)  # out: [T, B, H]
+    h = out + back(taps)  # [T, B, H]
     kept = direction_trace(w, read[..., : layer_in.shape[2]].detach(), h.detach(), h0.detach(), c0.detach())
     return LayerTrace(
         h=back(h),  # [T, B, H]
@@ -82,10 +93,10 @@ def direction(rnn: nn.LSTM, layer: int, d: int, layer_in: Tensor, taps: Tensor, 
     )
 
 
-def fused_stack(cfg: ModelConfig, rnn: nn.LSTM, x_in: Tensor, taps: Tensor | None, state: State | None = None
+def fused_stack(cfg: ModelConfig, rnn: nn.Module, x_in: Tensor, taps: Tensor | None, state: State | None = None
                 ) -> tuple[list[list[LayerTrace]], Tensor]:
-    """replay_stack's traces[layer][direction] and output [B, T, dirs*H] for an nn.LSTM in eval
-    mode, one fused call per layer and direction. taps [L, dirs, T, B, H] (zeros) or None."""
+    """replay_stack's traces[layer][direction] and output [B, T, dirs*H] for an nn.LSTM or nn.RNN
+    in eval mode, one kernel call per layer and direction. taps [L, dirs, T, B, H] (zeros) or None."""
     dirs = cfg.num_directions
     layer_in = x_in.transpose(0, 1)  # [T, B, D]
     if taps is None:

@@ -1,4 +1,4 @@
-"""An nn.LSTM recorded through its fused kernel (engine/fused_replay.py) against the written-out
+"""An nn.LSTM or nn.RNN recorded through its kernel (engine/fused_replay.py) against the written-out
 replay it replaces (engine.record(..., written_out=True)), which test_record.py holds to PyTorch's
 cells under autograd and to finite differences."""
 import pytest
@@ -9,7 +9,9 @@ import engine.replay
 
 from .cases import case_id, double_model
 
-LSTMS = [dict(arch="lstm", num_layers=layers, bidirectional=bi) for layers in (1, 2) for bi in (False, True)]
+SHAPES = [dict(num_layers=layers, bidirectional=bi) for layers in (1, 2) for bi in (False, True)]
+LSTMS = [dict(arch="lstm", **shape) for shape in SHAPES]
+KERNELS = LSTMS + [dict(arch="rnn", activation=act, **shape) for act in ("tanh", "relu") for shape in SHAPES]
 FIELDS = ("hidden", "cell", "grad_h", "jacobian_norm")
 
 
@@ -40,14 +42,14 @@ def assert_same_recording(fused, written, atol, rtol):
             if getattr(stack, field) is not None:
                 torch.testing.assert_close(getattr(got, field), getattr(stack, field), atol=atol, rtol=rtol,
                                            msg=lambda m, f=field, n=name: f"{n} {f}: {m}")
-        assert got.gates.keys() == stack.gates.keys() == {"i", "f", "g", "o"}
+        assert got.gates.keys() == stack.gates.keys() == ({"i", "f", "g", "o"} if fused.arch == "lstm" else set())
         for gate, values in stack.gates.items():
             torch.testing.assert_close(got.gates[gate], values, atol=atol, rtol=rtol)
     for site, trace in written.attention_traces.items():
         torch.testing.assert_close(fused.attention_traces[site].weights, trace.weights, atol=atol, rtol=rtol)
 
 
-@pytest.mark.parametrize("case", LSTMS, ids=case_id)
+@pytest.mark.parametrize("case", KERNELS, ids=case_id)
 @pytest.mark.parametrize("task_name", ["adding", "parity"])  # the head on the last step, on every step
 def test_a_fused_recording_equals_the_written_out_replay_in_float64(case, task_name, fused_calls):
     task = engine.make_task(task_name, seq_len=9)
@@ -62,7 +64,7 @@ def test_a_fused_recording_equals_the_written_out_replay_in_float64(case, task_n
     assert_same_recording(fused, written, atol=1e-12, rtol=1e-10)
 
 
-@pytest.mark.parametrize("case", LSTMS, ids=case_id)
+@pytest.mark.parametrize("case", KERNELS, ids=case_id)
 def test_a_fused_recording_in_float32_is_within_rounding_of_the_written_out_one(case, fused_calls):
     task = engine.make_task("adding", seq_len=200)
     model = engine.build_model(engine.ModelConfig(hidden_size=32, **case), task, seed=3)
@@ -143,3 +145,15 @@ class NudgedTaps(engine.replay.Taps):
         taps = super().make(name, cfg, x_in).detach()
         taps[self.index] = self.eps
         return taps
+
+
+NO_KERNEL = [dict(arch="gru"), dict(arch="lstm", peephole=True), dict(arch="rnn", activation="linear"),
+             dict(arch="lstm", layer_norm=True)]
+
+
+@pytest.mark.parametrize("case", NO_KERNEL, ids=case_id)
+def test_cells_without_a_kernel_to_record_from_take_the_written_out_replay(case, fused_calls):
+    task = engine.make_task("adding", seq_len=6)
+    model = engine.build_model(engine.ModelConfig(hidden_size=4, **case), task, seed=0)
+    engine.record(model, *task.batch(2, torch.Generator().manual_seed(1)), jacobians=False)
+    assert fused_calls == []
