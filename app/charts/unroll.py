@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import plotly.graph_objects as go
 
 from app.charts.labels import T_AXIS
+from app.charts.refill import unchecked
 from app.charts.sites import ARROWS, trace_of
 from app.charts.style import BLUE, GREEN, GREY, ORANGE, VERMILLION, finish
 from engine import Recording, StackTrace
@@ -151,12 +152,15 @@ def unrolled_diagram(rec: Recording, stack: str | None, t: int, inputs: list[str
         sketch.notes.append(dict(x=(steps[0] + steps[-1]) / 2, y=top, xref="x", yref="y", showarrow=False,
                                  font=dict(size=12, color=GREY),
                                  text=later or "no output: its last state is where the next stack starts"))
-    fig = go.Figure(layout=dict(shapes=sketch.shapes, annotations=sketch.notes))
     rows = ["input x_t", *[f"layer {layer}" for layer in range(layers)], "output ŷ_t"]
-    fig.update_xaxes(tickmode="array", tickvals=list(steps), ticktext=[f"t = {x}" for x in steps], side="bottom",
-                     range=[steps[0] - 0.75, steps[-1] + 0.75], showgrid=False, zeroline=False, title_text=T_AXIS)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(top + 1)), ticktext=rows, range=[-0.5, top + 0.5],
-                     showgrid=False, zeroline=False)
+    xaxis = dict(tickmode="array", tickvals=list(steps), ticktext=[f"t = {x}" for x in steps], side="bottom",
+                 range=[steps[0] - 0.75, steps[-1] + 0.75], showgrid=False, zeroline=False, title=dict(text=T_AXIS))
+    yaxis = dict(tickmode="array", tickvals=list(range(top + 1)), ticktext=rows, range=[-0.5, top + 0.5],
+                 showgrid=False, zeroline=False)
+    # Unchecked: a new step is a new diagram, and checking its hundred boxes and arrows was most of
+    # its 15 ms; the tests check every kind of box and arrow it draws against plotly's schema.
+    fig = unchecked({"data": [], "layout": dict(shapes=sketch.shapes, annotations=sketch.notes, xaxis=xaxis,
+                                                yaxis=yaxis)})
     key = " · blue →: h forward" + (" · orange ←: h backward" if directions > 1 else "") + (
         " · green: c_t" if lstm else "")
     if answered and any(r.t is not None for r in reads):  # one answer, read from fixed steps

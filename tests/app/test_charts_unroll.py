@@ -37,6 +37,9 @@ def bilstm():
 
 
 def spec(fig) -> dict:
+    """The figure as the browser gets it, after plotly's checks of every property: the Unroll
+    figures are built unchecked (the diagram) or refilled unchecked (the bars, heatmap, unit)."""
+    go.Figure(fig.to_dict())
     return json.loads(fig.to_json())
 
 
