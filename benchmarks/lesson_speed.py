@@ -32,7 +32,7 @@ from app import pages
 from app.session import pretrained, scaling, transfer
 from app.session.comparison import CELLS, Comparison, RoundRobin, run_configs
 from app.session.lab import Lab
-from app.session.lessons import BY_KEY, LESSONS, Lesson
+from app.session.lessons import BY_KEY, LESSONS, Lesson, by_objective
 from app.session.link import Setup
 from app.session.probes import RECORD_EVERY
 from app.widgets import state
@@ -279,7 +279,8 @@ def open_case(page, url: str, case: Case) -> None:
     if case.via is None:
         page.goto(url)
         wait_for_app(page)
-        page.get_by_role("button", name="Open this lesson").nth(LESSONS.index(case.lesson)).click()
+        home_order = [lesson.key for _, group in by_objective() for lesson in group]  # Home groups them
+        page.get_by_role("button", name="Open this lesson").nth(home_order.index(case.lesson.key)).click()
     else:
         page.goto(f"{url}/{case.via}")
     page.wait_for_url(re.compile(rf"/{case.page}\b"), timeout=60_000)
@@ -488,6 +489,7 @@ def profile_case(case: Case, runs: int) -> dict[str, float]:
         own = own_runs(case)
         trainee = at.session_state[state.LAB if own is None else own.key]
         trainee.playing = True
+        at.run()  # a playing page's whole run: a paused page has no live fragment to tick
         for _ in range(2):
             tick(at)
         split.spent.clear()  # the page's run and the warm-up ticks: not timed

@@ -25,15 +25,17 @@ from torch import Tensor, nn
 
 from .cells import LayerTrace, LayerWeights
 from .config import ModelConfig
+from .padding import real_steps
 from .recurrent import State, initial_state, layer_weights
 
 
-def records_fused(rnn: nn.Module, padded_steps: Tensor | None) -> bool:
-    """PyTorch's own LSTM (no projection) or RNN on a sequence without pads (a padded one leaves
-    the fused kernel anyway). The GRU's recurrent term r_t * (W_hn h_{t-1} + b_hn) is not a
-    linear function of an input, so no zero block gives its gradient."""
+def records_fused(rnn: nn.Module, padded: Tensor | None) -> bool:
+    """PyTorch's own LSTM (no projection) or RNN on a sequence without pads (padded [B, T], True at
+    a pad: training packs such a batch, which leaves the fused kernel anyway). The GRU's recurrent
+    term r_t * (W_hn h_{t-1} + b_hn) is not a linear function of an input, so no zero block gives
+    its gradient."""
     kinds = type(rnn) is nn.RNN or (type(rnn) is nn.LSTM and rnn.proj_size == 0)
-    return kinds and padded_steps is None
+    return kinds and real_steps(padded) is None
 
 
 def fed_back(taps: Tensor, reverse: bool) -> Tensor:
@@ -89,7 +91,7 @@ def direction(rnn: nn.Module, layer: int, d: int, layer_in: Tensor, taps: Tensor
         c=back(kept.pop("c")),  # [T, B, H]
         gates={name: back(g) for name, g in kept.items()},  # each [T, B, H]
         h_last=h[-1],  # [B, H]
-        c_last=c_n[0],  # [B, H]
+        c_last=c_n[0],  # [B, H]: the kernel's own, which a decoder starts from (c[-1] equals it to rounding)
     )
 
 

@@ -3,8 +3,8 @@
 The model trains on PyTorch's kernels, which keep neither gates nor per-step gradients. To open
 it up we replay the one sample layer by layer, with a zero "tap" added to every h_t: the gradient
 of the loss with respect to those taps is the total BPTT gradient dL/dh_t. The replay is
-`unroll_layer`'s written-out equations, except for nn.LSTM, whose fused kernel gives the same
-states, gates and gradients far faster (engine/fused_replay.py).
+`unroll_layer`'s written-out equations, except for nn.LSTM and nn.RNN, whose own kernels give the
+same states, gates and gradients faster (engine/fused_replay.py).
 Nothing is hooked into the model, and the model's weights, .grad, requires_grad flags and
 train/eval mode are exactly as they were afterwards, even if recording fails.
 """
@@ -176,9 +176,9 @@ def record(model: nn.Module, x: Tensor, y: Tensor, index: int = 0, *, jacobians:
     which has a size limit and refuses a non-finite W_hh); they depend on the weights only, so a
     caller recording many samples of one model may rather take them once from weight_spectra.
 
-    An nn.LSTM stack is recorded through its fused kernel (engine/fused_replay.py); written_out=True
-    replays it through the written-out equations instead, as every other stack is: the reference
-    the tests hold the fused path to.
+    An nn.LSTM or nn.RNN stack is recorded through its own kernel (engine/fused_replay.py);
+    written_out=True replays it through the written-out equations instead, as every other stack
+    is: the reference the tests hold the kernel path to.
     """
     check_model(model)
     check_batch_shape(model.spec, x, y)

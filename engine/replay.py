@@ -1,5 +1,5 @@
 """Replaying a recurrent stack with taps on every h_t: through the written-out equations, or an
-nn.LSTM's fused kernel.
+nn.LSTM's or nn.RNN's own kernel.
 
 A model's `replay` method runs each of its recurrent stacks (one for a SequenceModel; encoder and
 decoder for an EncoderDecoder) through `run_stack` and says what each stack read and started
@@ -14,7 +14,6 @@ from torch import Tensor, nn
 from .cells import LayerTrace
 from .config import ModelConfig
 from .fused_replay import fused_stack, records_fused
-from .padding import real_steps
 from .recurrent import State, final_state, replay_stack
 
 
@@ -23,8 +22,9 @@ class Taps:
     stack's taps, [L, dirs, T, B, H], is dL/dh_t: the total BPTT gradient, through every later
     step and every upper layer.
 
-    They also say how the replay runs: an nn.LSTM stack through its fused kernel (fused_replay.py),
-    unless written_out, which takes the written-out equations for every stack (the reference)."""
+    They also say how the replay runs, since they are what a model's replay passes down to each of
+    its stacks: an nn.LSTM or nn.RNN stack through its own kernel (fused_replay.py), unless
+    written_out, which takes the written-out equations for every stack (the reference)."""
 
     def __init__(self, written_out: bool = False) -> None:
         self.by_stack: dict[str, Tensor] = {}
@@ -62,8 +62,8 @@ class Replay:
 
 def replay_any(cfg: ModelConfig, rnn: nn.Module, x_in: Tensor, stack_taps: Tensor | None, state: State | None,
                padded: Tensor | None, written_out: bool) -> tuple[list[list[LayerTrace]], Tensor]:
-    """replay_stack's traces and output, from nn.LSTM's fused kernel where it applies."""
-    if not written_out and records_fused(rnn, real_steps(padded)):
+    """replay_stack's traces and output, from nn.LSTM's or nn.RNN's own kernel where it applies."""
+    if not written_out and records_fused(rnn, padded):
         return fused_stack(cfg, rnn, x_in, stack_taps, state)
     return replay_stack(cfg, rnn, x_in, stack_taps, state, padded=padded)
 

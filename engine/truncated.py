@@ -3,7 +3,7 @@
 The hidden state is carried forward from chunk to chunk but detached at every border, so the
 gradient of a chunk's loss stops at that chunk's first step: no dependency longer than the window
 can be learned. `Trainer.forward_backward` trains this way on PyTorch's kernels and
-`replay_truncated` replays it for `engine.record` (an LSTM's chunks on its fused kernel); both take
+`replay_truncated` replays it for `engine.record` (an LSTM's or RNN's chunks on its kernel); both take
 their chunks and loss terms from here, so they cut the gradient at the same steps.
 """
 from __future__ import annotations

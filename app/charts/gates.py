@@ -202,7 +202,8 @@ def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high
     fig = finish(fig, title, height=max(HEIGHT, 110 + (12 + 14 * lines_per_bar) * len(bars)))
     longest_line = max(len(line) for bar in bars for line in bar.split("<br>"))
     fig.update_layout(margin=dict(l=int(TICK_CHAR_PX * longest_line) + 12))
-    return legend_below(fig, under_axis=UNDER_AXIS + 75)  # the axis title's two more lines (the rule): at +45 the legend sat on them
+    # the axis title's two more lines (the rule) take 75 px more: at 45 the legend sat on them
+    return legend_below(fig, under_axis=UNDER_AXIS + 75)
 
 
 def carousel_unit(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0) -> int:

@@ -391,3 +391,22 @@ def test_a_diverged_model_opens_and_the_page_says_what_diverged():
     for key in ("probe_index",):  # another sample: the same
         at.number_input(key=key).set_value(2).run()
         assert not at.exception and any("overflow" in w.value for w in at.warning)
+
+
+def test_a_new_model_at_the_same_step_count_is_drawn_anew():
+    """The figures kept until a step is trained are kept per model: a new one (a setting changed,
+    Reset, a lesson) stands at step 0 again and must not be shown the old one's figures."""
+    import dataclasses
+
+    at = page()
+    lab = at.session_state["lab"]
+    names = {t["name"] for t in chart(at, "How much gradient reaches the first step")["data"]}
+    assert lab.setup.model.arch.upper() in names
+    gru = dataclasses.replace(lab.setup, model=dataclasses.replace(lab.setup.model, arch="gru"))
+    assert lab.change(gru) == "rebuilt" and lab.trainer.steps_done == 0
+    at.run()
+    assert not at.exception
+    assert {t["name"] for t in chart(at, "How much gradient reaches the first step")["data"]} == {"GRU"}
+    drawn = {t["name"] for t in chart(at, "Gradient norm per parameter")["data"]}
+    assert drawn and all(name in dict(lab.model.named_parameters()) for name in drawn)  # the GRU's
+    assert any("weight_hh" in name for name in drawn)

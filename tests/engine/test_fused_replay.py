@@ -118,20 +118,27 @@ def test_a_padded_sample_takes_the_written_out_replay_and_a_whole_one_the_kernel
     assert len(fused_calls) == 1
 
 
-def test_nonzero_taps_move_the_fused_replay_as_they_move_the_written_out_one():
+@pytest.mark.parametrize("nudged", [(0, 1, 3, 0, 2), (1, 0, 2, 0, 1)], ids=["layer 0 backward", "layer 1 forward"])
+def test_nonzero_taps_move_the_fused_replay_as_they_move_the_written_out_one(nudged):
     """A tap is added to h_t on the output and, through the zero block, to the next step's
     recurrence: moving one moves everything after it as moving h_t itself does."""
     task = engine.make_task("adding", seq_len=7)
-    model = double_model(dict(arch="lstm", bidirectional=True), task, hidden=4)
+    model = double_model(dict(arch="lstm", num_layers=2, bidirectional=True), task, hidden=4)
     x, y = task.batch(1, torch.Generator().manual_seed(1))
     x, y = x.double(), y.double()
-    outputs = []
-    for written_out in (False, True):
+    layer, direction = nudged[:2]
+
+    def replayed(taps):
         with torch.no_grad():
-            replay = model.replay(x, y, NudgedTaps(written_out, (0, 1, 3, 0, 2), 0.1))
-        outputs.append((replay.y_hat, replay.stacks["rnn"].traces[0][0].h, replay.stacks["rnn"].traces[0][1].c))
-    for fused, written in zip(*outputs):
-        torch.testing.assert_close(fused, written, atol=1e-12, rtol=1e-10)
+            replay = model.replay(x, y, taps)
+        trace = replay.stacks["rnn"].traces[layer][direction]
+        return replay.y_hat, trace.h, trace.c, replay.stacks["rnn"].traces[1][1 - direction].h
+
+    still = replayed(engine.replay.Taps())
+    fused, written = (replayed(NudgedTaps(written_out, nudged, 0.1)) for written_out in (False, True))
+    assert not torch.equal(fused[0], still[0]) and not torch.equal(fused[2], still[2])  # the nudge moved them
+    for got, expected in zip(fused, written):
+        torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
 
 
 class NudgedTaps(engine.replay.Taps):

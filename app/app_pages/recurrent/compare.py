@@ -223,7 +223,7 @@ def draw(comparison: Comparison) -> None:
             )
     progress = tuple(run.trainer.steps_done for run in comparison.runs)  # the figures move only as runs train
     left, right = st.columns(2)
-    drawn = partial(drawn_once, shows=(comparison,), version=progress)
+    drawn = partial(drawn_once, shows=(comparison, *comparison.runs), version=progress)  # Reset makes new runs
     show(drawn(name="compare_through_time", build=partial(through_time, comparison)), "compare_curves", left)
     measured = same_network(comparison.setup) and kind == "cells"
     irnn = the_lesson(comparison, "initialisation")

@@ -94,9 +94,11 @@ def draw(lab: Lab) -> None:
     else:
         st.info(f"No eigenvalues of W_hh for this model: {spectra_problem}.", icon=":material/info:")
     left, right = st.columns(2)
-    steps = (lab.trainer.steps_done,)  # the gradient log only grows as the model trains
-    show(drawn_once("ratio", (lab,), partial(ratio_figure, lab), steps), "ratio", left)
-    show(drawn_once("param_norms", (lab,), partial(norms_figure, lab), steps), "param_norms", right)
+    # The probes hold the gradient log: a new model (Reset, a lesson, a setting) brings new probes,
+    # and the log only grows as the model trains.
+    steps = (lab.trainer.steps_done,)
+    show(drawn_once("ratio", (lab.probes,), partial(ratio_figure, lab), steps), "ratio", left)
+    show(drawn_once("param_norms", (lab.probes,), partial(norms_figure, lab), steps), "param_norms", right)
     st.caption(
         f"Measured every {RECORD_EVERY} training steps on sample 0. "
         + (ADDING_RATIO if measured_cell(lab.setup) else
@@ -200,7 +202,7 @@ def truncation(lab: Lab, rec, index: int) -> None:
             )
         window = look_window(lab, T)
         cut = lab.probes.truncated_recording(index, window)
-        show(drawn_once("truncated", (rec, cut, window), lambda: cg.truncated_bptt(rec, cut, window)), "truncated")
+        show(drawn_once("truncated", (rec, cut), lambda: cg.truncated_bptt(rec, cut, window), (window,)), "truncated")
         st.caption(f"Recorded at step {lab.trainer.steps_done:,}; while the network plays, this picture follows "
                    "it when the page redraws (Pause, or any control).")
         if window >= T:
@@ -224,7 +226,7 @@ def clipping(lab: Lab) -> None:
     with st.expander("Clipping: the gradient before and after", icon=":material/compress:"):
         train, history = lab.setup.train, lab.trainer.history_frame()
         st.session_state.setdefault(state.GRADIENTS_DRAWN, {})["history"] = history  # for the download
-        show(drawn_once("clipping", (lab,), lambda: gradient_norm_curve(history, train.clip_norm),
+        show(drawn_once("clipping", (lab.trainer,), lambda: gradient_norm_curve(history, train.clip_norm),
                         (lab.trainer.steps_done, train.clip_norm)), "clipping")
         if train.clip_norm is None and train.clip_value is None:
             st.info(
