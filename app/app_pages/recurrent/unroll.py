@@ -146,7 +146,10 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
     with units:
         st.number_input("Unit", min_value=0, max_value=H - 1, step=1, key=state.UNROLL_UNIT, persist_state="session")
         if table is not None and len(table):
-            st.dataframe(table.style.format({"r": "{:+.2f}"}), hide_index=True, width="stretch")
+            # r and the unit first: a long feature name ("sum of marked values so far") pushed r out
+            # of the half page at 1024 px; now only the name's end may be cut
+            st.dataframe(table, hide_index=True, width="stretch", column_order=("r", "unit", "feature"),
+                         column_config={"r": st.column_config.NumberColumn(format="%+.2f")})
             st.caption(
                 "Pearson's r between a unit's h_t and a feature of the input over this sample's steps"
                 + (f" ({int(real.sum())} of them: its {int(pads.sum())} padding steps left out)" if pads is not None
@@ -167,7 +170,8 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
                 best = table[table["unit"] == unit]
                 name = best["feature"].iloc[0] if len(best) else table["feature"].iloc[0]
                 feature = (name, features[name])
-            show(ct.unit_over_time(rec, stack, layer, direction, unit, t, feature), "unit_over_time")
+            over_time = ct.unit_over_time(rec, stack, layer, direction, unit, t, feature)
+            show(over_time, "unit_over_time", text)  # in its column, so its title breaks (cut at 1024 px)
             st.caption("The unit's h_t over the sample, beside the input feature it follows most closely.")
 
 
