@@ -45,9 +45,10 @@ def kept(rec: Recording, name: str, choices: tuple, build: Callable[[], go.Figur
 
 
 def drawn_once(name: str, shows: tuple, build: Callable[[], go.Figure], version: tuple = ()) -> go.Figure:
-    """build(), made again only when what it shows changed: `shows` holds the recordings, Lab or
-    comparison it is drawn from (by identity: a new version of the weights is a new recording) and
-    `version` the values (steps trained, settings). One per name in the session: the last drawn."""
+    """build(), made again only when what it shows changed: `shows` holds the objects it is drawn
+    from, by identity (a recording: new weights are a new one; a Lab's probes or trainer, or a
+    comparison's runs: a new model brings new ones, where the Lab itself stays the same object),
+    and `version` the values (steps trained, settings). One per name in the session: the last drawn."""
     drawn = st.session_state.setdefault(state.FIGURES_DRAWN, {})
     key = (tuple(id(item) for item in shows), version)
     held = drawn.get(name)
