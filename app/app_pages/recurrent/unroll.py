@@ -134,9 +134,9 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
     hidden = trace.hidden[layer, direction]  # [T, H]
     table = None
     if stack != "decoder":
-        features = lab.task.unit_features(symbols, rec.x)
+        features = rec.derived(("unit features", stack), lambda: lab.task.unit_features(symbols, rec.x))
         real = np.ones(hidden.shape[0], dtype=bool) if pads is None else ~pads  # [T]
-        if real.any():  # worked out once per recording and layer: stepping through t does not move it
+        if real.any():  # both worked out once per recording (and layer): stepping through t moves neither
             table = rec.derived(("units", stack, layer, direction), lambda: correlated_units(
                 hidden[torch.from_numpy(real)], {k: v[real] for k, v in features.items()}))
     H = hidden.shape[1]
