@@ -1,4 +1,13 @@
 """Unrolled: the router. Pages live in app_pages/, one file each; pages.py groups them."""
+import sys
+from pathlib import Path
+
+# `streamlit run app/main.py` runs this file as a script: the repository's root, which holds the
+# packages app, engine and pretrained, is on the import path only under `python -m streamlit`.
+ROOT = str(Path(__file__).resolve().parents[1])
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
 from pretrained import kernels
 
 # Before torch computes anything: the CPU kernels capped at AVX2 as in the tests, so the figures a

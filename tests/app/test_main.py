@@ -46,13 +46,14 @@ def test_no_page_calls_a_page_that_exists_on_its_way():
 
 
 def test_home_groups_every_lesson_once_under_the_courses_objectives():
-    from app.session.lessons import LESSONS, OBJECTIVES
+    from app.session.lessons import LESSONS, by_objective
 
-    keys = [key for group in OBJECTIVES.values() for key in group]
+    groups = by_objective()
+    keys = [lesson.key for _, group in groups for lesson in group]
     assert sorted(keys) == sorted(lesson.key for lesson in LESSONS)  # each lesson once, none left out
     at = AppTest.from_file(MAIN, default_timeout=60).run()
     shown = [c.value.removeprefix("Objective: ") for c in at.caption if c.value.startswith("Objective: ")]
-    assert shown == [objective for objective, group in OBJECTIVES.items() for _ in group]  # the course's order
+    assert shown == [objective for objective, group in groups for _ in group]  # the files' order
 
 
 def test_the_app_caps_torchs_kernels_before_torch_computes():
@@ -66,7 +67,7 @@ def test_the_app_caps_torchs_kernels_before_torch_computes():
 
     from pretrained import kernels
 
-    env = {name: value for name, value in os.environ.items() if name not in kernels.KERNELS}
+    env = {name: value for name, value in os.environ.items() if name not in (*kernels.KERNELS, kernels.CHOICE)}
     script = ("import os, runpy\ntry:\n    runpy.run_path('app/main.py')\nexcept Exception:\n    pass\n"
               "import torch\nprint(os.environ['ONEDNN_MAX_CPU_ISA'], torch.backends.cpu.get_cpu_capability())")
     out = subprocess.run([sys.executable, "-c", script], cwd=MAIN.rsplit("/app/", 1)[0], env=env,
@@ -74,3 +75,21 @@ def test_the_app_caps_torchs_kernels_before_torch_computes():
     assert out[0] == "AVX2"
     if platform.machine() in ("x86_64", "AMD64"):
         assert out[1] == "AVX2"
+
+
+def test_main_finds_the_repositorys_packages_when_run_as_a_script_from_anywhere():
+    """`streamlit run app/main.py` runs the file as a script, with app/ (not the repository's root)
+    on the import path: main.py must find app, engine and pretrained itself. Run here isolated
+    (python -I: no working directory, no PYTHONPATH on the path) from another directory; the browser
+    tests start the server with the README's command word for word."""
+    import subprocess
+    import sys
+    import tempfile
+
+    script = ("import runpy, sys\ntry:\n    runpy.run_path(sys.argv[1])\nexcept ModuleNotFoundError as err:\n"
+              "    print('missing', err.name)\nexcept Exception:\n    pass\n"
+              "print(all(m in sys.modules for m in ('pretrained.kernels', 'app.pages', 'engine')))")
+    with tempfile.TemporaryDirectory() as elsewhere:
+        out = subprocess.run([sys.executable, "-I", "-c", script, MAIN], cwd=elsewhere, capture_output=True,
+                             text=True, timeout=120, check=True).stdout.split()
+    assert out == ["True"], out

@@ -5,6 +5,7 @@ a fresh browser context per test. Debian's /usr/bin/chromium is driven through P
 browser downloads are never used (`./run_tests.sh` installs chromium with apt when it is missing).
 """
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -115,11 +116,17 @@ def _health(url: str) -> str:
 
 @pytest.fixture(scope="session")
 def app_url():
-    """Base URL of a `streamlit run app/main.py` started from the repo root for this session."""
+    """Base URL of `streamlit run app/main.py`, started from the repository's root for this session."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
+    # The README's command word for word, `streamlit run app/main.py` (not `python -m streamlit`, which
+    # puts the repository's root on the import path by itself), from the environment running the tests.
+    streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent))
+    if streamlit is None:
+        pytest.fail(f"no `streamlit` command beside {sys.executable}: run the tests in the environment "
+                    "requirements.txt was installed into (./run_tests.sh does).", pytrace=False)
     cmd = [
-        sys.executable, "-m", "streamlit", "run", "app/main.py",
+        streamlit, "run", "app/main.py",
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",
