@@ -1,0 +1,53 @@
+"""The first steps of a lesson's runs, replayed to compare with its shipped ensemble in seconds:
+each run the ensemble kept a link for as a Lab, the side-by-side lessons as their page's runs, all
+trained REPLAY_STEPS steps as their page trains them; an untrained lesson (the spectral sweep) is
+measured whole, since it trains nothing."""
+from __future__ import annotations
+
+import dataclasses
+
+from app.session import ensembles
+from app.session.comparison import Comparison
+from app.session.lab import Lab
+from app.session.lesson_runs import Measured, measure, seeded
+from app.session.lesson_runs.recurrent import held_out, trained
+from app.session.lesson_runs.transformers import played, transfer_source
+from app.session.lessons import BY_KEY
+from app.session.link import parse_query
+from app.session.scaling import ScalingRuns
+from app.session.transfer import LESSON_RECIPE, TransferRuns
+
+REPLAY_STEPS = 25  # one measurement after the start: every curve has a point there
+TOLERANCE = 0.02  # relative: what 25 steps on another path or CPU moved the curves measured (0.3% at most)
+
+
+def close(value: float, low: float, high: float) -> bool:
+    """`value` within the band [low, high], widened by TOLERANCE of its size."""
+    slack = TOLERANCE * max(abs(low), abs(high)) + 1e-12
+    return low - slack <= value <= high + slack
+
+
+def first_steps(key: str, seed: int) -> Measured:
+    lesson, ensemble = BY_KEY[key], ensembles.shipped(key)
+    out = Measured()
+    if lesson.page == "compare":
+        runs = played(Comparison(seeded(lesson.setup, seed), kind=lesson.compare_kind), REPLAY_STEPS)
+    elif lesson.page == "scaling":
+        runs = played(ScalingRuns(seeded(lesson.setup, seed)), REPLAY_STEPS)
+    elif lesson.page == "transfer":
+        recipe = dataclasses.replace(LESSON_RECIPE, seed=seed)
+        runs = played(TransferRuns(recipe, transfer_source(recipe.source)), REPLAY_STEPS)
+    elif not any(member["curves"] for member in ensemble.members):
+        return measure(key, seed)  # untrained: the whole measurement is the replay
+    else:
+        for run, link in ensemble.members[0]["links"].items():
+            lab = trained(Lab(parse_query({**link, "seed": str(seed)})), REPLAY_STEPS)
+            series = ensemble.series(run)
+            log = lab.probes.log_frame() if series == ["ratio"] else held_out(lab)
+            out.add_curves(run, log, tuple(series))
+        return out
+    log = runs.log_frame()
+    for run in ensemble.runs():
+        if run in set(log["run"]):
+            out.add_curves(run, log[log["run"] == run], tuple(ensemble.series(run)))
+    return out
