@@ -13,7 +13,7 @@ from app.session.comparison import RoundRobin
 from app.session.lab import Lab
 from app.session.page_runs import wait_for_page_runs
 from app.session.playback import Playback
-from app.widgets import state
+from app.widgets import lesson_band, state
 from app.widgets.header import sidebar_summary
 
 TICK_SECONDS = 0.4  # how often a playing page asks to redraw
@@ -105,6 +105,7 @@ def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
             # run does; without this the tick showed an error. Seen with 3-10 sessions playing at once
             # (benchmarks/load.py).
             pass
+        lesson_band.for_lab(lab)  # the open lesson's measured runs, behind this one (nothing otherwise)
         draw(lab)
 
     live_training(lab, summary_and, state.TARGET_STEPS)

@@ -4,6 +4,7 @@ trained side by side with the same network from scratch, from the same seed on t
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import streamlit as st
 
@@ -13,7 +14,7 @@ from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.transfer import LESSON_RECIPE, LR_SCALES, SOURCES, TRAIN, Recipe, TransferRuns, setup_of
 from app.widgets import downloads as exports
-from app.widgets import state
+from app.widgets import lesson_band, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
@@ -24,6 +25,7 @@ from app.widgets.uploads import parsed_reviews
 STEPS = state.TRANSFER_STEPS
 TRAIN_SECONDS = 1.0  # training per redraw, as on the other side-by-side pages
 LESSON = BY_KEY["transfer"]
+CODE_SOURCE, CODE_RUN = "charlm-lstm", "pretrained on Python source"  # the card's second source, its band's name
 REUSE = {1: "embedding", 2: "embedding + layer 0"}  # the shipped sources have one layer
 REVIEWS = {100: "100", 400: "400", 0: "all of them"}
 ADDED = (0, 1, 2)
@@ -161,11 +163,24 @@ def unfreeze_text(runs: TransferRuns) -> tuple[int | None, str]:
     return recipe.unfreeze_at, f"{' and '.join(thawed)} unfrozen, lr × {recipe.lr_scale:g}"
 
 
+def lesson_runs(runs: TransferRuns, log) -> None:
+    """The lesson's band behind the runs when they are its recipe's (any seed), from either source
+    its card names: the code LM's pretrained run is its own band."""
+    recipe = dataclasses.replace(runs.recipe, source=LESSON_RECIPE.source, seed=LESSON_RECIPE.seed)
+    if recipe != LESSON_RECIPE or runs.recipe.source not in (LESSON_RECIPE.source, CODE_SOURCE):
+        return
+    if runs.recipe.source == CODE_SOURCE:
+        log = log[log["run"] == "pretrained"].assign(run=CODE_RUN)
+    lesson_band.for_runs(log, runs.task.metric_name)
+
+
 def draw(runs: TransferRuns) -> None:
     until = state.get(STEPS)
     round_robin_progress(runs, until, "run")
     stopped_runs(runs)
     log, parts = runs.log_frame(), runs.parts_frame()
+    if state.get(state.LESSON) == LESSON.key:
+        lesson_runs(runs, log)
     at, what = unfreeze_text(runs)
     left, right = st.columns(2)
     show(charts.accuracy_over_training(log, at, what), "transfer_accuracy", left)

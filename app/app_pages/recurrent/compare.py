@@ -14,11 +14,12 @@ from app.charts import gradients as cg
 from app.charts.labels import LOSS_UNITS
 from app.session.comparison import KINDS, Comparison, cell_name, setup_text
 from app.session.lab import Lab
-from app.session.lessons import BY_KEY, Lesson
+from app.session.lesson_runs import seeded
+from app.session.lessons import BY_KEY, LESSONS, Lesson
 from app.session.measured import same_network
 from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
-from app.widgets import state
+from app.widgets import lesson_band, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
 from app.widgets.figures import drawn_once, show
 from app.widgets.header import lesson_banner, page_header
@@ -204,6 +205,9 @@ def draw(comparison: Comparison) -> None:
     kind, each = comparison.kind, EACH[comparison.kind]
     comparison.drawn_history = comparison.history_frame()  # as of this redraw (under the lock), for its download
     round_robin_progress(comparison, until, each)
+    lesson = opened_here()
+    if lesson is not None and the_lesson(comparison, lesson.key, any_seed=True):
+        lesson_band.for_runs(comparison.log_frame(), comparison.task.metric_name)
     stopped = comparison.stopped()
     for run in stopped:
         others = f"the other {each}s train on" if len(stopped) < len(comparison.runs) else f"so did every other {each}"
@@ -226,17 +230,14 @@ def draw(comparison: Comparison) -> None:
     drawn = partial(drawn_once, shows=(comparison, *comparison.runs), version=progress)  # Reset makes new runs
     show(drawn(name="compare_through_time", build=partial(through_time, comparison)), "compare_curves", left)
     measured = same_network(comparison.setup) and kind == "cells"
-    irnn = the_lesson(comparison, "initialisation")
-    esn = the_lesson(comparison, "echo-state")
-    normalised = the_lesson(comparison, "layer-norm")
+    lesson = lesson_of(comparison)
+    esn = lesson is not None and lesson.key == "echo-state"
     left.caption(
         f"‖∂L/∂h_t‖ of each {each} on the same sample, as last measured (every {RECORD_EVERY} steps): "
         "the further a line falls towards t = 0, the less the first steps can learn."
         + (" On the adding problem, before training all four fall by about ten orders of magnitude or more "
            "over 50 steps." if measured else "")
-        + (" Before training the IRNN's line ends at about 0.7 of its last step's at t = 0, the orthogonal "
-           "start's at about 2e-16, and the default's at 0 (below float32's smallest number), which the log "
-           "axis leaves out." if irnn else "")
+        + measured_here(lesson, "through_time")
         + (" A reservoir's recurrent weights never change: only its read-out does." if esn else "")
         + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
     )
@@ -249,15 +250,7 @@ def draw(comparison: Comparison) -> None:
            "step 400 and the LSTM near step 750, and both stay above it; the ReLU RNN's, below 1e-12 until "
            "step 900, rises to around 1e-7 from step 1000 on, with one spike to 0.1; the tanh RNN's stays "
            "below 1e-6 throughout." if measured else
-           " Measured on this lesson's runs (T = 100, seed 0, 1500 steps): the IRNN's stays between about 0.13 "
-           "and 1.4 all through; the orthogonal start's stays below 1e-10 until step 1300, then climbs to about "
-           "1e-2 as its loss begins to fall; the default's stays below 1e-10 (mostly 0) throughout." if irnn else
-           " Measured on this lesson's reservoirs (lag 30, seed 0, 500 steps): ρ = 0.9 between 2e-3 and 5e-2 "
-           "all through; 1.2 between about 0.6 and 3; 1.5 between 2 and about 100; 2 between 30 and about 130; "
-           "3 between 1e3 and 8e3: from ρ = 1.5 on, the loss is more sensitive to the first step's state than "
-           "to the last's." if esn else
-           " Measured on this lesson's runs (T = 50, seed 0) before training: about 3e-11 as it is, 7e-6 with layer "
-           "normalisation, 3e-7 with zoneout 0.5 and 1.5e-5 with both." if normalised else
+           measured_here(lesson, "ratio") if lesson is not None else
            f" A {each} whose ratio climbs by orders of magnitude is learning to carry the gradient back.")
         + both
     )
@@ -270,14 +263,7 @@ def draw(comparison: Comparison) -> None:
         + (" On the adding problem the tanh RNN stays there; the GRU leaves it near step 300, the LSTM "
            "near step 750 and the ReLU RNN near step 1000, each as its gradient starts reaching the first "
            "step." if measured else "")
-        + (" Here the IRNN leaves it within 300 steps and ends near 0.004 (with brief spikes up to about 0.1); the "
-           "orthogonal start stays near it (above 0.15) until about step 1375 and ends near 0.12; the default stays "
-           "near it (0.14 to 0.21) all 1500 steps." if irnn else "")
-        + (" Here the held-out accuracy at step 500 (in the table) is about 27% at ρ = 0.9 (chance: 25%), "
-           "49% at 1.2, 70% at 1.5, 74% at 2 and 40% at 3." if esn else "")
-        + (" Here layer normalisation leaves it near step 450 and is near 0.06 by step 1500; with zoneout too, "
-           "it leaves it for good after step 1000 and is near 0.08 by step 1500; as it is, and with zoneout "
-           "alone, it reaches it within 25 steps and stays there (0.17 to 0.21) all 1500." if normalised else "")
+        + measured_here(lesson, "loss")
     )
     metric = comparison.task.metric_name
     # three significant figures, not three decimals: the IRNN's R² after one step was -74084.812
@@ -290,11 +276,25 @@ def draw(comparison: Comparison) -> None:
         st.success(f"Every {each} reached step {until:,}. Raise 'Steps for each run' to go on.")
 
 
-def the_lesson(comparison: Comparison, key: str) -> bool:
+def lesson_of(comparison: Comparison) -> Lesson | None:
+    """The lesson of this page whose runs these are (its seed too), so the captions may quote what its
+    ensemble measured; None for any other runs."""
+    return next((lesson for lesson in LESSONS if lesson.page == "compare" and the_lesson(comparison, lesson.key)),
+                None)
+
+
+def measured_here(lesson: Lesson | None, figure: str) -> str:
+    """The lesson's measured sentence for `figure` (its data file's [captions]), ranges written in."""
+    text = "" if lesson is None else lesson.caption(figure)
+    return f" Measured for this lesson's runs (seeds and kernel paths as its band): {text}" if text else ""
+
+
+def the_lesson(comparison: Comparison, key: str, any_seed: bool = False) -> bool:
     """Whether these are the runs lesson `key` measured (its kind, task, networks and training;
-    whatever start the student's own network has), so the captions may quote its figures."""
+    whatever start the student's own network has; with `any_seed`, from any seed: its ensemble's)."""
     lesson = BY_KEY[key]
-    return comparison.compares(lesson.setup, kind=lesson.compare_kind)
+    setup = seeded(lesson.setup, comparison.setup.train.seed) if any_seed else lesson.setup
+    return comparison.compares(setup, kind=lesson.compare_kind)
 
 
 def latest(comparison: Comparison):

@@ -9,11 +9,12 @@ from app.app_pages.transformer.models import is_transformer
 from app.charts import saturation as charts
 from app.session.comparison import setup_text
 from app.session.lab import Lab
+from app.session.lesson_runs import seeded
 from app.session.lessons import BY_KEY
 from app.session.scaling import SATURATION_SAMPLES, ScalingRuns
 from app.session.transformers import WIDE_REVERSAL
 from app.widgets import downloads as exports
-from app.widgets import state
+from app.widgets import lesson_band, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
@@ -116,6 +117,8 @@ def draw(runs: ScalingRuns) -> None:
     round_robin_progress(runs, until, "run")
     stopped_runs(runs)
     log = runs.log_frame()
+    if state.get(state.LESSON) == LESSON.key and runs.compares(seeded(LESSON.setup, runs.setup.train.seed)):
+        lesson_band.for_runs(log, runs.task.metric_name)
     st.table(table(log, runs.task.metric_name), hide_index=True)
     left, right = st.columns(2)
     show(charts.metric_over_training(log, runs.task.metric_name), "sdk_metric", left)
