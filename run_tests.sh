@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The test command: ./run_tests.sh [pytest arguments]   (./run_tests.sh -m "not training",
-# ./run_tests.sh tests/browser, ...). From a fresh clone on a fresh Debian machine it
+# The test command: ./run_tests.sh [pytest arguments]. Alone, it runs the default tier: every test
+# but the trainings and the browser walks (at most 10 minutes on two cores). `./run_tests.sh --full`
+# runs everything (what .ci/run runs); naming tests or a -m expression runs what is named
+# (./run_tests.sh tests/browser, ./run_tests.sh -m training). UNROLLED_KERNELS=avx512 (or default)
+# runs them on another CPU kernel path (pretrained/kernels.py). From a fresh clone on a fresh Debian
+# machine it
 #   1. uses the active virtual environment, or else ./.venv (made with `python3 -m venv` if missing),
 #   2. installs requirements.txt into it (exact versions; once installed, pip fetches nothing, so
 #      this works with no network),

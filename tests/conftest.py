@@ -2,9 +2,9 @@ from pathlib import Path
 
 from pretrained import kernels
 
-# The same kernels on AVX2 and AVX-512 machines, set before torch is imported (pretrained/kernels.py): every
-# figure the tests assert was measured with them, and the app servers the browser tests start
-# inherit them.
+# The kernel path every figure the tests assert was measured on, set before torch is imported
+# (pretrained/kernels.py: avx2 unless UNROLLED_KERNELS names another); the app servers the browser
+# tests start inherit it.
 kernels.pin()
 
 import pytest  # noqa: E402
@@ -12,14 +12,37 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)  # small models: one thread is fastest and shares the machine well
 
-# pytest-xdist (`--dist loadgroup`, pyproject.toml) runs the tests in two workers. The browser tests
-# share one app server and one chromium, so they run in one worker beside the rest; tests sharing a
-# training (functools.cache) carry their own xdist_group mark, so it is trained once.
 BROWSER = Path(__file__).resolve().parent / "browser"
+# The full tier's tests: they train the lessons and presets for real (minutes) or drive chromium.
+FULL_ONLY = ("training", "browser")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true",
+                     help="the full tier: the tests marked training or browser too (what CI runs, .ci/run)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the marks into the tests' ids
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    # pytest-xdist (`--dist loadgroup`, pyproject.toml) runs the tests in two workers. The browser tests
+    # share one app server and one chromium, so they run in one worker beside the rest; tests sharing a
+    # training (functools.cache) carry their own xdist_group mark, so it is trained once.
     for item in items:
         if item.path.resolve().is_relative_to(BROWSER):
+            item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.xdist_group("browser"))
+    # The default tier (./run_tests.sh alone): everything but the full tier's tests. Naming tests,
+    # a -m expression or --full runs what is asked.
+    asked = config.getoption("--full") or config.option.markexpr or \
+        config.args_source is not pytest.Config.ArgsSource.TESTPATHS
+    if not asked:
+        full = [any(item.get_closest_marker(mark) for mark in FULL_ONLY) for item in items]
+        kept = [item for item, only in zip(items, full) if not only]
+        deselected = [item for item, only in zip(items, full) if only]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = kept
+
+
+def pytest_report_header(config):
+    return f"kernel path: {kernels.chosen()} ({', '.join(f'{k}={v}' for k, v in kernels.PATHS[kernels.chosen()].items())})"

@@ -129,11 +129,11 @@ def test_a_bidirectional_comparison_plots_both_directions_and_says_what_the_back
 def test_cells_that_diverge_open_and_the_page_says_which():
     """Issue 12, item 5c: a ReLU RNN from the identity at lr 1, plain SGD, no clipping: every cell of
     this setup diverges; one measured at its last finite weights overflows, and the page says so."""
-    from app.session.lessons import EXPLODING
+    from app.session.lessons import BY_KEY
 
     at = page()
     lab = at.session_state["lab"]
-    lab.start(dataclasses.replace(EXPLODING, train=dataclasses.replace(EXPLODING.train, lr=1.0)))
+    lab.start(dataclasses.replace(BY_KEY["exploding"].setup, train=dataclasses.replace(BY_KEY["exploding"].setup.train, lr=1.0)))
     at.run()  # a fresh comparison of that setup
     at.number_input(key="compare_steps").set_value(1).run()  # each cell measured at its step 1
     at.button(key="compare_play").click().run()

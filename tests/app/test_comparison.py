@@ -9,7 +9,7 @@ import engine
 from app.session.comparison import CELLS, TIMED_STEPS, Comparison, cell_configs, setup_text
 from app.session.heldout import held_out_set, score
 from app.session.lab import Lab
-from app.session.lessons import EXPLODING
+from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, preset_setup
 from app.session.probes import RECORD_EVERY
 
@@ -65,7 +65,7 @@ def test_the_log_holds_the_recording_of_the_probe_sample_and_the_held_out_loss()
 
 def test_a_run_that_diverges_stops_and_the_others_train_on():
     # ReLU RNN with an identity recurrence, plain SGD, no clipping: its second step diverges
-    comparison = played(Comparison(EXPLODING), 10)
+    comparison = played(Comparison(BY_KEY["exploding"].setup), 10)
     relu = comparison.runs[list(CELLS).index("ReLU RNN")]
     assert relu.trainer.diverged_at == 2 and relu.steps_done == 2
     assert comparison.stopped() == [relu]

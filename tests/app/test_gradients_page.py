@@ -226,18 +226,18 @@ def test_the_initialisation_caption_numbers_are_measured():
 
 
 @pytest.mark.training
-@pytest.mark.xdist_group("adding-runs")  # test_lessons.adding_runs, trained once
+@pytest.mark.xdist_group("lesson-runs-rnn-forgets")  # lesson_runs.recurrent.adding_labs, trained once
 def test_the_gradient_ratio_caption_and_the_readmes_lstm_figures_are_measured():
     """The caption under the ratio over training, and README's sentence on the LSTM of the Gradients
     screenshot: the adding preset (T = 50, 64 units, seed 0) as a tanh RNN and as an LSTM, trained
     3000 steps on the page's Lab with its log of every RECORD_EVERY steps. The runs are the Vanishing
-    lesson's (the same setup), trained once per session in test_lessons.adding_runs."""
+    lesson's (the same setup), trained once per session in lesson_runs.recurrent.adding_labs."""
     import numpy as np
 
-    from .test_lessons import adding_runs
+    from app.session.lesson_runs.recurrent import adding_labs
 
-    runs = adding_runs()
-    rnn, lstm = (runs[arch].lab.probes.log_frame().set_index("step").ratio for arch in ("rnn", "lstm"))
+    runs = adding_labs(0)
+    rnn, lstm = (runs[arch].probes.log_frame().set_index("step").ratio for arch in ("rnn", "lstm"))
     assert RECORD_EVERY == 25 and list(lstm.index) == list(range(0, 3001, 25))  # "every 25 training steps"
     assert 2.5e-11 <= rnn[0] < 3.5e-11 and 2.5e-11 <= lstm[0] < 3.5e-11  # "both ... start near 3e-11"
     through = lstm[lstm > 1e-2].index.min()
@@ -247,8 +247,8 @@ def test_the_gradient_ratio_caption_and_the_readmes_lstm_figures_are_measured():
     # about 1e-9 to about 1e-1), the moment its loss falls"
     before, after = lstm.loc[100:through - 25], lstm.loc[through:through + 250]
     assert 1e-10 < before.median() < 1e-8 and 3e-2 < after.median() < 3e-1
-    batch_loss = np.array([s.loss for s in runs["lstm"].lab.trainer.history])  # [3000], what Build & Train plots
-    baseline = runs["lstm"].lab.task.baseline_loss
+    batch_loss = np.array([s.loss for s in runs["lstm"].trainer.history])  # [3000], what Build & Train plots
+    baseline = runs["lstm"].task.baseline_loss
     assert batch_loss[through - 100:through].mean() > 0.9 * baseline  # on the baseline until the jump ...
     assert batch_loss[through + 50:through + 150].mean() < 0.5 * baseline  # ... and falling right after it
 
@@ -361,9 +361,9 @@ def diverging():
     on its second step, and the recording of the weights it keeps overflows (issue 12, item 5c)."""
     import dataclasses
 
-    from app.session.lessons import EXPLODING
+    from app.session.lessons import BY_KEY
 
-    return dataclasses.replace(EXPLODING, train=dataclasses.replace(EXPLODING.train, lr=1.0))
+    return dataclasses.replace(BY_KEY["exploding"].setup, train=dataclasses.replace(BY_KEY["exploding"].setup.train, lr=1.0))
 
 
 def test_a_diverged_model_opens_and_the_page_says_what_diverged():

@@ -159,9 +159,9 @@ def test_the_log_stays_bounded_and_keeps_step_0_and_the_latest():
 def test_going_back_to_the_best_step_after_a_divergence_trains_on():
     """The Trainer stayed stopped for good after a divergence, so the restored best weights could
     not be trained (Play disabled) and the pages still said the model diverged."""
-    from app.session.lessons import EXPLODING
+    from app.session.lessons import BY_KEY
 
-    lab = Lab(EXPLODING)
+    lab = Lab(BY_KEY["exploding"].setup)
     with lab.lock:
         for _ in range(3):
             lab.advance()
