@@ -12,7 +12,7 @@ name and the curves (thinned to 5 significant digits). tests/app/test_lesson_cla
 lessons' claims against these files.
 
     PYTHONPATH=. python benchmarks/lesson_ensembles.py [--lessons KEY ...] [--seeds 0 1 2]
-        [--paths avx2 avx512] [--workers 2]
+        [--paths avx2 avx512] [--workers 2] [--cache DIR]
     PYTHONPATH=. python benchmarks/lesson_ensembles.py --one KEY [KEY ...] --seed S   (one run, JSON out)
 """
 from __future__ import annotations
@@ -66,15 +66,21 @@ def families(keys: list[str]) -> list[list[str]]:
     return list(groups.values())
 
 
-def run_one(keys: list[str], seed: int, path: str) -> dict:
-    """One family, one seed, one path, in a fresh process."""
+def run_one(keys: list[str], seed: int, path: str, cache: Path | None = None) -> dict:
+    """One family, one seed, one path, in a fresh process (or as `cache` kept it from an earlier run)."""
+    kept = None if cache is None else cache / f"{keys[0]}-{seed}-{path}.json"
+    if kept is not None and kept.exists():
+        return json.loads(kept.read_text())
     env = {**os.environ, kernels.CHOICE: path, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, __file__, "--one", *keys, "--seed", str(seed)], env=env, cwd=ROOT,
                           capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"{keys} seed {seed} on {path} failed:\n{done.stderr[-3000:]}")
     print(f"  {', '.join(keys)}: seed {seed}, {path} done", flush=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if kept is not None:
+        kept.write_text(json.dumps(result))
+    return result
 
 
 def thinned(curves: dict) -> dict:
@@ -107,6 +113,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--one", nargs="*")
     parser.add_argument("--seed", type=int)
+    parser.add_argument("--cache", type=Path, help="keep each run's result here, and take those kept from it")
     args = parser.parse_args()
     kernels.pin()  # the path UNROLLED_KERNELS names, before torch is imported
     if args.one:
@@ -126,7 +133,9 @@ def main() -> None:
     print(f"{len(jobs)} runs: {len(keys)} lessons x {len(args.seeds)} seeds x {len(paths)} paths", flush=True)
     results, failed = [], set()
     with ThreadPoolExecutor(args.workers) as pool:
-        futures = {pool.submit(run_one, *job): job for job in jobs}
+        if args.cache is not None:
+            args.cache.mkdir(parents=True, exist_ok=True)
+        futures = {pool.submit(run_one, *job, args.cache): job for job in jobs}
         for future in as_completed(futures):
             try:
                 results.append((futures[future], future.result()))
@@ -136,10 +145,10 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     about = machine()
     for key in sorted(set(keys) - failed, key=keys.index):
-        members = sorted(({"seed": seed, "path": path, "seconds": result[key]["seconds"], "values": result[key]["values"],
-                    "curves": thinned(result[key]["curves"])}
-                          for (family, seed, path), result in results if key in family),
-                         key=lambda member: (member["seed"], paths.index(member["path"])))
+        measured = [({"seed": seed, "path": path, "seconds": result[key]["seconds"], "values": result[key]["values"],
+                      "links": result[key]["links"], "curves": thinned(result[key]["curves"])})
+                    for (family, seed, path), result in results if key in family]
+        members = sorted(measured, key=lambda member: (member["seed"], paths.index(member["path"])))
         document = {"lesson": key, "settings": settings(key), "paths": {p: kernels.PATHS[p] for p in paths},
                     "seeds": args.seeds, "machine": about, "members": members}
         (OUT / f"{key}.json").write_text(json.dumps(document, indent=1) + "\n")

@@ -45,4 +45,5 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_report_header(config):
-    return f"kernel path: {kernels.chosen()} ({', '.join(f'{k}={v}' for k, v in kernels.PATHS[kernels.chosen()].items())})"
+    variables = ", ".join(f"{name}={value}" for name, value in kernels.PATHS[kernels.chosen()].items())
+    return f"kernel path: {kernels.chosen()} ({variables})"

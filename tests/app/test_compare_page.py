@@ -133,7 +133,8 @@ def test_cells_that_diverge_open_and_the_page_says_which():
 
     at = page()
     lab = at.session_state["lab"]
-    lab.start(dataclasses.replace(BY_KEY["exploding"].setup, train=dataclasses.replace(BY_KEY["exploding"].setup.train, lr=1.0)))
+    exploding = BY_KEY["exploding"].setup
+    lab.start(dataclasses.replace(exploding, train=dataclasses.replace(exploding.train, lr=1.0)))
     at.run()  # a fresh comparison of that setup
     at.number_input(key="compare_steps").set_value(1).run()  # each cell measured at its step 1
     at.button(key="compare_play").click().run()

@@ -363,7 +363,8 @@ def diverging():
 
     from app.session.lessons import BY_KEY
 
-    return dataclasses.replace(BY_KEY["exploding"].setup, train=dataclasses.replace(BY_KEY["exploding"].setup.train, lr=1.0))
+    exploding = BY_KEY["exploding"].setup
+    return dataclasses.replace(exploding, train=dataclasses.replace(exploding.train, lr=1.0))
 
 
 def test_a_diverged_model_opens_and_the_page_says_what_diverged():
