@@ -18,6 +18,7 @@ from engine.seq2seq import EOS
 from engine.sites import ALIGNMENT
 
 from .conftest import MAIN, chart, plotted
+from .test_page_reruns import tick
 
 ATTENTION = nav.PATHS["attention"]
 
@@ -306,3 +307,20 @@ def test_a_typed_source_is_decoded_once_per_text_and_recording(monkeypatch):
     at.text_input(key="attention_source_text").set_value("11/21/26").run()
     at.text_input(key="attention_source_text").set_value("21 Nov 2026").run()
     assert calls == [None, None]  # a new text decoded once, the first one kept
+
+
+@pytest.mark.parametrize("lesson", ["bottleneck", "attention-aligns"])
+def test_play_trains_a_model_without_attention_as_the_lessons_ask(lesson):
+    """The lessons' "pick none as the score function and play again": without attention the page
+    drew no live fragment, and only its ticks train, so Play turned into Pause and nothing trained."""
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.button(key=f"lesson.{lesson}").click().run()
+    [score] = [box for box in at.selectbox if box.label == "Score function"]
+    score.set_value("none").run()
+    assert lab(at).setup.model.attention is None and lab(at).trainer.steps_done == 0
+    at.button(key="play").click().run()
+    for _ in range(3):
+        tick(at)
+    assert not at.exception, [e.message for e in at.exception]
+    assert lab(at).trainer.steps_done > 0
+    assert lab(at).playing and at.button(key="play").label == "Pause"

@@ -61,6 +61,7 @@ def run() -> None:
         st.info("No attention: the decoder starts from the encoder's final state and never looks back at the "
                 "source, so every source token must squeeze through that one vector (the bottleneck). Pick a "
                 "score function above to give the decoder an alignment over the source.", icon=":material/info:")
+        live(lab, draw_without_attention)  # only the live fragment's ticks train: without it Play trained nothing
         bottleneck()
         return
     sample_and_step(lab)
@@ -205,6 +206,17 @@ def draw(lab: Lab) -> None:
                      key=state.LINKED_OPEN, on_change="rerun") as linked:
         if linked.open:  # built only while a student looks at it, not on every tick
             st.altair_chart(clinked.alignment_linked(forced, shown_keys, [words[t] for t in outputs]))
+
+
+def draw_without_attention(lab: Lab) -> None:
+    """No alignment to draw: how far training has come and how many held-out tokens the model gets
+    right, the figure the bottleneck lessons quote (the open lesson's band comes with the fragment)."""
+    done, target = lab.trainer.steps_done, state.target_steps()
+    st.progress(min(1.0, done / target), text=f"step {done:,} of {target:,}")
+    held = lab.held_out.log.last
+    if held is not None:
+        st.caption(f"Held-out {lab.task.metric_name} {held['metric']:.1%} at step {held['step']:,}, on "
+                   f"{lab.held_out.describe()}, with the whole source squeezed through the encoder's final state.")
 
 
 def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, ...]) -> None:
