@@ -70,6 +70,7 @@ def stopped_runs(trainee: RoundRobin) -> None:
 def training_controls(lab: Lab) -> None:
     """Buttons act in callbacks, before the page redraws, so each label shows the new state."""
     st.session_state.setdefault(state.TARGET_STEPS, engine.TASKS[lab.setup.task].preset.steps)
+    state.carry_over(state.TARGET_STEPS)  # the box is on several pages
     stopped = lab.trainer.diverged_at is not None
     play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
     play.button(

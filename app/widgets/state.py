@@ -174,3 +174,14 @@ def direction() -> int:
 
 def target_steps() -> int:
     return st.session_state[TARGET_STEPS]
+
+
+def carry_over(key: str) -> None:
+    """Before a widget kept across pages (persist_state="session") is drawn: write its value back.
+    Its element id includes the page, so on another page it mounts under a new id, and Streamlit
+    registers that id with the widget's default and copies the kept value onto it only at the end
+    of the run: the browser is never sent the value, shows the default ("Train up to step" 1,
+    after a lesson that opened Gates) and sends it back with the next click. A value set through
+    st.session_state is sent to the browser."""
+    if key in st.session_state:
+        st.session_state[key] = st.session_state[key]
