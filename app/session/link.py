@@ -140,6 +140,18 @@ def parse_value(name: str, text: str, hint):
     return text
 
 
+MAX_TARGET_STEPS = 1_000_000  # "Train up to step" at most, in the box and in a link
+
+
+def parse_target_steps(text: str) -> int:
+    """A link's step target ("Train up to step": ?steps=300), or a ValueError naming it, as a
+    setting's bad value gets."""
+    steps = parse_value("steps", text, int)
+    if not 1 <= steps <= MAX_TARGET_STEPS:
+        raise ValueError(f"steps must be between 1 and {MAX_TARGET_STEPS}, got {steps}")
+    return steps
+
+
 def parse_query(query: dict[str, str]) -> Setup:
     """A link's query parameters as a Setup: missing fields take the task preset's values.
     Raises ValueError saying every problem found (unknown names, bad values)."""

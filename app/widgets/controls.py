@@ -11,6 +11,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yiel
 import engine
 from app.session.comparison import RoundRobin
 from app.session.lab import Lab
+from app.session.link import MAX_TARGET_STEPS
 from app.session.page_runs import wait_for_page_runs
 from app.session.playback import Playback
 from app.widgets import lesson_band, state
@@ -87,7 +88,7 @@ def training_controls(lab: Lab) -> None:
         icon=":material/restart_alt:", on_click=lab.reset,
     )
     until.number_input(
-        "Train up to step", min_value=1, max_value=1_000_000, step=100, key=state.TARGET_STEPS,
+        "Train up to step", min_value=1, max_value=MAX_TARGET_STEPS, step=100, key=state.TARGET_STEPS,
         persist_state="session",
     )
 

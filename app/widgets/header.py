@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
-from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query
+from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query, parse_target_steps
 from app.session.store import TIME_TO_LIVE, LabStore, new_token
 from app.widgets import state
 from app.widgets.figures import figure_settings
@@ -55,22 +55,27 @@ def current_lab() -> Lab:
 
 
 def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str]]) -> None:
-    """A new lab from the link's settings (`given`: every value of each key), and the lesson it names."""
+    """A new lab from the link's settings (`given`: every value of each key), the lesson it names
+    and its step target."""
     lesson_key = query.pop(state.LESSON_PARAM, None)
+    steps = query.pop(state.STEPS_PARAM, None)
     lesson = BY_KEY.get(lesson_key)
     try:
         check_given_once(given)
         if lesson_key is not None and lesson is None:
             raise ValueError(f"lesson={echo(lesson_key)} is not a lesson of this app; Home lists them")
+        steps = None if steps is None else parse_target_steps(steps)
         lab = Lab(parse_query(query) if query else DEFAULT)
     except ValueError as err:  # a bad value, settings that cannot train together, over the budget
         st.session_state[state.LINK_PROBLEM] = (
             f"This link's settings could not be used ({literal(err)}). Unrolled started with the "
             "defaults instead: the adding problem with an LSTM."
         )
-        lab, lesson = Lab(DEFAULT), None
+        lab, lesson, steps = Lab(DEFAULT), None, None
     st.session_state[state.LAB] = lab
     st.session_state[state.LAB_ID] = lab_store().add(lab, owner)
+    if steps is not None:  # the teacher's target, over the lesson's
+        st.session_state[state.TARGET_STEPS] = steps
     if lesson is not None and lesson.setup.task == lab.setup.task:
         st.session_state[state.LESSON] = lesson.key
         st.session_state.setdefault(state.TARGET_STEPS, lesson.steps)
@@ -108,12 +113,15 @@ def show_link_problem() -> None:
 
 def write_link(setup: Setup) -> None:
     """Mirror the settings in the address bar, so the link reproduces them, with the open lesson
-    (a lesson's link opens it) and this tab's lab id (a reload brings the lab back); and tell the
-    store what a reload should bring back with the lab."""
+    (a lesson's link opens it), the step target and this tab's lab id (a reload brings the lab
+    back); and tell the store what a reload should bring back with the lab."""
     query = setup.to_query()
     lesson = state.get(state.LESSON)
     if lesson is not None:
         query[state.LESSON_PARAM] = lesson
+    steps = state.get(state.TARGET_STEPS)
+    if steps is not None:
+        query[state.STEPS_PARAM] = str(steps)
     query[state.LAB_PARAM] = st.session_state[state.LAB_ID]
     if st.query_params.to_dict() != query:
         st.query_params.from_dict(query)

@@ -141,6 +141,7 @@ def window_key(seq_len: int) -> str:
 # Query parameters of the address bar that are not settings of the Setup.
 LAB_PARAM = "lab"  # this tab's lab id: a reload brings that lab back, to its owner only
 LESSON_PARAM = "lesson"  # the open lesson: a lesson's link opens it, banner included
+STEPS_PARAM = "steps"  # "Train up to step": a teacher's link gives the class the same target
 OWNER_COOKIE = "unrolled_owner"  # the browser's owner token, never in a link
 
 # What a reload brings back with the lab, beside it.

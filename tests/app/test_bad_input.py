@@ -223,6 +223,8 @@ ROWS = [
         {"seed": ["1", "2"]}),
     Row("link", "lesson", "unknown value", ("lesson='nope' is not a lesson of this app", "Home lists them"),
         {"lesson": "nope"}),
+    Row("link", "steps", "zero", ("steps must be between 1 and 1000000, got 0",), {"steps": "0"}),
+    Row("link", "steps", "text", ("steps must be a whole number",), {"steps": "many"}),
     Row("link", "text", "a corpus in the link", ("text is not a setting",), {"task": "charlm", "text": "abc"}),
     Row("link", "seq_len", "over the sequence limit", ("seq_len must be between 2 and 2000",),
         {"seq_len": str(MAX_SEQ_LEN + 1)}),

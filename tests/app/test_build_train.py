@@ -300,6 +300,21 @@ def test_after_a_gates_or_gradients_lesson_build_and_train_keeps_the_target_and_
     assert lab(at).setup.model.arch == "lstm" and lab(at).trainer.steps_done > 1 and lab(at).playing
 
 
+def test_the_link_carries_the_step_target_and_a_link_with_one_opens_with_it():
+    at = build_page(app({"task": "adding", "seq_len": "30", "steps": "300"}))
+    assert not at.exception and not at.warning
+    assert lab(at).setup.task_params["seq_len"] == 30
+    assert at.number_input(key="target_steps").value == 300 and at.query_params["steps"] == "300"
+    at.number_input(key="target_steps").set_value(700).run()
+    assert at.query_params["steps"] == "700"
+    lesson = BY_KEY["gru-update-gate"]  # a teacher's target over the lesson's own
+    at = app({**lesson.setup.to_query(), "lesson": lesson.key, "steps": "300"})
+    assert at.session_state["target_steps"] == 300 and at.session_state["lesson"] == lesson.key
+    at = app({"task": "adding", "seq_len": "30", "steps": "0"})
+    assert "steps must be between 1 and 1000000, got 0" in at.warning[0].value
+    assert lab(at).setup == DEFAULT and at.session_state["lab"].trainer.steps_done == 0
+
+
 def test_a_hidden_setting_comes_back_as_it_was():
     at = app()
     at.button(key="lesson.lstm-gates").click().run()  # opens the Gates page
