@@ -161,8 +161,13 @@ def test_encoder_decoder_trains_saves_and_freezes_like_any_model(tmp_path):
     loaded = engine.load(engine.save(model, tmp_path / "rev.safetensors"))
     x, _ = task.batch(5)
     model.eval(), loaded.eval()
+    saved, read = model.state_dict(), loaded.state_dict()
+    assert saved.keys() == read.keys() and all(torch.equal(saved[k], read[k]) for k in saved)  # the same bytes
     with torch.no_grad():
-        assert torch.equal(model(x), loaded(x))
+        # Not bit for bit: the trained model's frozen encoder weights (requires_grad off; the loaded
+        # model's are on) send the GRU down another kernel on the avx2 path, whose float32 sums round
+        # differently (measured 4.8e-7 apart on logits up to 3.9, a few ulps; equal on avx512).
+        torch.testing.assert_close(model(x), loaded(x), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="truncated BPTT"):
         engine.Trainer(model, task, engine.TrainConfig(bptt_window=2))
 
