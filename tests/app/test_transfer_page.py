@@ -17,6 +17,7 @@ from app.widgets import state
 from engine.tasks import parse_reviews
 
 from .conftest import MAIN, chart, plotted
+from .test_page_reruns import tick
 
 TRANSFER = nav.PATHS["transfer"]
 
@@ -147,6 +148,49 @@ def test_a_refused_recipe_says_why_and_keeps_the_runs():
     no_exception(at)
     assert any("This recipe cannot be trained" in e.value for e in at.error)
     assert at.session_state[state.TRANSFER] is runs
+
+
+def train_button(at: AppTest):
+    [button] = [b for b in at.button if b.label == "Train with this recipe"]
+    return button
+
+
+def play_a_little(at: AppTest) -> TransferRuns:
+    """Two ticks of the live fragment (only ticks train); the runs trained."""
+    for _ in range(2):
+        tick(at)
+    no_exception(at)
+    return at.session_state[state.TRANSFER]
+
+
+def test_train_with_this_recipe_applies_it_and_trains_both_runs():
+    at = page()
+    runs = at.session_state[state.TRANSFER]
+    train_button(at).click().run()  # the recipe the runs have: the same runs, playing
+    no_exception(at)
+    assert at.session_state[state.TRANSFER] is runs and runs.playing
+    at.button(key="transfer_play").click().run()  # Pause
+    {box.label: box for box in at.selectbox}["Labelled reviews"].set_value(100)
+    train_button(at).click().run()
+    no_exception(at)
+    runs = at.session_state[state.TRANSFER]
+    assert runs.recipe == dataclasses.replace(LESSON_RECIPE, train_reviews=100) and len(runs.task.train_y) == 100
+    assert runs.playing and at.button(key="transfer_play").label == "Pause"
+    assert all(run.steps_done > 0 for run in play_a_little(at).runs)
+
+
+def test_play_after_a_new_source_trains_the_new_source():
+    """Inside the form, a changed source waited for its button: Play trained the old source."""
+    at = page()
+    {box.label: box for box in at.selectbox}["Pretrained on"].set_value("charlm-lstm").run()  # as a browser: at once
+    no_exception(at)
+    at.button(key="transfer_play").click().run()
+    runs = play_a_little(at)
+    assert runs.recipe == dataclasses.replace(LESSON_RECIPE, source="charlm-lstm")
+    assert all(run.steps_done > 0 for run in runs.runs)
+    trained, copied = dict(runs.pretrained.model.named_parameters()), dict(source("charlm-lstm").named_parameters())
+    for name in runs.pretrained.model.param_groups()["layer 0"]:  # frozen until step 100: still the source's
+        assert torch.equal(trained[name], copied[name]), name
 
 
 def test_open_in_the_lab_copies_the_pretrained_runs_model():

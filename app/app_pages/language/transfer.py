@@ -42,10 +42,12 @@ def run() -> None:
         "by character and say whether it is positive or negative. The more similar the pretraining data is to "
         "yours, the more layers are worth reusing: one source learnt from Python code, one from the reviews' "
         "own text (without their labels).")
-    recipe = recipe_form()
+    recipe, train = recipe_form()
     runs = current(recipe)
     if runs is None:
         return
+    if train:
+        play(runs, recipe)
     which_recipe(runs)
     round_robin_controls(runs, "transfer", STEPS, "Train each up to step", "run")
     live_training(runs, draw, STEPS, TRAIN_SECONDS)
@@ -53,13 +55,24 @@ def run() -> None:
     downloads(runs)
 
 
-def recipe_form() -> Recipe:
-    """The recipe the student asks for, applied by the form's button (the runs restart then)."""
-    recipe = state.get(state.TRANSFER_RECIPE) or LESSON_RECIPE
+def source_picker(recipe: Recipe) -> Recipe:
+    """The source, applied as soon as it is picked (both runs start again): the lesson's switch. In
+    the form, a new source waited for the form's button, and a Play pressed after it trained the old."""
+    name = st.columns([3, 2])[0].selectbox(
+        "Pretrained on", SOURCES, index=SOURCES.index(recipe.source), format_func=lambda n: pretrained.named(n).title,
+        help="applies at once: both runs start again, the pretrained one from this model's parts")
+    if name == recipe.source:
+        return recipe
+    st.session_state[state.TRANSFER_RECIPE] = recipe = dataclasses.replace(recipe, source=name)
+    return recipe
+
+
+def recipe_form() -> tuple[Recipe, bool]:
+    """The recipe the student asks for, and whether to train it now: the source applies when it is
+    picked, the rest with the form's button, which also plays both runs (a new recipe restarts them)."""
+    recipe = source_picker(state.get(state.TRANSFER_RECIPE) or LESSON_RECIPE)
     with st.form("transfer_form", border=True):
-        source, reviews = st.columns([3, 2])
-        source_name = source.selectbox("Pretrained on", SOURCES, index=SOURCES.index(recipe.source),
-                                       format_func=lambda n: pretrained.named(n).title)
+        reviews = st.columns([3, 2])[0]
         train_reviews = reviews.selectbox("Labelled reviews", tuple(REVIEWS),
                                           index=tuple(REVIEWS).index(recipe.train_reviews), format_func=REVIEWS.get,
                                           help="to train on; the held-out fifth is scored either way. Transfer "
@@ -80,21 +93,31 @@ def recipe_form() -> Recipe:
         unfreeze_at = at.number_input("Unfreeze the top reused layer at step", min_value=0, max_value=100_000,
                                       value=recipe.unfreeze_at, step=50, help="0: never (feature extraction only)")
         lr_scale = scale.select_slider("at a learning rate of × (the head's)", LR_SCALES, value=recipe.lr_scale)
-        if st.form_submit_button("Train with this recipe", type="primary", icon=":material/play_circle:"):
+        button, said = st.columns([3, 5], vertical_alignment="center")
+        # Said on the page, not in a tooltip: what the box holds reaches the page only with this button.
+        said.caption("Applies the settings in this box and plays both runs (a changed recipe starts them again). "
+                     "Play alone trains the runs as they are.")
+        if button.form_submit_button("Train with this recipe", type="primary", icon=":material/play_circle:"):
             try:
                 reviews = parsed_reviews(csv.getvalue()) if csv is not None else None  # parsed once per server
             except ValueError as err:
                 st.error(f"Your reviews could not be read: {literal(err)}. The runs you had are unchanged.",
                          icon=":material/block:")
-                return recipe
-            asked = Recipe(source=source_name, reused=reused, added=added, freeze=frozen, unfreeze_at=int(unfreeze_at),
-                           lr_scale=lr_scale, train_reviews=train_reviews,
+                return recipe, False
+            asked = Recipe(source=recipe.source, reused=reused, added=added, freeze=frozen,
+                           unfreeze_at=int(unfreeze_at), lr_scale=lr_scale, train_reviews=train_reviews,
                            csv_digest=reviews.digest if reviews is not None else "")
             st.session_state[state.TRANSFER_REVIEWS] = reviews
-            if asked != recipe:
-                st.session_state[state.TRANSFER_RECIPE] = asked
-                return asked
-    return recipe
+            st.session_state[state.TRANSFER_RECIPE] = asked
+            return asked, True
+    return recipe, False
+
+
+def play(runs: TransferRuns, asked: Recipe) -> None:
+    """"Train with this recipe" trains: the runs play, unless the recipe was refused (current()
+    kept the runs the student had, and said why) or both runs stopped."""
+    if runs.recipe == asked and not all(run.stopped for run in runs.runs):
+        runs.playing = True
 
 
 def current(recipe: Recipe) -> TransferRuns | None:
