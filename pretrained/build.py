@@ -2,11 +2,14 @@
 `python -m pretrained.build --only sentiment-lstm` (repeatable).
 
 Each is trained as the app trains (engine.make_task, engine.build_model, engine.Trainer), on one
-thread from fixed seeds, with the CPU kernels capped at AVX2 (pretrained/kernels.py), so a build
-gives the same weights byte for byte on AVX2 and AVX-512 machines with one torch version. It
-writes <name>.safetensors (engine.to_bytes: the ModelConfig, task spec and vocabulary in its
-header) and <name>.json, its card: what it is, what it was trained on and how, what it scores on
-held-out data (pretrained/heldout.py), and when, with what kernels, in how long.
+thread from fixed seeds, on a named kernel path (pretrained/kernels.py: avx2 unless UNROLLED_KERNELS
+names another). A build gives the same weights byte for byte only on the same path, CPU model and
+torch version: MKL and oneDNN also choose code by a CPU's vendor and caches (an Intel AVX-512 machine
+on the avx2 path rebuilt sentiment-lstm, built on an AMD EPYC on that path, to other bytes,
+2026-11-27). It writes <name>.safetensors (engine.to_bytes: the ModelConfig, task spec and
+vocabulary in its header) and <name>.json, its card: what it is, what it was trained on and how, what
+it scores on held-out data (pretrained/heldout.py), and when, on what CPU, with what kernels, in how
+long.
 """
 from __future__ import annotations
 
@@ -95,6 +98,18 @@ RECIPES = (
 BY_NAME = {recipe.name: recipe for recipe in RECIPES}
 
 
+def cpu_model() -> str:
+    """This machine's CPU as /proc/cpuinfo's "model name" gives it (else what platform knows of it)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -155,7 +170,8 @@ def training_task(recipe: Recipe) -> engine.Task:
 
 def build(recipe: Recipe) -> Built:
     """Train `recipe` from scratch and score it: its weights and its card. Byte for byte the
-    shipped ones only in a process whose kernels were pinned before torch computed (main does it)."""
+    shipped ones only in a process whose kernels were pinned before torch computed (main does it),
+    on the path, CPU model and torch version the shipped card names."""
     threads = torch.get_num_threads()
     torch.set_num_threads(THREADS)
     try:
@@ -187,7 +203,8 @@ def build(recipe: Recipe) -> Built:
         "held_out": {"data": samples.description, "samples": len(samples.y), "metrics": metrics,
                      "meaning": {name: METRICS[recipe.task][name] for name in metrics}},
         "built": {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                  "torch": torch.__version__, "python": platform.python_version(), "kernels": kernels.KERNELS,
+                  "torch": torch.__version__, "python": platform.python_version(),
+                  "kernels": kernels.PATHS[kernels.chosen()], "cpu": cpu_model(),
                   "command": f"python -m pretrained.build --only {recipe.name}"},
     }
     return Built(weights, card)
@@ -205,7 +222,7 @@ def write(built: Built) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    if not kernels.pinned():  # the same bytes on AVX2 and AVX-512 machines: run again capped
+    if not kernels.pinned():  # the chosen path's kernels, set before torch computes: run again pinned
         kernels.pin()
         os.execv(sys.executable, [sys.executable, "-m", "pretrained.build", *(sys.argv[1:] if argv is None else argv)])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

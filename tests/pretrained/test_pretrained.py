@@ -1,7 +1,8 @@
 """The shipped checkpoints (pretrained/, built by `python -m pretrained.build`): each opens, its card
 describes it and the recipe that built it, its held-out figures are its own and hold on fresh
-held-out data, the lab opens it on its card's setup, and a rebuild gives the smallest back bit for
-bit."""
+held-out data, the lab opens it on its card's setup, and a rebuild gives the smallest back: bit for
+bit on the kernel path, CPU and torch it was built with, its card's figures within a stated
+tolerance elsewhere."""
 import hashlib
 
 import pytest
@@ -11,7 +12,7 @@ import engine
 from app.session import pretrained
 from app.session.lab import Lab
 from pretrained import kernels
-from pretrained.build import BY_NAME, RECIPES, build
+from pretrained.build import BY_NAME, RECIPES, build, cpu_model
 from pretrained.heldout import fresh, held_out, scores
 
 NAMES = [recipe.name for recipe in RECIPES]
@@ -24,6 +25,28 @@ FRESH_SEED = 1  # the card's data uses the training seed's own draws (or the tas
 TOLERANCE = {"charlm-lstm": 0.03, "charlm-gru": 0.03, "charlm-transformer": 0.03, "charlm-reviews": 0.02,
              "sentiment-lstm": 0.02,
              "dates-bahdanau": 0.01}
+# How far a rebuild's (or a lab's) held-out figures may stray from the card's where it was not built
+# (another kernel path, CPU or torch: float32 sums round otherwise and training takes another path).
+# Measured 2026-11-27 on an Intel Xeon, the avx2 and avx512 paths, model and batch seeds 0-2 on the
+# card's split: accuracy 98.2-99.7% (the recipe's seed 0: 99.2% on both; card 99.7%, built on an
+# AMD EPYC), loss 0.006-0.065 nats (seed 0: 0.033-0.035; card 0.013). A model at chance scores 50%
+# and 0.69 nats. One review is 0.26% of the 390.
+REBUILD_TOLERANCE = {"sentiment-lstm": {"accuracy": 0.03, "loss": 0.1}}
+
+
+def built_here(card: pretrained.Card) -> bool:
+    """Whether this process computes as the card's build did: pinned to the kernel path it names, on
+    the same CPU model and torch version. Only then is a rebuild's every byte the shipped one's."""
+    built = card.fields["built"]
+    return (kernels.pinned() and built.get("kernels") == kernels.PATHS[kernels.chosen()]
+            and built.get("cpu") == cpu_model() and built["torch"] == torch.__version__)
+
+
+def assert_the_cards_figures(card: pretrained.Card, metrics: dict) -> None:
+    """A rebuild's (or a lab's) held-out figures are the card's, within REBUILD_TOLERANCE."""
+    assert metrics.keys() == card.metrics.keys()
+    for metric, tolerance in REBUILD_TOLERANCE[card.name].items():
+        assert metrics[metric] == pytest.approx(card.metrics[metric], abs=tolerance), metric
 
 
 def opened(name: str) -> tuple[torch.nn.Module, pretrained.Card, engine.Task]:
@@ -107,27 +130,40 @@ def test_load_refuses_bytes_no_card_describes():
 
 @pytest.mark.training
 def test_a_rebuild_gives_the_smallest_checkpoint_back_exactly():
-    """The build code, run again: the same weights byte for byte and the card's figures (a few
-    seconds here), on any x86-64 machine: the card names the kernels it was built with, and this
-    process computes with them (tests/conftest.py). Compared by digest: a failed comparison of two
-    110 KB byte strings had pytest diff them past the test's time limit."""
+    """The build code, run again (a few seconds here). On the kernel path, CPU model and torch the
+    card names: the same weights byte for byte and the card's figures exactly. Elsewhere the bytes
+    differ (an Intel Xeon rebuilt the AMD EPYC's build to other bytes on the avx2 path, and on
+    avx512): its held-out figures are the card's within REBUILD_TOLERANCE. Compared by digest: a
+    failed comparison of two 110 KB byte strings had pytest diff them past the test's time limit."""
     name = min(NAMES, key=lambda n: len(pretrained.read(n)))
-    assert kernels.pinned() and pretrained.named(name).fields["built"]["kernels"] == kernels.KERNELS
+    card = pretrained.named(name)
     built = build(BY_NAME[name])
-    assert hashlib.sha256(built.weights).hexdigest() == hashlib.sha256(pretrained.read(name)).hexdigest()
-    assert built.card["held_out"] == pretrained.named(name).fields["held_out"]
+    assert built.card["held_out"]["data"] == card.fields["held_out"]["data"]
+    if built_here(card):
+        assert hashlib.sha256(built.weights).hexdigest() == hashlib.sha256(pretrained.read(name)).hexdigest()
+        assert built.card["held_out"] == card.fields["held_out"]
+    else:
+        assert_the_cards_figures(card, built.card["held_out"]["metrics"])
 
 
 @pytest.mark.training
 def test_the_lab_trains_the_smallest_checkpoint_from_its_cards_setup():
     """The card's setup is the whole recipe: a lab made from it, stepped as the page steps it, ends
-    on the shipped weights exactly (sentiment and dates do; a char LM's lab reads the whole corpus)."""
+    on the shipped weights exactly where the card was built (sentiment and dates do; a char LM's
+    lab reads the whole corpus), and elsewhere on the card's held-out figures within
+    REBUILD_TOLERANCE (measured: on this Intel Xeon the lab's weights are the build's, on either path)."""
     name = min(NAMES, key=lambda n: len(pretrained.read(n)))
     card = pretrained.named(name)
     lab = Lab(pretrained.setup_for(card))
     with lab.lock:
         for _ in range(card.fields["training"]["steps"]):
             lab.advance()
-    model, _ = pretrained.load(pretrained.read(name))
-    for key, weight in model.state_dict().items():
-        assert torch.equal(lab.model.state_dict()[key], weight), key
+    if built_here(card):
+        model, _ = pretrained.load(pretrained.read(name))
+        for key, weight in model.state_dict().items():
+            assert torch.equal(lab.model.state_dict()[key], weight), key
+    else:
+        task = pretrained.setup_for(card).make_task()
+        samples = held_out(task, card.fields["training"]["seed"])
+        assert samples.description == card.fields["held_out"]["data"]
+        assert_the_cards_figures(card, scores(lab.model, task, samples))
