@@ -65,6 +65,8 @@ def test_an_uploaded_review_csv_is_trained_on_and_a_broken_one_is_refused(app_pa
     page.get_by_role("button", name="Train with this recipe").click()
     wait_for_app(page)
     assert "40 labelled reviews" in main_text(page)  # 50 distinct reviews, a fifth held out
+    page.get_by_role("button", name="Pause", exact=True).click()  # the button plays the runs it made
+    wait_for_app(page)
     dropzone.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"text,label\nfine,1\n"}])
     wait_for_app(page)
     page.get_by_role("button", name="Train with this recipe").click()
