@@ -34,6 +34,12 @@ class Ensemble:
                 f"paths {' and '.join(paths)} ({self.document['machine']['cpu']}, torch "
                 f"{self.document['machine']['torch']})")
 
+    def minutes(self) -> float:
+        """How long the lesson's runs (every one its card asks for) trained on the app's kernel path, one
+        thread, outside a page: the median over its seeds, in minutes."""
+        seconds = sorted(m["seconds"] for m in self.members if m["path"] == self.members[0]["path"])
+        return seconds[len(seconds) // 2] / 60
+
     def runs(self) -> list[str]:
         return list(self.members[0]["curves"])
 

@@ -29,22 +29,25 @@ QUOTE = re.compile(r"\{\{\s*([\w.\-]+)(?::(low|high))?\s*\}\}")  # {{claim}}, {{
 class Claim:
     """A measured value's range over the lesson's ensemble: `low` <= value <= `high` (either may be
     None: no bound), or, with `or_never`, a step at which something happens that may never come
-    within the budget. `format` is how the card writes the ends (a Python format spec)."""
+    within the budget (`never`: must not come). `format` is how the card writes the ends (a Python
+    format spec: ".0%", ",.0f", ".0e")."""
 
     name: str
     low: float | None
     high: float | None
     format: str = "g"
     or_never: bool = False
-    says: str = ""  # the claim in words, for a failing test's message
+    never: bool = False  # the step must never come within the budget (a run that must not diverge)
 
     def holds(self, value: float | None) -> bool:
         if value is None:
-            return self.or_never
-        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+            return self.or_never or self.never
+        return not self.never and (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
 
     def quote(self, end: str | None = None) -> str:
         """The range as the card writes it: "0.003 to 0.009", "below 0.01", one end alone."""
+        if self.never:
+            return "never"
         low, high = (None if v is None else format(v, self.format) for v in (self.low, self.high))
         if end is not None:
             return low if end == "low" else high
@@ -68,6 +71,7 @@ class Lesson:
     claims: dict[str, Claim]
     compare_kind: str = "cells"  # on Compare cells: what the runs differ in (comparison.KINDS)
     captions: dict[str, str] = field(default_factory=dict)  # a figure's name -> its caption's measured sentence
+    first_class: int | None = None  # its place on Home's suggested path for a first 90-minute class
 
     @property
     def what_to_do(self) -> str:
@@ -97,7 +101,7 @@ def link_text(value) -> str:
 def read(path: Path) -> Lesson:
     data = tomllib.loads(path.read_text())
     claims = {name: Claim(name, c.get("low"), c.get("high"), c.get("format", "g"), c.get("or_never", False),
-                          c.get("says", "")) for name, c in data.get("claims", {}).items()}
+                          c.get("never", False)) for name, c in data.get("claims", {}).items()}
     lesson = Lesson(
         key=data["key"], title=data["title"], objective=data["objective"],
         setup=parse_query({name: link_text(value) for name, value in data["link"].items()}),
@@ -105,6 +109,7 @@ def read(path: Path) -> Lesson:
         published=" ".join(data["published"].split()), claims=claims,
         compare_kind=data.get("compare_kind", "cells"),
         captions={figure: " ".join(text.split()) for figure, text in data.get("captions", {}).items()},
+        first_class=data.get("first_class"),
     )
     texts = [lesson.card, *lesson.captions.values()]
     unknown = {name for text in texts for name, _ in QUOTE.findall(text)} - set(claims) - {"memory_spans"}
@@ -137,6 +142,12 @@ def memory_spans() -> str:
 
 LESSONS = [read(path) for path in sorted(FOLDER.glob("*.toml"))]
 BY_KEY = {lesson.key: lesson for lesson in LESSONS}
+
+
+def first_class() -> list[Lesson]:
+    """The suggested path for a first 90-minute class, in its order."""
+    chosen = [lesson for lesson in LESSONS if lesson.first_class is not None]
+    return sorted(chosen, key=lambda lesson: lesson.first_class)
 
 
 def by_objective() -> list[tuple[str, list[Lesson]]]:

@@ -11,7 +11,7 @@ from app.session import ensembles
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.widgets import state
-from app.widgets.figures import show
+from app.widgets.figures import drawn_once, show
 
 
 def open_ensemble() -> ensembles.Ensemble | None:
@@ -32,10 +32,15 @@ def for_lab(lab: Lab) -> None:
     if run is None:
         return
     series = ensemble.series(run)[0]
-    log = lab.probes.log_frame() if series == "ratio" else lab.held_out.frame()
-    figure = lesson_band({run: ensemble.band(run, series)}, {run: live_series(log, series)}, series,
-                         len(ensemble.members), lab.task.metric_name)
-    show(figure, "lesson_band")
+    source = lab.probes if series == "ratio" else lab.held_out  # a new model brings new ones
+    log = source.log_frame() if series == "ratio" else source.frame()
+
+    def build():
+        return lesson_band({run: ensemble.band(run, series)}, {run: live_series(log, series)}, series,
+                           len(ensemble.members), lab.task.metric_name)
+
+    version = (run, len(log), log["step"].iloc[-1] if len(log) else 0)  # a measurement every 25 steps
+    show(drawn_once("lesson_band", (source, ensemble), build, version), "lesson_band")
     caption(ensemble)
 
 
@@ -49,7 +54,12 @@ def for_runs(log: pd.DataFrame, metric_name: str) -> None:
     if not runs:
         return
     series = ensemble.series(runs[0])[0]
-    bands = {run: ensemble.band(run, series) for run in runs}
     live = {run: live_series(log[log["run"] == run], series) for run in runs}
-    show(lesson_band(bands, live, series, len(ensemble.members), metric_name), "lesson_band")
+
+    def build():
+        bands = {run: ensemble.band(run, series) for run in runs}
+        return lesson_band(bands, live, series, len(ensemble.members), metric_name)
+
+    measured = tuple((run, len(frame), frame["step"].iloc[-1] if len(frame) else 0) for run, frame in live.items())
+    show(drawn_once("lesson_band", (ensemble,), build, version=measured), "lesson_band")
     caption(ensemble)

@@ -52,8 +52,27 @@ def test_home_groups_every_lesson_once_under_the_courses_objectives():
     keys = [lesson.key for _, group in groups for lesson in group]
     assert sorted(keys) == sorted(lesson.key for lesson in LESSONS)  # each lesson once, none left out
     at = AppTest.from_file(MAIN, default_timeout=60).run()
-    shown = [c.value.removeprefix("Objective: ") for c in at.caption if c.value.startswith("Objective: ")]
-    assert shown == [objective for objective, group in groups for _ in group]  # the files' order
+    shown = [m.value.removeprefix("#### ") for m in at.markdown if m.value.startswith("#### ")]
+    assert shown == [objective for objective, _ in groups]  # a section each, in the files' order
+    for lesson in LESSONS:  # each card's claim readable without opening anything
+        assert any(m.value == lesson.what_to_do for m in at.markdown), lesson.key
+        assert at.button(key=f"lesson.{lesson.key}")
+
+
+def test_home_suggests_a_first_class_with_the_time_each_lesson_trains():
+    from app.session import ensembles
+    from app.session.lessons import first_class
+
+    path = first_class()
+    assert 4 <= len(path) <= 10
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    listed = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value]
+    assert len(listed) == len(path)
+    for number, (text, lesson) in enumerate(zip(listed, path), 1):
+        assert text.startswith(f"**{number}. {lesson.title}**")
+        assert f"about {ensembles.shipped(lesson.key).minutes():.0f} min" in text or "under a minute" in text
+    at.button(key=f"path.{path[0].key}").click().run()
+    assert not at.exception and at.session_state["lesson"] == path[0].key
 
 
 def test_the_app_caps_torchs_kernels_before_torch_computes():

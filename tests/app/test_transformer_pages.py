@@ -76,7 +76,7 @@ def test_the_positional_heatmap_is_engine_positional_encoding_with_the_course_ce
     assert np.array_equal(z(heat["data"][0]), expected)
     notes = " ".join(a["text"] for a in heat["layout"]["annotations"])
     assert "PE(22, 100)" in notes and "-0.4786" in notes and "-0.8781" in notes
-    assert any("course's worked example" in c.value for c in at.caption)
+    assert any("GWU lecture's worked example" in c.value for c in at.caption)
     dots = chart(at, "Dot products between positions")
     assert np.allclose(z(dots["data"][0]), expected @ expected.T, rtol=1e-5, atol=1e-4)
     at.slider(key=state.PE_WIDTH).set_value(128).run()

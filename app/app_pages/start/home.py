@@ -1,12 +1,16 @@
-"""Home: what Unrolled is, and one-click lessons that set everything up and open the right page."""
+"""Home: what Unrolled is, a suggested path for a first class, and every lesson by objective, each
+opening its setup on the right page with one click."""
 import streamlit as st
 
 from app import pages
-from app.session.lessons import Lesson, by_objective
+from app.session import ensembles
+from app.session.lessons import Lesson, by_objective, first_class
 from app.widgets import state
 from app.widgets.header import current_lab, page_header
 from app.widgets.literal import literal
 from app.widgets.pretrained import shipped_cards
+
+PAGE_TITLES = {url: title for entries in pages.SECTIONS.values() for _, title, url, _ in entries}
 
 
 def open_lesson(lesson: Lesson) -> None:
@@ -23,6 +27,44 @@ def open_lesson(lesson: Lesson) -> None:
     st.switch_page(pages.PATHS[lesson.page])
 
 
+def minutes(lesson: Lesson) -> float | None:
+    ensemble = ensembles.shipped(lesson.key)
+    return None if ensemble is None else ensemble.minutes()
+
+
+def duration(lesson: Lesson) -> str:
+    """"about 3 min of training": what every run its card asks for trained here, measured."""
+    taken = minutes(lesson)
+    if taken is None:
+        return "not measured"
+    return "under a minute of training" if taken < 1 else f"about {taken:.0f} min of training"
+
+
+def suggested_path() -> None:
+    path = first_class()
+    trained = sum(minutes(lesson) or 0 for lesson in path)
+    st.subheader("Start here: a first 90-minute class")
+    st.caption(f"{len(path)} lessons in the order the GWU lecture teaches them, about {trained:.0f} minutes of "
+               "training in all (measured on this kind of CPU, one thread, every run each card asks for; a "
+               "playing page draws as it trains, so allow half as long again), leaving the rest of the "
+               "hour and a half to predict, look and discuss.")
+    for number, lesson in enumerate(path, 1):
+        text, button = st.columns([5, 1], vertical_alignment="center")
+        text.markdown(f"**{number}. {lesson.title}** · {PAGE_TITLES[lesson.page]} · {duration(lesson)}")
+        if button.button("Open", key=f"path.{lesson.key}", width="stretch"):
+            open_lesson(lesson)
+
+
+def lesson_card(lesson: Lesson) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{lesson.title}**")
+        st.caption(f"{PAGE_TITLES[lesson.page]} · {duration(lesson)}")
+        st.markdown(lesson.what_to_do)  # the claim, readable without opening anything
+        st.caption(f"*Reproduces:* {lesson.published}.")
+        if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
+            open_lesson(lesson)
+
+
 def run() -> None:
     lab = page_header("Unrolled", lesson=False)
     st.markdown(
@@ -30,24 +72,17 @@ def run() -> None:
         "unrolled through time, LSTM and GRU gates, the gradient that backpropagation through "
         "time sends to every step, where an encoder-decoder's attention looks, and the heads and "
         "positions of a transformer. Pick a lesson to load its task, model and settings, or go to "
-        "**Build & Train** and set them yourself; **Unroll**, **Gates**, **Gradients** and "
-        "**Compare cells** open a recurrent network up while it trains, **BPTT and RTRL** computes its gradient "
-        "both ways, **Encoder-decoder** shows its attention, **Positional encoding**, **Self-attention** and "
-        "**Why √d_k** a transformer; **Generate text** lets a character language model write, and **Transfer "
-        "learning** reuses one for another task."
+        "**Build & Train** and set them yourself. Every figure a lesson quotes is a range measured over "
+        "three seeds and two CPU kernel paths, and its page draws that range behind your own run."
     )
-    st.subheader("Lessons, in the order of the course's objectives")
-    ordered = [(objective, lesson) for objective, lessons in by_objective() for lesson in lessons]
-    for row in range(0, len(ordered), 3):
-        for column, (objective, lesson) in zip(st.columns(3), ordered[row : row + 3]):
-            with column.container(border=True):
-                st.caption(f"Objective: {objective}")
-                st.markdown(f"**{lesson.title}**")
-                st.caption(f"*Reproduces:* {lesson.published}.")
-                with st.expander("What you do and see"):  # the lesson's page shows it all again in its banner
-                    st.caption(lesson.what_to_do)
-                if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
-                    open_lesson(lesson)
+    suggested_path()
+    st.subheader("Every lesson, by objective")
+    for objective, lessons in by_objective():
+        st.markdown(f"#### {objective}")
+        for row in range(0, len(lessons), 2):  # two a row: a card's claim stays readable at 1024 px
+            for column, lesson in zip(st.columns(2), lessons[row: row + 2]):
+                with column:
+                    lesson_card(lesson)
     st.subheader("Trained models, ready to open")
     st.caption("Each was trained on this kind of CPU by `python -m pretrained.build` (pretrained/README.md says "
                "how long, and on what data); opening one gives you your own copy to train on.")

@@ -29,14 +29,14 @@ def run() -> None:
     st.markdown(
         "Self-attention is blind to order: shuffle the tokens and every output shuffles with them. So a "
         "transformer adds to each token's embedding a vector that says **where** it is, the positional "
-        "encoding (the course's eq. 15, *d* the model's width):")
+        "encoding (eq. 15 of the GWU RNN lecture (Huang), *d* the model's width):")
     st.latex(FORMULA)
     max_len, d_model, pos, pair = controls()
     show(cpos.encoding_heatmap(max_len, d_model, pos, (pair, pair + 1)), "pe_heatmap")
     st.caption(
         f"Each row is one position's vector, each column one dimension. Read the framed cells: position {pos}, "
         f"dimensions {pair} and {pair + 1}"
-        + (" — the course's worked example (d = 512, the 22nd word)."
+        + (" — the GWU lecture's worked example (d = 512, the 22nd word)."
            if (d_model, pos, pair) == (COURSE_D, COURSE_POS, COURSE_DIMS[0]) else ".")
         + " On the left the waves turn fast (stripes change from row to row); to the right they turn ever "
         "more slowly, until whole columns are nearly constant: every position gets a different pattern.")
@@ -62,7 +62,7 @@ def controls() -> tuple[int, int, int, int]:
     max_len = size.slider("Positions shown", 8, MAX_POSITIONS, 64, step=8, key=state.PE_POSITIONS,
                           persist_state="session", help="rows of the table: positions 0 .. this − 1")
     d_model = width.slider("Width d (d_model)", 8, MAX_D, COURSE_D, step=8, key=state.PE_WIDTH, persist_state="session",
-                           help="the model's width; the course and Vaswani et al. use 512")
+                           help="the model's width; the GWU lecture and Vaswani et al. use 512")
     # The course's cell by default, kept in range of the table (see models.shadowed).
     pos = min(state.get(state.PE_POSITION, COURSE_POS), max_len - 1)
     pair = min(state.get(state.PE_PAIR, COURSE_DIMS[0]), d_model - 2)
