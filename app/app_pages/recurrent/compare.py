@@ -202,7 +202,7 @@ def loss(comparison: Comparison):
 
 def draw(comparison: Comparison) -> None:
     until = state.get(STEPS)
-    kind, each = comparison.kind, EACH[comparison.kind]
+    each = EACH[comparison.kind]
     comparison.drawn_history = comparison.history_frame()  # as of this redraw (under the lock), for its download
     round_robin_progress(comparison, until, each)
     lesson = opened_here()
@@ -229,14 +229,11 @@ def draw(comparison: Comparison) -> None:
     left, right = st.columns(2)
     drawn = partial(drawn_once, shows=(comparison, *comparison.runs), version=progress)  # Reset makes new runs
     show(drawn(name="compare_through_time", build=partial(through_time, comparison)), "compare_curves", left)
-    measured = same_network(comparison.setup) and kind == "cells"
-    lesson = lesson_of(comparison)
+    lesson = lesson_of(comparison)  # its data file's sentences quote what its ensemble measured
     esn = lesson is not None and lesson.key == "echo-state"
     left.caption(
         f"‖∂L/∂h_t‖ of each {each} on the same sample, as last measured (every {RECORD_EVERY} steps): "
         "the further a line falls towards t = 0, the less the first steps can learn."
-        + (" On the adding problem, before training all four fall by about ten orders of magnitude or more "
-           "over 50 steps." if measured else "")
         + measured_here(lesson, "through_time")
         + (" A reservoir's recurrent weights never change: only its read-out does." if esn else "")
         + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
@@ -245,12 +242,7 @@ def draw(comparison: Comparison) -> None:
     both = BIDIRECTIONAL if comparison.setup.model.bidirectional else ""
     right.caption(
         "The share of the gradient that reaches the first step."
-        + (" Measured on the adding problem (T = 50, seed 0) over the page's first 1500 steps: the tanh "
-           "RNN, LSTM and GRU start between 3e-11 and 1e-10 (the ReLU RNN at 1e-21); the GRU passes 0.1 by "
-           "step 400 and the LSTM near step 750, and both stay above it; the ReLU RNN's, below 1e-12 until "
-           "step 900, rises to around 1e-7 from step 1000 on, with one spike to 0.1; the tanh RNN's stays "
-           "below 1e-6 throughout." if measured else
-           measured_here(lesson, "ratio") if lesson is not None else
+        + (measured_here(lesson, "ratio") if lesson is not None else
            f" A {each} whose ratio climbs by orders of magnitude is learning to carry the gradient back.")
         + both
     )
@@ -260,9 +252,6 @@ def draw(comparison: Comparison) -> None:
         f"Loss on the same {len(comparison.held_out[1]):,} held-out samples for every {each} (those Build & "
         f"Train scores), every {RECORD_EVERY} steps. "
         f"A {each} whose line stays on the dashed baseline predicts no better than a constant."
-        + (" On the adding problem the tanh RNN stays there; the GRU leaves it near step 300, the LSTM "
-           "near step 750 and the ReLU RNN near step 1000, each as its gradient starts reaching the first "
-           "step." if measured else "")
         + measured_here(lesson, "loss")
     )
     metric = comparison.task.metric_name

@@ -83,3 +83,24 @@ def echo_state(seed: int) -> Measured:
                        f"rho_{rho}.ratio_low": float(log.ratio.min()),
                        f"rho_{rho}.ratio_high": float(log.ratio.max())}
     return out
+
+
+@measures_for("four-cells")
+def four_cells(seed: int) -> Measured:
+    """Compare cells as it opens on the adding problem: the four cells, their gradient's reach and loss."""
+    comparison, logs = compared("four-cells", seed)
+    out = curves_of(logs, ("ratio", "loss"))
+    baseline = comparison.task.baseline_loss
+    names = {"tanh RNN": "tanh", "ReLU RNN": "relu", "LSTM": "lstm", "GRU": "gru"}
+    for name, short in names.items():
+        log = logs[name]
+        ratio, loss = log.ratio, log.loss
+        passes = first_step(ratio, ratio > 0.1)
+        leaves = first_step(loss, loss < 0.9 * baseline)
+        out.values |= {f"{short}.ratio_start": float(ratio.iloc[0]), f"{short}.ratio_max": float(ratio.max()),
+                       f"{short}.first_above_0.1": passes,
+                       f"{short}.min_after_first_above_0.1": None if passes is None else float(ratio.loc[passes:].min()),
+                       f"{short}.leaves_baseline": leaves,
+                       f"{short}.ratio_when_leaving": None if leaves is None else float(ratio.loc[leaves]),
+                       f"{short}.loss_end": float(loss.iloc[-1])}
+    return out
