@@ -64,3 +64,20 @@ def test_generate_offers_the_trained_char_lstm_and_writes_without_the_untrained_
     assert not any("has not trained yet" in w.value for w in at.warning)
     at.get("form_submit_button")[0].click().run()
     assert any("Measured on this shipped model" in c.value for c in at.caption)  # the model as shipped
+
+
+def test_the_sidebar_names_the_cards_figure_beside_the_labs_own():
+    """Issue 28, item 3: the char models' cards say 48% and the sidebar said 73% once opened (the Lab
+    scores windows of the training text, the card a file never trained on): both show, each named."""
+    from app.session import pretrained
+    from app.session.lab import Lab
+
+    model, card = pretrained.load(pretrained.read("charlm-lstm"))
+    setup = pretrained.setup_for(card)
+    lab = Lab(setup)
+    lab.install(setup, None, model, origin=card.name)
+    summary = lab.summary()
+    figure = card.fields["held_out"]["metrics"]["accuracy"]
+    assert summary["accuracy on the card's test data"].startswith(f"{figure:.1%} (data never trained on")
+    assert summary["held-out accuracy"].endswith("(step 0)")
+    assert "accuracy on the card's test data" not in Lab(setup).summary()  # a fresh model has no card
