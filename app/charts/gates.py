@@ -260,7 +260,7 @@ def carousel_frame(rec: Recording, stack: str | None, layer: int, direction: int
     c_range = [0, 1.1 * max(float(c.max()), 1e-9)] if unit is None else None
     fig.update_yaxes(title_text=f"{c_name} ({which})", range=c_range, showgrid=False, zeroline=unit is not None,
                      tickmode="auto", secondary_y=True)  # not "sync", plotly.js 3's default for an overlay
-    fig = finish(fig, "The constant error carousel: f ≈ 1 and i ≈ 0 keep c_t flat", height=HEIGHT + 60)
+    fig = finish(fig, "The constant error carousel: f ≈ 1 keeps c_t, i_t writes into it", height=HEIGHT + 60)
     fig.update_layout(title_subtitle=dict(text=f"{whose(stack)}{label(layer, direction)}, {which}", font=dict(size=12)),
                       margin=dict(t=70, r=65))
     return legend_below(fig)  # at y = -0.22 of the plot, 'time step t' sat on the legend at 1024 px

@@ -150,7 +150,7 @@ def test_carousel_plots_mean_over_units_and_one_unit(lstm, layer, direction):
     i = lstm.gates["i"][layer, direction].double().numpy()
     c = lstm.cell[layer, direction].double().numpy()
     fig = cgt.constant_error_carousel(lstm, layer=layer, direction=direction)
-    assert fig.layout.title.text.startswith("The constant error carousel: f ≈ 1 and i ≈ 0 keep c_t flat")
+    assert fig.layout.title.text.startswith("The constant error carousel: f ≈ 1 keeps c_t, i_t writes into it")
     f_line, i_line, c_line = fig.data[:3]
     assert np.allclose(f_line.y, f.mean(axis=1), rtol=0, atol=1e-12)
     assert np.allclose(i_line.y, i.mean(axis=1), rtol=0, atol=1e-12)

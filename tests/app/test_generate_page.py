@@ -69,6 +69,9 @@ def test_the_page_writes_what_generate_writes_with_its_settings(method):
     assert generated.sampling == sampling and generated.step == 60
     shown = at.get("html")[0].proto.body
     assert generated.text[4:].replace("<", "&lt;")[:20] in shown.replace("&#x27;", "'").replace("&quot;", '"')
+    # Issue 28, item 8: a greedy text that loops reads like a bug unless the page says why it loops
+    says_why = any("falls into loops" in c.value for c in at.caption)
+    assert says_why == (method in ("greedy", "beam"))
 
 
 def test_the_next_character_figure_is_softmax_of_the_recorded_scores_at_the_temperature_set():

@@ -105,6 +105,13 @@ def request(lab: Lab) -> None:
         st.session_state[state.GEN_POSITION] = generated.prompt_length - 1  # the first character it chose
 
 
+# Why a greedy (or beam) text repeats itself: not a bug of the page (Holtzman et al. 2020).
+GREEDY_LOOPS = (" Always taking the likeliest character, the model soon meets a context it has met before and "
+                "writes what followed it then, again and again: greedy and beam text falls into loops (a line "
+                "repeated, blank lines), as Holtzman et al. 2020 found for much larger models. Sample at a "
+                "temperature, or with top-k or top-p, to see what else it has learnt.")
+
+
 def text(lab: Lab, generated: Generated) -> None:
     s = generated.sampling
     how = {"greedy": "greedily", "sample": f"sampling at temperature {s.temperature:g}",
@@ -113,7 +120,8 @@ def text(lab: Lab, generated: Generated) -> None:
     st.subheader("What it wrote")
     st.caption(f"Written {how}, seed {generated.seed}, by the model at step {generated.step:,}"
                + (f" (it has trained to step {lab.trainer.steps_done:,} since: generate again to see the change)"
-                  if lab.trainer.steps_done != generated.step else "") + ". The prompt is in bold.")
+                  if lab.trainer.steps_done != generated.step else "") + ". The prompt is in bold."
+               + (GREEDY_LOOPS if s.method in ("greedy", "beam") else ""))
     prompt, continuation = generated.text[:generated.prompt_length], generated.text[generated.prompt_length:]
     st.html(f'<pre style="white-space: pre-wrap; font-size: 15px; background: #F6F6F6; padding: 12px;">'
             f"<b>{html.escape(prompt)}</b>{html.escape(continuation)}</pre>")
