@@ -43,6 +43,9 @@ def test_play_trains_every_cell_to_the_budget_and_the_figures_show_the_compariso
     assert [run.steps_done for run in comparison.runs] == [BUDGET] * 4
     assert not comparison.playing and at.button(key="compare_play").label == "Play"
     assert any(f"reached step {BUDGET}" in s.value for s in at.success)
+    # Issue 28, item 8: the sidebar's "steps trained: 0" is the Lab's, and the sidebar says so
+    assert at.session_state["lab"].trainer.steps_done == 0
+    assert any("does not train here" in c.value for c in at.sidebar.caption)
 
     through_time = lines(chart(at, "Vanishing gradients: four cells"))
     ratio = lines(chart(at, "How much gradient reaches the first step"))
