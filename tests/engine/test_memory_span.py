@@ -11,6 +11,7 @@ import torch
 import engine
 from app.session import memory_span
 from app.session.lessons import BY_KEY, SPAN_CELLS
+from pretrained import kernels
 
 # With the file's one torch thread and the capped kernels (tests/conftest.py), training repeats bit
 # for bit and the accuracies agree exactly; the tolerance allows another CPU's rounding: 0.02 is 20
@@ -87,12 +88,23 @@ def test_a_shipped_run_is_measured_again(cell, lag, seed):
     task = memory_span.recall_task(s, lag)
     model = engine.build_model(memory_span.network(s, cell), task, seed=seed)
     trainer = engine.Trainer(model, task, dataclasses.replace(engine.TrainConfig.from_dict(s["train"]), seed=seed))
+    # Step for step only on the kernel path the runs were measured on; on another (or another CPU) the
+    # run rounds otherwise from its first steps, and only its outcome is the shipped one: the lag learned
+    # (or not) within the same steps (the forget-bias-3 LSTM at lag 75 learned by step 100 on avx512,
+    # by 200 on avx2).
+    same_path = s["kernels"] == kernels.PATHS[kernels.chosen()]
     threads = torch.get_num_threads()
     torch.set_num_threads(s["torch_threads"])
+    best = 0.0
     try:
         for step, accuracy in row["accuracy"]:
             trainer.step(step - trainer.steps_done)
             with torch.no_grad():
-                assert trainer.evaluate(s["held_out"])[1] == pytest.approx(accuracy, abs=TOLERANCE), step
+                measured = trainer.evaluate(s["held_out"])[1]
+            best = max(best, measured)
+            if same_path:
+                assert measured == pytest.approx(accuracy, abs=TOLERANCE), step
     finally:
         torch.set_num_threads(threads)
+    shipped_best = max(accuracy for _, accuracy in row["accuracy"])
+    assert (best >= s["learned"]) == (shipped_best >= s["learned"])  # learned that lag, or not, as shipped
