@@ -28,8 +28,11 @@ from app.widgets.no_cells import no_cells_here
 torch.set_num_threads(1)
 
 st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layout="wide")
-# Every page listed: folded ("View 4 more"), a class cannot see the pages a teacher names.
-page = st.navigation(pages.sections(), expanded=True)
+# The pages in a bar across the top, a menu per section: in the sidebar, all 17 links (folded,
+# "View 4 more", a class could not see the pages a teacher names) pushed Build & Train's settings
+# 1000 px down a 768 px projector; up there they leave the sidebar to the settings, and stay when
+# presentation mode folds the sidebar away.
+page = st.navigation(pages.sections(), position="top")
 with page_run():  # a playing tick's training, in any session, waits for this run (page_runs.py)
     if page.url_path in pages.CELL_PAGES and current_lab().setup.model.arch == "transformer":
         no_cells_here(page.title)

@@ -355,6 +355,13 @@ def app_page(browser, app_url):
         context.close()
 
 
+def open_from_menu(page: Page, section: str, title: str) -> None:
+    """Go to a page through the menu bar at the top, in the same session: its section's menu
+    opened, then the page's link in it (app/main.py: st.navigation(position="top"))."""
+    page.locator('[data-testid="stTopNavSection"]', has_text=section).click()
+    page.locator('[data-testid="stTopNavDropdownLink"]', has_text=title).click()
+
+
 # What the server tells the page over the websocket, to wait on runs rather than on time.
 
 

@@ -5,7 +5,7 @@ import re
 
 from app.session.lessons import by_objective
 
-from .conftest import wait_for_app
+from .conftest import open_from_menu, wait_for_app
 
 SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
 STEP = re.compile(r"At step t = (\d+) the network reads")
@@ -31,7 +31,7 @@ def test_the_bidirectional_lesson_shows_what_its_head_reads(app_page):
     page.get_by_role("button", name="Open this lesson").nth(which).click()
     wait_for_app(page)
     assert "lesson=bidirectional" in page.url
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Unroll").click()  # the same session
+    open_from_menu(page, "Recurrent networks", "Unroll")  # the same session
     page.wait_for_url("**/unroll*")
     wait_for_app(page)
     slider = page.get_by_role("slider").first

@@ -1,6 +1,6 @@
 """The camera button on a figure saves what the sidebar asks for: an SVG file, drawn by plotly.js
 in the browser (nothing is rendered on the server, nothing is fetched)."""
-from .conftest import wait_for_app
+from .conftest import open_from_menu, wait_for_app
 
 
 def test_the_camera_button_downloads_an_svg_of_the_figure_on_the_next_page_too(app_page):
@@ -8,7 +8,7 @@ def test_the_camera_button_downloads_an_svg_of_the_figure_on_the_next_page_too(a
     app_page.goto("build")
     page.locator('[data-testid="stSidebar"] button', has_text="SVG").click()
     wait_for_app(page)
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Gradients").click()  # the same session
+    open_from_menu(page, "Recurrent networks", "Gradients")  # the same session
     page.wait_for_url("**/gradients*")
     wait_for_app(page)
     chart = page.locator('[data-testid="stPlotlyChart"]').first

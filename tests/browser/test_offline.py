@@ -14,8 +14,9 @@ import pytest
 LOCAL_SCHEMES = {"data", "blob", "about"}
 # The favicon Streamlit puts in the document's head (it replaces the default one).
 FAVICON = 'link[rel="icon"], link[rel="shortcut icon"]'
-# Icons in the page menu (st.Page(icon=":material/...:")), drawn as ligatures of an icon font.
-NAV_ICONS = '[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]'
+# Icons in the page menu (st.Page(icon=":material/...:")), drawn as ligatures of an icon font: in the
+# menu bar's section menus, drawn once a menu opens (app/main.py).
+NAV_ICONS = '[data-testid="stTopNavDropdownLink"] [data-testid="stIconMaterial"]'
 ICON_FONT = "Material Symbols Rounded"
 
 
@@ -107,7 +108,9 @@ def test_menu_icons_use_the_icon_font_served_by_the_app(logged_page, app_url):
     host = urlsplit(app_url).netloc
     app_page.goto()
     page = app_page.page
+    page.locator('[data-testid="stTopNavSection"]').first.click()
     icons = page.locator(NAV_ICONS)
+    icons.first.wait_for()
     assert icons.count() > 0, f"no material icon in the page menu ({NAV_ICONS})"
     page.evaluate("() => document.fonts.ready")
     families = set(page.eval_on_selector_all(

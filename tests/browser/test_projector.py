@@ -29,3 +29,21 @@ def test_build_and_train_holds_at_1024_by_768_and_presentation_mode_enlarges_it(
     page.wait_for_function(f"() => parseFloat(getComputedStyle(document.querySelector('.gtitle')).fontSize) > {before}")
     assert page.evaluate(title_size) >= before * 1.3
     app_page.screenshot("build-projector-presentation")
+
+
+# Where an element lies in the window, before anything is scrolled: [top, bottom] in px.
+SPAN = "selector => { const r = document.querySelector(selector).getBoundingClientRect(); return [r.top, r.bottom]; }"
+
+
+def test_build_and_train_settings_show_without_scrolling_on_a_projector(app_page):
+    """At 1024 x 768 the form's tabs and first setting are in the window as the page opens: under
+    the sidebar's 17 navigation links they began 980 px down, a scroll away (issue 28, item 4)."""
+    page = app_page.page
+    page.set_viewport_size(PROJECTOR)
+    app_page.goto("build")
+    tabs = page.evaluate(SPAN, '[data-testid="stSidebar"] [role="tablist"]')
+    task = page.evaluate(SPAN, '[data-testid="stSidebar"] [data-testid="stSelectbox"]')
+    app_page.screenshot("build-projector-settings")
+    assert tabs[1] <= PROJECTOR["height"] and task[1] <= PROJECTOR["height"], (
+        f"the settings' tabs end {tabs[1]:.0f} px down, its Task box {task[1]:.0f} px, "
+        f"in a {PROJECTOR['height']} px window")

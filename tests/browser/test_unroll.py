@@ -1,7 +1,7 @@
 """Unroll in a real browser: the time slider moves the framed step, and Play walks through time."""
 import re
 
-from .conftest import assert_stays_paused, wait_for_app
+from .conftest import assert_stays_paused, open_from_menu, wait_for_app
 
 STEP = re.compile(r"At step t = (\d+) the network reads")
 
@@ -17,7 +17,7 @@ def test_time_slider_and_play(app_page):
     page = app_page.page
     page.get_by_role("button", name="Step", exact=True).click()  # a model that has trained, as in class
     wait_for_app(page)
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Unroll").click()  # the same session
+    open_from_menu(page, "Recurrent networks", "Unroll")  # the same session
     page.wait_for_url("**/unroll*")
     wait_for_app(page)
     assert "steps trained: 1" in page.locator('[data-testid="stSidebar"]').inner_text()
