@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from app.charts.labels import STEP_AXIS
 from app.charts.log_lines import empty_or, lines_by, log_axis
-from app.charts.style import finish
+from app.charts.style import finish, legend_below
 from app.charts.training import add_level
 
 
@@ -27,4 +27,4 @@ def loss_over_training(points: pd.DataFrame, units: str = "per batch", baseline:
         add_level(fig, baseline, pd.DataFrame({"step": [max([10, *points["step"]])]}), "baseline", y_axis)
     fig.update_xaxes(title_text=STEP_AXIS)
     fig.update_yaxes(title_text=f"loss ({units}, log)", **y_axis)
-    return finish(fig, f"Loss of each {each} over training")
+    return legend_below(finish(fig, f"Loss of each {each} over training"))  # at the right it left 94 px of plot

@@ -182,7 +182,8 @@ def singular_values(rec: Recording, stack: str | None = None) -> go.Figure:
     largest = float(trace.singular_values.max())
     fig.update_xaxes(title_text="index (largest first)")
     fig.update_yaxes(title_text="σ", range=[0, 1.1 * max(1.0, largest)])
-    return finish(fig, f"Singular values of {whose(stack)}W_hh — largest σ = {largest:.3g}")
+    # Under the plot and as tall as the plane beside it: at the right the legend left ~90 px of plot at 1024 px.
+    return legend_below(finish(fig, f"Singular values of {whose(stack)}W_hh — largest σ = {largest:.3g}", height=360))
 
 
 # The gradient log's column of each direction's ratio (app.session.probes.first_step_ratios).
@@ -226,7 +227,7 @@ def gradient_ratio_over_training(points: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title_text=STEP_AXIS)
     whole_steps(fig, long["step"].max() if len(long) else 0)
     fig.update_yaxes(title_text=READING_ORDER_AXIS if both_directions(long) else RATIO_AXIS)
-    return finish(fig, "How much gradient reaches the first step, over training")
+    return legend_below(finish(fig, "How much gradient reaches the first step, over training"))  # as compare_runs
 
 
 def parameter_gradient_norms(history: pd.DataFrame) -> go.Figure:
@@ -264,7 +265,8 @@ def compare_runs(curves: pd.DataFrame, each: str = "cell", what: str = "Vanishin
     runs = curves["run"].nunique() if len(curves) else 0
     count = NUMBERS[runs] if runs < len(NUMBERS) else str(runs)
     counted = f"{count} {each}{'s' * (runs != 1)}, " if runs else ""
-    return finish(fig, f"{what}: {counted}same task and budget")
+    # Under the plot: at the right, the legend left 64 px of plot in half a page at 1024 px (Compare cells).
+    return legend_below(finish(fig, f"{what}: {counted}same task and budget"))
 
 
 CUT_KEY = "dotted: the gradient is cut here"

@@ -22,7 +22,9 @@ GREY = "#777777"
 HEIGHT = 300  # px
 # Under the plot, in px at the default 12 px type: the x axis's tick labels and title, then each row
 # of a legend. The narrowest plot a legend must fit: half a page at 1024 px, less the margins.
-UNDER_AXIS, LEGEND_ROW, NARROWEST_PLOT = 50, 22, 230
+# In chromium the axis title's text reaches 53 px under the plot and a legend row's text begins 4 px
+# under the legend's top: at 50 the first row's names lay on the axis title (Gradients, Compare cells).
+UNDER_AXIS, LEGEND_ROW, NARROWEST_PLOT = 60, 22, 230
 # A trace whose line width encodes a value (the lines view of attention: width by weight) says so in
 # its meta, {WIDTH_ENCODES: "what"}; for_projector leaves its width alone, where it thickens every
 # other line to 3 px (which made every weight bin of the lines view one width).
@@ -97,8 +99,12 @@ def legend_below(fig: go.Figure, under_axis: float = UNDER_AXIS, row: float = LE
     height = (fig.layout.height or HEIGHT) + int(row * (rows - 1))
     bottom = int(under_axis + row * rows + 5)
     plot = height - (fig.layout.margin.t or 50) - bottom
+    # No gap between legend groups (one per line of lines_by): plotly's 10 px made each row 29 px, a
+    # legend of six rows outgrew the margin, and plotly shrank the plot to fit it, which lifted the
+    # legend (placed as a fraction of the plot's height) onto the axis title.
     return fig.update_layout(height=height, margin=dict(b=bottom), legend=dict(
-        orientation="h", x=0, xanchor="left", y=-under_axis / plot, yanchor="top", font=dict(size=font_px)))
+        orientation="h", x=0, xanchor="left", y=-under_axis / plot, yanchor="top", font=dict(size=font_px),
+        tracegroupgap=0))
 
 
 def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:

@@ -1,7 +1,7 @@
 """On a projector at 1024 x 768, with the sidebar open, nothing a teacher needs is cut: the
 buttons' labels (they read "P / S / R"), the form's tabs (Training was cut); and presentation mode
 makes every figure larger. Screenshots of both, to look at."""
-from .conftest import wait_for_app
+from .conftest import open_from_menu, wait_for_app
 
 PROJECTOR = {"width": 1024, "height": 768}
 # Elements whose content is wider than the box that shows it: a cut label, a scrolled tab list.
@@ -47,3 +47,61 @@ def test_build_and_train_settings_show_without_scrolling_on_a_projector(app_page
     assert tabs[1] <= PROJECTOR["height"] and task[1] <= PROJECTOR["height"], (
         f"the settings' tabs end {tabs[1]:.0f} px down, its Task box {task[1]:.0f} px, "
         f"in a {PROJECTOR['height']} px window")
+
+
+# Each figure shown, by title, with its narrowest panel's width in px (plotly's drag cover of a
+# panel spans its plot area, axes' labels excluded).
+PANEL_WIDTHS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .filter(chart => chart.getBoundingClientRect().width > 0 && !chart.closest('details:not([open])'))
+    .map(chart => [(chart.querySelector('.gtitle') || {}).textContent || '(untitled)',
+                   Math.min(...[...chart.querySelectorAll('.nsewdrag')].map(r => r.getBoundingClientRect().width))])"""
+# Each legend entry's text that overlaps an x axis's title of its figure, as "figure title: entry / axis title".
+LEGEND_ON_TITLE = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .filter(chart => chart.getBoundingClientRect().width > 0 && !chart.closest('details:not([open])'))
+    .flatMap(chart => {
+        const title = (chart.querySelector('.gtitle') || {}).textContent || '(untitled)';
+        const box = el => el.getBoundingClientRect();
+        const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+        const axes = [...chart.querySelectorAll('.g-xtitle text, .g-x2title text')];
+        return [...chart.querySelectorAll('.legend .legendtext')].flatMap(entry => axes
+            .filter(axis => meet(box(entry), box(axis)))
+            .map(axis => `${title}: ${entry.textContent} / ${axis.textContent}`));
+    })"""
+NARROWEST_PANEL = 150  # px: 60-80 px panels of Compare cells read as slivers on a projector
+
+
+def test_compare_cells_reads_on_a_projector_without_presentation_mode(app_page):
+    """At 1024 x 768, out of presentation mode: no panel of Compare cells' figures is a sliver, no
+    text of theirs is cut at the figure's edge, and the table of last measurements shows every
+    column (its R² column was cut: issue 28, item 4)."""
+    from .test_lessons import TEXT_OUTSIDE  # here: test_lessons imports this module's names
+
+    page = app_page.page
+    page.set_viewport_size(PROJECTOR)
+    app_page.goto("compare")
+    page.get_by_role("button", name="Step", exact=True).click()  # one step of every cell: lines to look at
+    wait_for_app(page)
+    app_page.screenshot("compare-projector-default")
+    narrow = [(title, width) for title, width in page.evaluate(PANEL_WIDTHS) if width < NARROWEST_PANEL]
+    assert narrow == [], f"panels narrower than {NARROWEST_PANEL} px: {narrow}"
+    assert page.evaluate(TEXT_OUTSIDE) == []
+    assert page.evaluate(LEGEND_ON_TITLE) == []
+    tables = page.evaluate(CUT, '[data-testid="stTable"], [data-testid="stTable"] > div')
+    assert tables == [], f"tables wider than their box: {tables}"
+
+
+def test_gradients_legends_leave_the_axis_titles_readable_on_a_projector(app_page):
+    """At 1024 x 768 on Gradients, after a step, no legend entry lies on an x axis's title (one did:
+    issue 28, item 4), and no panel is a sliver."""
+    page = app_page.page
+    page.set_viewport_size(PROJECTOR)
+    app_page.goto("build")
+    page.get_by_role("button", name="Step", exact=True).click()
+    wait_for_app(page)
+    open_from_menu(page, "Recurrent networks", "Gradients")
+    page.wait_for_url("**/gradients*")
+    wait_for_app(page)
+    app_page.screenshot("gradients-projector-default")
+    assert page.evaluate(LEGEND_ON_TITLE) == []
+    narrow = [(title, width) for title, width in page.evaluate(PANEL_WIDTHS) if width < NARROWEST_PANEL]
+    assert narrow == [], f"panels narrower than {NARROWEST_PANEL} px: {narrow}"
