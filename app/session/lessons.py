@@ -25,6 +25,12 @@ FOLDER = Path(__file__).resolve().parents[1] / "data" / "lessons"
 QUOTE = re.compile(r"\{\{\s*([\w.\-]+)(?::(low|high))?\s*\}\}")  # {{claim}}, {{claim:low}}, {{claim:high}}
 
 
+def written(value: float, spec: str) -> str:
+    """`value` in format `spec`, an exponent as a reader writes it: 5e-6, 8e3 (not 5e-06, 8e+03)."""
+    text = format(value, spec)
+    return re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", text) if "e" in spec else text
+
+
 @dataclass(frozen=True)
 class Claim:
     """A measured value's range over the lesson's ensemble: `low` <= value <= `high` (either may be
@@ -48,7 +54,7 @@ class Claim:
         """The range as the card writes it: "0.003 to 0.009", "below 0.01", one end alone."""
         if self.never:
             return "never"
-        low, high = (None if v is None else format(v, self.format) for v in (self.low, self.high))
+        low, high = (None if v is None else written(v, self.format) for v in (self.low, self.high))
         if end is not None:
             return low if end == "low" else high
         if low is None:
