@@ -16,7 +16,8 @@ SERIES = {  # a series' axis title
     "ratio": "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖",
     "entropy": "attention entropy (nats)",
 }
-HEIGHT = 260  # px: it stands above the page's own figures
+HEIGHT = 320  # px: it stands above the page's own figures; the legend below takes a row per two runs
+LOG_SERIES = ("loss", "ratio")  # spanning orders of magnitude: a log axis
 
 
 def translucent(colour: str, alpha: float) -> str:
@@ -33,24 +34,27 @@ def lesson_band(bands: dict[str, pd.DataFrame], live: dict[str, pd.DataFrame], s
     live    run name -> step, value (a run the student has not trained yet may be missing)
     """
     fig = go.Figure()
-    values = []
+    log = series in LOG_SERIES
+    values = [v for band in bands.values() for v in (*band["low"], *band["high"])]
+    values += [v for mine in live.values() for v in mine["value"]]
+    floor = min([v for v in values if v > 0], default=1e-12) / 10  # a log axis has no 0: a run's 0 sits here
     for (run, band), colour in zip(bands.items(), PALETTE):
-        values += [*band["low"], *band["high"]]
+        low = band["low"].clip(lower=floor) if log else band["low"]
         fig.add_trace(go.Scatter(x=band["step"], y=band["high"], mode="lines", line=dict(width=0), showlegend=False,
                                  hoverinfo="skip", legendgroup=run))
         fig.add_trace(go.Scatter(
-            x=band["step"], y=band["low"], mode="lines", line=dict(width=0), fill="tonexty",
+            x=band["step"], y=low, mode="lines", line=dict(width=0), fill="tonexty",
             fillcolor=translucent(colour, 0.22), name=f"{run}: {members} measured runs", legendgroup=run,
             customdata=band["high"], hovertemplate=f"{run}, step %{{x:,}}: measured %{{y:.3g}} to "
                                                    "%{customdata:.3g}<extra></extra>"))
         mine = live.get(run)
         if mine is not None and len(mine):
-            values += list(mine["value"])
-            fig.add_trace(go.Scatter(x=mine["step"], y=mine["value"], mode="lines+markers", name=f"{run}: yours",
+            fig.add_trace(go.Scatter(x=mine["step"], y=mine["value"].clip(lower=floor) if log else mine["value"],
+                                     mode="lines+markers", name=f"{run}: yours",
                                      line=dict(color=colour, width=2.4), marker=dict(size=4), legendgroup=run,
                                      hovertemplate=f"{run}, step %{{x:,}}: yours %{{y:.4g}}<extra></extra>"))
     title = {"metric": f"held-out {metric_name}"}.get(series, SERIES[series])
-    settings = axis(values) if series in ("loss", "ratio") else {"type": "linear"}
+    settings = axis([max(v, floor) for v in values]) if log else {"type": "linear"}
     if series == "metric" and metric_name == "accuracy":
         settings = {"type": "linear", "range": [0, 1.02]}
     fig.update_yaxes(title_text=title, **settings)
