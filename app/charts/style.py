@@ -125,7 +125,9 @@ def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
     big.update_annotations(font=dict(size=15))
     if fig.layout.height:
         big.update_layout(height=int(fig.layout.height * 1.3))
-    under_axis = 70 + 20 * str(fig.layout.xaxis.title.text).count("<br>")  # 15 px ticks, a 17 px title per line
+    # 15 px ticks, a 17 px title per line: in chromium the title's text reaches 58 px under the plot and the
+    # legend's 15 px rows begin higher than its top says (at 70, 'ReLU RNN' lay on 'time step t').
+    under_axis = 85 + 20 * str(fig.layout.xaxis.title.text).count("<br>")
     # A page's width at 1024 px holds twice a column's 34 characters of a 15 px title (fewer at 21 px).
     return wrap_title(legend_below(big, under_axis=under_axis, row=27, font_px=15), chars=68)
 

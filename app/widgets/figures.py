@@ -17,8 +17,13 @@ EXPORT_FORMATS = ("png", "svg")  # what plotly.js's toImage draws that a slide c
 def figure_settings() -> None:
     """In the sidebar of every page: presentation mode, which a teacher turns on in front of a
     class, and what the camera button on every figure saves."""
-    st.sidebar.toggle("Presentation mode", key=state.PRESENTATION, persist_state="session",
-                      help="larger type, thicker lines, fewer ticks, legends under the plots: for a projector")
+    st.sidebar.toggle("Presentation mode", key=state.PRESENTATION, persist_state="session", on_change=switched,
+                      help="larger type, thicker lines, fewer ticks, legends under the plots, the sidebar folded "
+                      "away (its arrow at the top left brings it back): for a projector")
+    if st.session_state.pop(state.PRESENTATION_SWITCHED, False):
+        # Only on the run the toggle starts: the browser folds or opens the sidebar when the setting
+        # changes, and a teacher who opens it again in presentation mode keeps it open.
+        st.set_page_config(initial_sidebar_state="collapsed" if state.get(state.PRESENTATION) else "expanded")
     if state.get(state.PRESENTATION):
         st.html("<style>[data-testid='stMain'] {font-size: 1.15rem;} "
                 "[data-testid='stMain'] [data-testid='stCaptionContainer'] {font-size: 1.0rem;}</style>")
@@ -27,6 +32,12 @@ def figure_settings() -> None:
         persist_state="session", format_func=str.upper,
         help="PNG at slide size (1600 px wide, twice the pixels), or SVG: lines and text that stay sharp "
         "at any size, for slides and papers (a heatmap inside it stays a picture)")
+
+
+def switched() -> None:
+    """The presentation toggle moved: the run it starts folds the sidebar away (on) or opens it (off),
+    so the figures get the whole width of a projector."""
+    st.session_state[state.PRESENTATION_SWITCHED] = True
 
 
 def camera_config(fig: go.Figure) -> dict:

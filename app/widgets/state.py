@@ -16,6 +16,7 @@ LINK_PROBLEM = "link_problem"  # why the link's settings were not used, shown on
 LESSON = "lesson"  # the key of the lesson opened from Home, while its text applies
 TARGET_STEPS = "target_steps"  # "Train up to step"
 PRESENTATION = "presentation"  # presentation mode: larger type for a projector
+PRESENTATION_SWITCHED = "presentation_switched"  # set by the toggle for the run it starts: fold or open the sidebar
 EXPORT_FORMAT = "export_format"  # what the camera button on every figure saves: "png" or "svg"
 # The part of the model the look-inside pages open up (the part picker).
 PROBE_INDEX = "probe_index"

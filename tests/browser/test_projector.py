@@ -29,6 +29,10 @@ def test_build_and_train_holds_at_1024_by_768_and_presentation_mode_enlarges_it(
     page.wait_for_function(f"() => parseFloat(getComputedStyle(document.querySelector('.gtitle')).fontSize) > {before}")
     assert page.evaluate(title_size) >= before * 1.3
     app_page.screenshot("build-projector-presentation")
+    from .test_lessons import TEXT_OUTSIDE  # here: test_lessons imports this module's names
+
+    assert page.evaluate(TEXT_OUTSIDE) == []  # the y axes' titles of half-page figures were cut in half
+    assert page.evaluate(LEGEND_ON_TITLE) == []
 
 
 # Where an element lies in the window, before anything is scrolled: [top, bottom] in px.
@@ -105,3 +109,36 @@ def test_gradients_legends_leave_the_axis_titles_readable_on_a_projector(app_pag
     assert page.evaluate(LEGEND_ON_TITLE) == []
     narrow = [(title, width) for title, width in page.evaluate(PANEL_WIDTHS) if width < NARROWEST_PANEL]
     assert narrow == [], f"panels narrower than {NARROWEST_PANEL} px: {narrow}"
+
+
+SIDEBAR_OPEN = """() => { const bar = document.querySelector('[data-testid="stSidebar"]');
+    return bar !== null && bar.getAttribute('data-collapsed') === 'false' && bar.getBoundingClientRect().right > 0; }"""
+
+
+def test_presentation_mode_folds_the_sidebar_and_keeps_the_axis_titles(app_page):
+    """Turned on at 1024 x 768, presentation mode folds the sidebar away (the page gets its 300 px)
+    and every figure's text stays inside the figure: its larger type cut the y axes' titles of
+    half-page figures in half (issue 28, item 4). The sidebar opened again turns it off."""
+    from .test_lessons import TEXT_OUTSIDE  # here: test_lessons imports this module's names
+
+    page = app_page.page
+    page.set_viewport_size(PROJECTOR)
+    app_page.goto("compare")
+    page.get_by_role("button", name="Step", exact=True).click()
+    wait_for_app(page)
+    assert page.evaluate(SIDEBAR_OPEN)
+    page.get_by_text("Presentation mode").click()
+    wait_for_app(page)
+    page.wait_for_function(f"() => !({SIDEBAR_OPEN})()", timeout=5_000)
+    wait_for_app(page)  # the figures redraw at the wider page
+    app_page.screenshot("compare-projector-presentation")
+    assert page.evaluate(TEXT_OUTSIDE) == []
+    assert page.evaluate(LEGEND_ON_TITLE) == []
+    narrow = [(title, width) for title, width in page.evaluate(PANEL_WIDTHS) if width < NARROWEST_PANEL]
+    assert narrow == [], f"panels narrower than {NARROWEST_PANEL} px: {narrow}"
+
+    page.locator('[data-testid="stExpandSidebarButton"]').click()
+    page.wait_for_function(SIDEBAR_OPEN, timeout=5_000)
+    page.get_by_text("Presentation mode").click()
+    wait_for_app(page)
+    assert page.evaluate(SIDEBAR_OPEN), "turning presentation mode off folded the sidebar"
