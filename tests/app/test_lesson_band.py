@@ -71,3 +71,17 @@ def test_a_comparison_lesson_draws_every_runs_band():
         assert_band(spec, ensemble, run.name, "loss")
         mine = traces(spec)[f"{run.name}: yours"]
         assert plotted(mine["y"]) == pytest.approx(list(log[log.run == run.name].loss))
+
+
+@pytest.mark.parametrize("key, page_key", [("why-sqrt-dk", "scaling"), ("transfer", "transfer")])
+def test_a_side_by_side_lesson_draws_its_runs_bands_by_the_pages_names(key, page_key):
+    """Why √d_k and Transfer learning name their runs as the ensemble does, so each gets its band."""
+    at = opened(key)
+    ensemble = ensembles.shipped(key)
+    at.button(key=f"{page_key}_step").click().run()
+    assert not at.exception
+    spec = chart(at, TITLE)
+    runs = at.session_state[page_key].runs  # state.SCALING, state.TRANSFER
+    assert {run.name for run in runs} <= set(ensemble.runs())
+    for run in runs:
+        assert_band(spec, ensemble, run.name, "metric")

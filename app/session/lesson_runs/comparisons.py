@@ -97,9 +97,9 @@ def four_cells(seed: int) -> Measured:
         ratio, loss = log.ratio, log.loss
         passes = first_step(ratio, ratio > 0.1)
         leaves = first_step(loss, loss < 0.9 * baseline)
+        after = None if passes is None else float(ratio.loc[passes:].min())
         out.values |= {f"{short}.ratio_start": float(ratio.iloc[0]), f"{short}.ratio_max": float(ratio.max()),
-                       f"{short}.first_above_0.1": passes,
-                       f"{short}.min_after_first_above_0.1": None if passes is None else float(ratio.loc[passes:].min()),
+                       f"{short}.first_above_0.1": passes, f"{short}.min_after_first_above_0.1": after,
                        f"{short}.leaves_baseline": leaves,
                        f"{short}.ratio_when_leaving": None if leaves is None else float(ratio.loc[leaves]),
                        f"{short}.loss_end": float(loss.iloc[-1])}

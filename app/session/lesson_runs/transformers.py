@@ -30,8 +30,8 @@ def why_sqrt_dk(seed: int) -> Measured:
     log = runs.log_frame()
     divided, undivided = (log[log.run == name].set_index("step", drop=False) for name in RUNS)
     out = Measured()
-    for name, run in zip(("divided", "undivided"), (divided, undivided)):
-        out.add_curves(name, run, ("metric", "entropy"))
+    for name, page_name, run in zip(("divided", "undivided"), RUNS, (divided, undivided)):
+        out.add_curves(page_name, run, ("metric", "entropy"))  # by the page's names: its band finds them so
         out.values |= {f"{name}.accuracy_50": float(run.metric.loc[50]),
                        f"{name}.accuracy_end": float(run.metric.iloc[-1]),
                        f"{name}.entropy_50": float(run.entropy.loc[50])}
