@@ -13,7 +13,19 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.labels import visible
-from app.charts.style import BLUE, GREY, HEIGHT, LEGEND_ROW, UNDER_AXIS, VERMILLION, finish, legend_below
+from app.charts.style import (
+    BLUE,
+    GREY,
+    HEIGHT,
+    LEGEND_ROW,
+    PAGE_CHARS,
+    PAGE_PLOT,
+    UNDER_AXIS,
+    VERMILLION,
+    finish,
+    legend_below,
+    wrap_title,
+)
 from engine import Beam, Candidate
 from engine.seq2seq import EOS
 
@@ -91,10 +103,12 @@ def beam_tree(beam: Beam, vocab: tuple[str, ...], source: list[str] | None = Non
     words = ["<sos>" if not n.tokens else vocab[n.tokens[-1]] for n in everything]
     prefixes = [" ".join(visible(vocab[t]) for t in n.tokens) or "(nothing yet)" for n in everything]
     scores = np.array([n.score for n in everything], dtype=np.float64)  # [nodes]
+    decimals = fitting_decimals(scores, len(beam.steps))
     fig.add_trace(go.Scatter(
         x=[len(n.tokens) for n in everything], y=[ys[n.tokens] for n in everything], mode="markers+text",
         # token over log p, one above the other: side by side they ran into the next node at 1024 px
-        text=[f"{visible(w)}<br>{s:.2f}" if n.tokens else "&lt;sos&gt;" for w, s, n in zip(words, scores, everything)],
+        text=[f"{visible(w)}<br>{s:.{decimals}f}" if n.tokens else "&lt;sos&gt;"
+              for w, s, n in zip(words, scores, everything)],
         textposition="top center", textfont=dict(size=12), cliponaxis=False,  # the top row's labels over the edge
         marker=dict(size=11, symbol=["square" if n.tokens[-1:] == (EOS,) else "circle" for n in everything],
                     color=[VERMILLION if n.tokens in on_best else BLUE for n in everything],
@@ -106,6 +120,15 @@ def beam_tree(beam: Beam, vocab: tuple[str, ...], source: list[str] | None = Non
                       "%{customdata[3]}<extra></extra>",
     ))
     return style_tree(fig, beam, vocab, ys)
+
+
+def fitting_decimals(scores: np.ndarray, depth: int) -> int:
+    """Decimals of log p in the nodes' labels: 2 where they fit the width a step has on a page at
+    1024 px (12 px type, about 7 px a character), fewer where not: a date's 11 steps have 40 px
+    each, and "-26.74" ran into the next step's label (the hover keeps every digit)."""
+    per_step = PAGE_PLOT / (depth + 1)  # the x axis spans depth + 1 steps
+    worst = float(np.max(np.abs(scores), initial=0.0))
+    return next((d for d in (2, 1) if 0.6 * 12 * len(f"-{worst:.{d}f}") <= per_step), 0)
 
 
 def style_tree(fig: go.Figure, beam: Beam, vocab: tuple[str, ...], ys: dict[tuple[int, ...], float]) -> go.Figure:
@@ -122,4 +145,5 @@ def style_tree(fig: go.Figure, beam: Beam, vocab: tuple[str, ...], ys: dict[tupl
     fig.update_layout(title_subtitle=dict(
         text="each node: its token over log p(everything written so far | source); a square ends with &lt;eos&gt;",
         font=dict(size=12)), margin=dict(t=TITLE_ROOM))
-    return legend_below(fig)  # at y = -0.3 of the plot it fell 180 px under a tall tree's axis title
+    fig = legend_below(fig)  # at y = -0.3 of the plot it fell 180 px under a tall tree's axis title
+    return wrap_title(fig, chars=PAGE_CHARS)  # the best hypothesis of a date ran past the figure's edge

@@ -25,6 +25,9 @@ HEIGHT = 300  # px
 # In chromium the axis title's text reaches 53 px under the plot and a legend row's text begins 4 px
 # under the legend's top: at 50 the first row's names lay on the axis title (Gradients, Compare cells).
 UNDER_AXIS, LEGEND_ROW, NARROWEST_PLOT = 60, 22, 230
+# A page's width at 1024 px (the sidebar open): about 565 px, a plot of PAGE_PLOT px between the
+# margins, and PAGE_CHARS characters of a 15 px title (twice a half column's 34).
+PAGE_PLOT, PAGE_CHARS = 480, 68
 # A trace whose line width encodes a value (the lines view of attention: width by weight) says so in
 # its meta, {WIDTH_ENCODES: "what"}; for_projector leaves its width alone, where it thickens every
 # other line to 3 px (which made every weight bin of the lines view one width).
@@ -129,7 +132,7 @@ def for_projector(fig: go.Figure, diagram: bool = False) -> go.Figure:
     # legend's 15 px rows begin higher than its top says (at 70, 'ReLU RNN' lay on 'time step t').
     under_axis = 85 + 20 * str(fig.layout.xaxis.title.text).count("<br>")
     # A page's width at 1024 px holds twice a column's 34 characters of a 15 px title (fewer at 21 px).
-    return wrap_title(legend_below(big, under_axis=under_axis, row=27, font_px=15), chars=68)
+    return wrap_title(legend_below(big, under_axis=under_axis, row=27, font_px=15), chars=PAGE_CHARS)
 
 
 def shown_length(text: str) -> int:

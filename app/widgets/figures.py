@@ -7,7 +7,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.charts.style import export_config, for_projector, wrap_title
+from app.charts.style import PAGE_CHARS, export_config, for_projector, wrap_title
 from app.widgets import state
 from engine import Recording
 
@@ -72,8 +72,9 @@ def show(fig: go.Figure, key: str, where=st, diagram: bool = False) -> None:
     """st.plotly_chart(fig) in `where` (a column, or the page), as the presentation setting asks
     (a diagram's boxes are sized to their text: only the diagram grows, not its words)."""
     shown = for_projector(fig, diagram) if state.get(state.PRESENTATION) else fig
-    if in_column(where):  # half the page or less, so a long title breaks (a diagram's too:
-        shown = wrap_title(shown)  # "RNN (tanh), 1 layer × 64 units — 4,417 parameters" was cut at 1024 px)
+    # A long title breaks, at half a page's width in a column (a diagram's too: "RNN (tanh), 1 layer × 64
+    # units — 4,417 parameters" was cut at 1024 px), else at a page's (the forced beam's tree ran past it).
+    shown = wrap_title(shown, chars=34 if in_column(where) else PAGE_CHARS)
     where.plotly_chart(shown, key=key, config=camera_config(shown))
 
 

@@ -334,3 +334,21 @@ def test_the_unscaled_scores_are_the_models_own_q_k_transpose(charlm):
     w = trace.weights[1].double()
     expected = -(torch.where(w > 0, w * w.log(), torch.zeros_like(w))).sum(-1)
     assert plotted(entropies[1]["y"]) == pytest.approx(expected.tolist(), abs=1e-5)
+
+
+def test_a_dates_beam_tree_fits_a_page_at_1024_px():
+    """A date's beam is 11 steps deep: on a page at 1024 px (a plot about PAGE_PLOT px wide) each
+    step has about 40 px, and labels of "token over log p to 2 decimals" ran into the next step's,
+    while the title ran past the figure's edge (issue 28, item 4)."""
+    from app.charts.style import PAGE_CHARS, PAGE_PLOT, shown_length
+
+    task = engine.make_task("dates", seed=0)
+    model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=32, embedding_dim=16, attention="additive"),
+                               task, seed=0)
+    x, _ = task.batch(1)
+    beam = engine.beam_search(model, x[0], width=3)
+    fig = beam_tree(beam, task.target_vocab)
+    per_step = PAGE_PLOT / (len(beam.steps) + 1)  # the x axis spans depth + 1 steps
+    widest = max(shown_length(line) for text in fig.data[-1].text for line in text.split("<br>"))
+    assert widest * 0.6 * 12 <= per_step, f"labels {widest} characters wide in {per_step:.0f} px a step"
+    assert all(shown_length(line) <= PAGE_CHARS for line in fig.layout.title.text.split("<br>"))
