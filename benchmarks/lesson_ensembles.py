@@ -14,6 +14,7 @@ lessons' claims against these files.
     PYTHONPATH=. python benchmarks/lesson_ensembles.py [--lessons KEY ...] [--seeds 0 1 2]
         [--paths avx2 avx512] [--workers 2] [--cache DIR]
     PYTHONPATH=. python benchmarks/lesson_ensembles.py --one KEY [KEY ...] --seed S   (one run, JSON out)
+    PYTHONPATH=. python benchmarks/lesson_ensembles.py --readme   (the shipped runs' table, benchmarks/README.md)
 """
 from __future__ import annotations
 
@@ -28,9 +29,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from timing import paragraph, replace_section, table
+
 from pretrained import kernels
 
 ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "benchmarks" / "README.md"
+HEADING = "## 14. Every lesson over seeds and kernel paths (issue 27)"
 OUT = ROOT / "app" / "data" / "ensembles"
 SEEDS = (0, 1, 2)
 DIGITS = 5  # significant digits a curve keeps: a band drawn on a screen needs no more
@@ -105,6 +110,32 @@ def machine() -> dict:
             "date": datetime.date.today().isoformat()}
 
 
+def readme_section() -> str:
+    """The shipped ensembles in a table: each lesson's runs, what they cost, how far its values spread."""
+    from app.session.lessons import LESSONS
+
+    rows, about = [], None
+    for lesson in LESSONS:
+        document = json.loads((OUT / f"{lesson.key}.json").read_text())
+        about = document["machine"]
+        members = document["members"]
+        seconds = {path: sorted(m["seconds"] for m in members if m["path"] == path) for path in document["paths"]}
+        held = sum(all(claim.holds(m["values"].get(claim.name)) for m in members) for claim in lesson.claims.values())
+        rows.append([lesson.title, len(members), *(f"{times[len(times) // 2]:.0f}" for times in seconds.values()),
+                     f"{held} of {len(lesson.claims)}"])
+    paths = list(document["paths"])
+    text = paragraph(
+        f"benchmarks/lesson_ensembles.py, {about['date']}, {about['cpu']}, torch {about['torch']}, one thread a run, "
+        f"two runs at a time: every lesson trained as its page trains it from seeds {', '.join(map(str, SEEDS))} "
+        f"on the kernel paths {' and '.join(paths)} (pretrained/kernels.py). The seconds are each lesson's median "
+        "run, every run its card asks for included, with other work on the same two cores part of the time (so "
+        "an upper bound). Each lesson's card quotes the ranges of its data file (app/data/lessons), which held on "
+        "every run here with a margin; tests/app/test_lesson_claims.py checks them against the shipped runs and "
+        "replays each lesson's first steps; the full tier trains every lesson again on two paths.")
+    header = ["lesson", "runs", *(f"s a run, {path}" for path in paths), "claims held on every run"]
+    return f"{HEADING}\n\n{text}\n" + table("", header, rows).split("\n", 2)[2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", nargs="*")
@@ -114,10 +145,14 @@ def main() -> None:
     parser.add_argument("--one", nargs="*")
     parser.add_argument("--seed", type=int)
     parser.add_argument("--cache", type=Path, help="keep each run's result here, and take those kept from it")
+    parser.add_argument("--readme", action="store_true", help="only write the shipped runs' table to benchmarks/README")
     args = parser.parse_args()
     kernels.pin()  # the path UNROLLED_KERNELS names, before torch is imported
     if args.one:
         print(json.dumps(one(args.one, args.seed)))
+        return
+    if args.readme:
+        replace_section(README, HEADING, readme_section())
         return
 
     from app.session.lesson_runs import MEASURES
