@@ -28,7 +28,9 @@ QUOTE = re.compile(r"\{\{\s*([\w.\-]+)(?::(low|high))?\s*\}\}")  # {{claim}}, {{
 def written(value: float, spec: str) -> str:
     """`value` in format `spec`, an exponent as a reader writes it: 5e-6, 8e3 (not 5e-06, 8e+03)."""
     text = format(value, spec)
-    return re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", text) if "e" in spec else text
+    if "e" not in spec:
+        return text
+    return re.sub(r"e0$", "", re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", text))  # 2e0 is 2
 
 
 @dataclass(frozen=True)
