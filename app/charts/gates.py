@@ -18,7 +18,19 @@ from plotly.subplots import make_subplots
 from app.charts.labels import T_AXIS, visible
 from app.charts.refill import frame_in, refilled
 from app.charts.sites import label, trace_of, whose
-from app.charts.style import BLUE, GREEN, GREY, HEIGHT, ORANGE, UNDER_AXIS, VERMILLION, finish, legend_below
+from app.charts.style import (
+    BLUE,
+    GREEN,
+    GREY,
+    HEIGHT,
+    LEGEND_ROW,
+    NARROWEST_PLOT,
+    ORANGE,
+    UNDER_AXIS,
+    VERMILLION,
+    finish,
+    legend_below,
+)
 from engine import Recording, StackTrace
 
 NAMES = {
@@ -199,11 +211,19 @@ def saturation(rec: Recording, stack: str | None = None, low: float = 0.05, high
     fig.update_layout(barmode="stack", uniformtext=dict(minsize=9, mode="hide"), legend_traceorder="normal")
     title = "How saturated the gates are" + (f" ({stack})" if stack else "")
     lines_per_bar = max(bar.count("<br>") + 1 for bar in bars)
-    fig = finish(fig, title, height=max(HEIGHT, 110 + (12 + 14 * lines_per_bar) * len(bars)))
-    longest_line = max(len(line) for bar in bars for line in bar.split("<br>"))
-    fig.update_layout(margin=dict(l=int(TICK_CHAR_PX * longest_line) + 12))
     # the axis title's two more lines (the rule) take 75 px more: at 45 the legend sat on them
-    return legend_below(fig, under_axis=UNDER_AXIS + 75)
+    under_axis = UNDER_AXIS + 75
+    # The bars' own px, then the margins: the title's 50 and, under the plot, the axis title and the
+    # legend's first row (legend_below adds its other rows). A height of 110 px more than the bars
+    # left an LSTM's four bars about 20 px once the legend took its rows: their labels lay on each other.
+    bars_px = (12 + 14 * lines_per_bar) * len(bars)
+    fig = finish(fig, title, height=max(HEIGHT, 50 + bars_px + under_axis + LEGEND_ROW + 5))
+    longest_line = max(len(line) for bar in bars for line in bar.split("<br>"))
+    left = int(TICK_CHAR_PX * longest_line) + 12
+    fig.update_layout(margin=dict(l=left))
+    # Its rows counted in the plot's width, which the labels' margin narrows: counted for 230 px, the
+    # legend took 4 rows where 2 were planned, and plotly took the other two from the bars.
+    return legend_below(fig, under_axis=under_axis, width=NARROWEST_PLOT + 65 - left)
 
 
 def carousel_unit(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0) -> int:

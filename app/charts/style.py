@@ -92,13 +92,14 @@ def legend_rows(fig: go.Figure, font_px: float = 12, width: float = NARROWEST_PL
 
 
 def legend_below(fig: go.Figure, under_axis: float = UNDER_AXIS, row: float = LEGEND_ROW,
-                 font_px: float = 12) -> go.Figure:
+                 font_px: float = 12, width: float = NARROWEST_PLOT) -> go.Figure:
     """The legend in rows under the x axis's tick labels and title, where it covers no data: its
     top `under_axis` px below the plot, whatever the width. A fraction of the plot's height put it
     on the axis title of a short plot and far below a tall one; the plot's height in px is known
     (the figure's, less its margins), so the fraction is worked out from it. The figure grows by
-    every row past the first, so a long legend does not squeeze the plot."""
-    rows = legend_rows(fig, font_px)
+    every row past the first, so a long legend does not squeeze the plot. `width`: the plot's px
+    at its narrowest (less than half a page's where a wide left margin takes some)."""
+    rows = legend_rows(fig, font_px, width)
     height = (fig.layout.height or HEIGHT) + int(row * (rows - 1))
     bottom = int(under_axis + row * rows + 5)
     plot = height - (fig.layout.margin.t or 50) - bottom

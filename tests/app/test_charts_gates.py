@@ -243,3 +243,16 @@ def test_heatmaps_laid_out_once_are_refilled_with_each_recordings_values(monkeyp
                 assert list(carousel.layout.yaxis2.range) == pytest.approx([0, 1.1 * float(expected[1].max())])
     assert len(laid_out) == 1
     assert sum(key[0] == "carousel" for key in frames) == 2  # one each: the mean, unit 2
+
+
+@pytest.mark.parametrize("arch", ["lstm", "gru"])
+def test_saturation_bars_get_the_height_their_labels_need(arch):
+    """On Gates at 1024 px the legend's rows and the axis title's rule took the figure's 300 px, and
+    the four bars of an LSTM, with their labels, were pressed into about 20 px, labels on labels
+    (issue 28, item 4): each bar gets 12 px and 14 px a line of its label, whatever the legend takes."""
+    _, rec = recorded(arch)
+    fig = cgt.saturation(rec)
+    bars = list(fig.data[0].y)
+    lines = max(bar.count("<br>") + 1 for bar in bars)
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert plot_px >= len(bars) * (12 + 14 * lines), f"{plot_px} px of plot for {len(bars)} bars"
