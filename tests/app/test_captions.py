@@ -13,14 +13,14 @@ from .conftest import MAIN
 
 ADDING_RNN = dataclasses.replace(preset_setup("adding"),
                                  model=dataclasses.replace(preset_setup("adding").model, arch="rnn"))
-FIGURES = ("3e-11", "step 750")  # the adding problem's, measured in test_gradients_page
-
-
 def figures(page: str) -> tuple[str, ...]:
-    """What a page quotes for the adding problem: Compare cells, the four-cells lesson's measured ranges."""
+    """What a page quotes for the adding problem, from the lessons that measured it: Compare cells, the
+    four-cells lesson's ranges; Gradients, the Vanishing lesson's."""
     from app.session.lessons import BY_KEY
 
-    return (BY_KEY["four-cells"].caption("ratio"),) if page == "compare" else FIGURES
+    if page == "compare":
+        return (BY_KEY["four-cells"].caption("ratio"),)
+    return (BY_KEY["vanishing"].claims["rnn.share_below_1e-6"].quote(),)
 
 
 def words(setup, page: str) -> str:

@@ -227,7 +227,7 @@ def test_the_initialisation_caption_numbers_are_measured():
 
 @pytest.mark.training
 @pytest.mark.xdist_group("lesson-runs-rnn-forgets")  # lesson_runs.recurrent.adding_labs, trained once
-def test_the_gradient_ratio_caption_and_the_readmes_lstm_figures_are_measured():
+def test_the_readmes_lstm_figures_are_measured():
     """The caption under the ratio over training, and README's sentence on the LSTM of the Gradients
     screenshot: the adding preset (T = 50, 64 units, seed 0) as a tanh RNN and as an LSTM, trained
     3000 steps on the page's Lab with its log of every RECORD_EVERY steps. The runs are the Vanishing
@@ -239,10 +239,10 @@ def test_the_gradient_ratio_caption_and_the_readmes_lstm_figures_are_measured():
     runs = adding_labs(0)
     rnn, lstm = (runs[arch].probes.log_frame().set_index("step").ratio for arch in ("rnn", "lstm"))
     assert RECORD_EVERY == 25 and list(lstm.index) == list(range(0, 3001, 25))  # "every 25 training steps"
-    assert 2.5e-11 <= rnn[0] < 3.5e-11 and 2.5e-11 <= lstm[0] < 3.5e-11  # "both ... start near 3e-11"
+    # The caption's ranges are the Vanishing lesson's claims (its data file), checked over its ensemble in
+    # test_lesson_claims.py; here the one run the README's screenshot shows (seed 0).
     through = lstm[lstm > 1e-2].index.min()
-    assert 650 <= through <= 850 and (lstm.loc[through:] > 1e-2).all()  # "above 1e-2 from about step 750 on"
-    assert (rnn < 1e-6).mean() > 0.5 and rnn.max() < 1e-2  # "below 1e-6 most of the time", "never reaches 1e-2"
+    assert (lstm.loc[through:] > 1e-2).all()
     # README: "at about step 750 it learns to pass the gradient back 50 steps (the ratio jumps from
     # about 1e-9 to about 1e-1), the moment its loss falls"
     before, after = lstm.loc[100:through - 25], lstm.loc[through:through + 250]

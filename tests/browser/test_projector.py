@@ -142,3 +142,16 @@ def test_presentation_mode_folds_the_sidebar_and_keeps_the_axis_titles(app_page)
     page.get_by_text("Presentation mode").click()
     wait_for_app(page)
     assert page.evaluate(SIDEBAR_OPEN), "turning presentation mode off folded the sidebar"
+
+
+def test_the_layer_table_shows_whole_on_a_projector(app_page):
+    """At 1024 x 768 on Build & Train, a stacked bidirectional network's table of layers shows every
+    column whole, with no scrolling inside it (it was cut: issue 28, item 4)."""
+    page = app_page.page
+    page.set_viewport_size(PROJECTOR)
+    app_page.goto("build?arch=lstm&num_layers=2&bidirectional=true")
+    app_page.screenshot("build-projector-layers")
+    main = '[data-testid="stMain"] '
+    cut = page.evaluate(CUT, f'{main}[data-testid="stDataFrame"] .dvn-scroller, {main}[data-testid="stTable"], '
+                             f'{main}[data-testid="stTable"] > div')
+    assert cut == [], f"tables wider than their box: {cut}"

@@ -12,11 +12,11 @@ import engine
 from app.charts import compare as charts_compare
 from app.charts import gradients as cg
 from app.charts.labels import LOSS_UNITS
+from app.session import ensembles
 from app.session.comparison import KINDS, Comparison, cell_name, setup_text
 from app.session.lab import Lab
 from app.session.lesson_runs import seeded
 from app.session.lessons import BY_KEY, LESSONS, Lesson
-from app.session.measured import same_network
 from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import lesson_band, state
@@ -178,12 +178,11 @@ def which_setup(comparison: Comparison, lab: Lab) -> None:
 
 def controls(comparison: Comparison) -> None:
     round_robin_controls(comparison, "compare", STEPS, "Steps for each run", EACH[comparison.kind])
-    if same_network(comparison.setup) and comparison.kind == "cells":
-        st.caption(
-            "On the adding problem (T = 50, 64 units), 1500 steps of all four cells take about 35 s of "
-            "training on a 2-core CPU, and 1 to 1½ minutes on screen with the browser on the same "
-            "machine (3000, the task's preset, 2 to 3 minutes). Every cell has made its move by step 1000."
-        )
+    lesson = lesson_of(comparison)
+    ensemble = None if lesson is None else ensembles.shipped(lesson.key)
+    if ensemble is not None:
+        st.caption(f"These runs' {lesson.steps:,} steps trained in about {ensemble.minutes():.0f} min on this kind "
+                   "of CPU (one thread, measured; a playing page also draws)." + measured_here(lesson, "controls"))
 
 
 def through_time(comparison: Comparison):
