@@ -28,8 +28,10 @@ QUOTE = re.compile(r"\{\{\s*([\w.\-]+)(?::(low|high))?\s*\}\}")  # {{claim}}, {{
 def written(value: float, spec: str) -> str:
     """`value` in format `spec`, an exponent as a reader writes it: 5e-6, 8e3 (not 5e-06, 8e+03)."""
     text = format(value, spec)
-    if "e" not in spec:
+    if not re.search(r"\de[+-]", text):
         return text
+    if spec.endswith("g") and 1 <= abs(value) < 1e5:  # .1g writes 20 as 2e+01
+        return f"{float(text):,.0f}"
     return re.sub(r"e0$", "", re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", text))  # 2e0 is 2
 
 
