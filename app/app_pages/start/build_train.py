@@ -97,7 +97,9 @@ def network(lab: Lab) -> None:
     diagram = drawn_once("network", (lab.model,), partial(network_diagram, lab.model))  # 15 ms, once a model
     show(diagram, "diagram", left, diagram=True)  # in a column: a long title breaks
     with right:
-        st.dataframe(layer_table(lab.model), hide_index=True)
+        # A table that wraps to its column: a dataframe's grid scrolled sideways in the column's 215 px
+        # at 1024 px, "parameters" cut for a stacked bidirectional network ("128 → 2 × 64").
+        st.table(layer_table(lab.model), hide_index=True)
         st.caption(
             "The network as built: every box is a layer, with its size and how many weights it "
             "trains. A bidirectional layer is two recurrent layers reading in opposite directions."
