@@ -133,7 +133,7 @@ def readme_section() -> str:
         "every run here with a margin; tests/app/test_lesson_claims.py checks them against the shipped runs and "
         "replays each lesson's first steps; the full tier trains every lesson again on two paths.")
     header = ["lesson", "runs", *(f"s a run, {path}" for path in paths), "claims held on every run"]
-    return f"{HEADING}\n\n{text}\n" + table("", header, rows).split("\n", 2)[2]
+    return f"{HEADING}\n\n{text}\n\n" + table("", header, rows).split("\n", 2)[2]
 
 
 def main() -> None:

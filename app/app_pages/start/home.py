@@ -44,10 +44,10 @@ def suggested_path() -> None:
     path = first_class()
     trained = sum(minutes(lesson) or 0 for lesson in path)
     st.subheader("Start here: a first 90-minute class")
-    st.caption(f"{len(path)} lessons in the order the GWU lecture teaches them, about {trained:.0f} minutes of "
-               "training in all (measured on this kind of CPU, one thread, every run each card asks for; a "
-               "playing page draws as it trains, so allow half as long again), leaving the rest of the "
-               "hour and a half to predict, look and discuss.")
+    st.caption(f"{len(path)} lessons in the order the GWU lecture teaches them, at most about {trained:.0f} minutes "
+               "of training in all (measured on this kind of CPU, one thread, every run each card asks for, with "
+               "other work on the same cores: an upper bound; a playing page also draws), leaving the rest of "
+               "the hour and a half to predict, look and discuss.")
     for number, lesson in enumerate(path, 1):
         text, button = st.columns([5, 1], vertical_alignment="center")
         text.markdown(f"**{number}. {lesson.title}** · {PAGE_TITLES[lesson.page]} · {duration(lesson)}")
