@@ -15,6 +15,7 @@ from .test_projector import CUT, PROJECTOR
 
 SIZES = {"projector": PROJECTOR, "wide": {"width": 1400, "height": 900}}
 BANNER = '[data-testid="stAlert"]'
+TAB_LIST = '[data-testid="stTabs"] [role="tablist"]'  # Streamlit 1.67's tabs: no data-baseweb="tab-list" any more
 # The figures a student sees: not those folded in a closed expander, which keep their old width
 # until it opens.
 SHOWN_CHARTS = """[...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
@@ -59,7 +60,7 @@ def what_a_class_cannot_read(app_page, lesson, size: str) -> list[str]:
     problems = [] if page.locator(BANNER, has_text=lesson.title).count() == 1 else ["no lesson banner"]
     labels = page.evaluate(CUT, 'button [data-testid="stMarkdownContainer"]')
     problems += [f"cut button label: {label}" for label in labels]
-    problems += [f"tabs that do not fit: {tabs}" for tabs in page.evaluate(CUT, '[data-baseweb="tab-list"]')]
+    problems += [f"tabs that do not fit: {tabs}" for tabs in page.evaluate(CUT, TAB_LIST)]
     problems += [f"figure text cut at the figure's edge: {text}" for text in page.evaluate(TEXT_OUTSIDE)]
     return [f"{shot}: {problem}" for problem in problems]
 

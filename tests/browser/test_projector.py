@@ -16,7 +16,7 @@ def test_build_and_train_holds_at_1024_by_768_and_presentation_mode_enlarges_it(
     app_page.goto("build")
     buttons = page.evaluate(CUT, 'button [data-testid="stMarkdownContainer"]')  # an ellipsis cuts a label
     assert buttons == [], f"cut button labels: {buttons}"
-    tabs = page.evaluate(CUT, '[data-baseweb="tab-list"]')
+    tabs = page.evaluate(CUT, '[data-testid="stTabs"] [role="tablist"]')
     assert tabs == [], f"tabs that do not fit: {tabs}"
     for name in ("Play", "Step", "Reset"):
         assert page.get_by_role("button", name=name, exact=True).is_visible()
