@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 from pretrained import kernels
@@ -15,6 +16,16 @@ torch.set_num_threads(1)  # small models: one thread is fastest and shares the m
 BROWSER = Path(__file__).resolve().parent / "browser"
 # The full tier's tests: they train the lessons and presets for real (minutes) or drive chromium.
 FULL_ONLY = ("training", "browser")
+TIER = "UNROLLED_TEST_TIER"  # "default" or "full", set by pytest_configure
+
+
+def pytest_configure(config):
+    """The tier, decided once by the process that reads the command line and inherited by the xdist
+    workers, which are handed the test ids explicitly and cannot tell the default tier from a choice."""
+    if not hasattr(config, "workerinput"):
+        asked = config.getoption("--full") or config.option.markexpr or \
+            config.args_source is not pytest.Config.ArgsSource.TESTPATHS
+        os.environ[TIER] = "full" if asked else "default"
 
 
 def pytest_addoption(parser):
@@ -33,9 +44,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("browser"))
     # The default tier (./run_tests.sh alone): everything but the full tier's tests. Naming tests,
     # a -m expression or --full runs what is asked.
-    asked = config.getoption("--full") or config.option.markexpr or \
-        config.args_source is not pytest.Config.ArgsSource.TESTPATHS
-    if not asked:
+    if os.environ.get(TIER) == "default":
         full = [any(item.get_closest_marker(mark) for mark in FULL_ONLY) for item in items]
         kept = [item for item, only in zip(items, full) if not only]
         deselected = [item for item, only in zip(items, full) if only]
