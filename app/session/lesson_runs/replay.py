@@ -29,9 +29,10 @@ def seeds_at(step: int, seed: int) -> tuple[int, ...] | None:
     return (seed,) if step == 0 else None
 
 
-def close(value: float, low: float, high: float) -> bool:
-    """`value` within the band [low, high], widened by TOLERANCE of its size."""
-    slack = TOLERANCE * max(abs(low), abs(high)) + 1e-12
+def close(value: float, low: float, high: float, widen: float = 0.0) -> bool:
+    """`value` within the band [low, high], widened by TOLERANCE of its size, or by `widen` of its width
+    if that is more."""
+    slack = max(TOLERANCE * max(abs(low), abs(high)), widen * (high - low)) + 1e-12
     return low - slack <= value <= high + slack
 
 
