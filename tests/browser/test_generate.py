@@ -2,7 +2,7 @@
 writes after a prompt on Generate; the next-character bars and the coloured text are drawn, and a
 prompt it cannot read says why, at a projector's 1024x768 and at 1400 wide (screenshots:
 generate-<size>.png, generate-bad-projector.png)."""
-from .conftest import wait_for_app
+from .conftest import open_from_menu, wait_for_app
 
 SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
 
@@ -32,7 +32,7 @@ def test_a_char_lstm_trains_then_writes_and_its_next_character_and_units_are_dra
         timeout=120_000,
     )
     page.get_by_role("button", name="Play", exact=True).wait_for(timeout=30_000)  # stopped at the target
-    page.get_by_role("link", name="Generate text").click()
+    open_from_menu(page, "Language models", "Generate text")
     wait_for_app(page)
     generate(page, "def f(x):\n    return ")
     main = page.locator('[data-testid="stMain"]').inner_text()

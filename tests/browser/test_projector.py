@@ -5,8 +5,11 @@ from .conftest import open_from_menu, wait_for_app
 
 PROJECTOR = {"width": 1024, "height": 768}
 # Elements whose content is wider than the box that shows it: a cut label, a scrolled tab list.
+# What a class sees cut: not what a folded sidebar holds (presentation mode folds it, off the screen's left).
 CUT = """selector => [...document.querySelectorAll(selector)]
-    .filter(el => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
+    .filter(el => el.offsetParent !== null && el.getBoundingClientRect().right > 0
+                  && el.closest('[data-testid="stSidebar"][aria-expanded="false"]') === null
+                  && el.scrollWidth > el.clientWidth + 1)
     .map(el => el.textContent.trim())"""
 
 
