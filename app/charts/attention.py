@@ -1,7 +1,7 @@
 """Figures of attention: an AttentionTrace (engine/sites.py) in, a plotly Figure out (the linked
 altair view is attention_linked.py's). No streamlit here.
 
-In the course's notation a recurrent decoder's alignment is alpha_ti, how much output step t
+In Bahdanau et al.'s notation (the GWU lecture's) a recurrent decoder's alignment is alpha_ti, how much output step t
 looks at source token h_i, with the context c_t = sum_i alpha_ti h_i; a transformer's head is
 softmax(Q K^T / sqrt(d_k)). Every map is queries down (output step t, or the token that asks)
 and keys across (the source token i, or the token looked at), t = 0 at the top as in a matrix.
@@ -105,7 +105,7 @@ def mask_overlay(masked: np.ndarray) -> go.Heatmap | None:
 
 
 def weight_axis(title: str) -> dict:
-    """The shared colour axis of weights: 0..1, its bar titled with the course's symbol."""
+    """The shared colour axis of weights: 0..1, its bar titled with Bahdanau et al.'s symbol."""
     return dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0,
                 colorbar=dict(title=dict(text=title, side="right"), thickness=12, tickvals=[0, 0.25, 0.5, 0.75, 1]))
 

@@ -18,7 +18,7 @@ from app.charts.style import BLACK, BLUE, GREEN, GREY, HEIGHT, ORANGE, PURPLE, V
 
 DIVERGING = "RdBu"  # reversed: positive red, negative blue, 0 white
 CURVE_COLOURS = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, BLACK)
-COURSE_D, COURSE_POS, COURSE_DIMS = 512, 22, (100, 101)  # the course's worked example
+COURSE_D, COURSE_POS, COURSE_DIMS = 512, 22, (100, 101)  # the GWU lecture's worked example
 COURSE_VALUES = {100: -0.488, 101: -0.873}  # as the course rounds them (exactly: -0.4786, -0.8781)
 
 
@@ -37,7 +37,7 @@ def formula(pos: int, dim: int, d_model: int) -> str:
 def encoding_heatmap(max_len: int = 64, d_model: int = COURSE_D, pos: int | None = COURSE_POS,
                      dims: tuple[int, ...] = COURSE_DIMS) -> go.Figure:
     """PE as positions (down) x dimensions (across), z exactly engine.positional_encoding(max_len,
-    d_model); the cells (pos, dims) framed and their values stated (by default the course's
+    d_model); the cells (pos, dims) framed and their values stated (by default the GWU lecture's
     worked example: d = 512, position 22, dimensions 100 and 101). pos None: nothing marked."""
     pe = table(max_len, d_model)  # [T, d]
     fig = go.Figure(go.Heatmap(
@@ -72,7 +72,7 @@ def mark_worked_values(fig: go.Figure, pe: np.ndarray, pos: int, dims: tuple[int
 def dimension_curves(max_len: int = 64, d_model: int = COURSE_D, dims: tuple[int, ...] = (0, 10, 100, 101),
                      pos: int | None = COURSE_POS) -> go.Figure:
     """A few dimensions of PE as curves over positions: each pair (2i, 2i+1) is a sine and a
-    cosine of one frequency, slower as i grows; pos is marked (the course's 22), with each
+    cosine of one frequency, slower as i grows; pos is marked (the GWU lecture's 22), with each
     curve's value there."""
     if len(dims) > len(CURVE_COLOURS) or not all(0 <= d < d_model for d in dims):
         raise ValueError(f"give up to {len(CURVE_COLOURS)} dimensions in 0..{d_model - 1}; got {dims}")

@@ -1,10 +1,10 @@
 """Comparison: one task, one seed, one training budget, several networks trained side by side.
 Either four cells (tanh RNN, ReLU RNN, LSTM, GRU): the vanishing-gradient lesson in one picture;
 or the student's own network from each initialisation of W_hh (PyTorch's default, orthogonal,
-identity; for an LSTM also a forget bias of 1): the course's "training strategies" as one experiment;
+identity; for an LSTM also a forget bias of 1): the Bucharest lecture's "training strategies" as one experiment;
 or echo state networks: tanh RNNs of the student's size whose W_hh is drawn once at a spectral
 radius and never trained, only their read-out learning; or the student's network without and with
-layer normalisation and zoneout, the course's two other training strategies.
+layer normalisation and zoneout, the Bucharest lecture's two other training strategies.
 
 Made from a student's Setup and kept in their st.session_state (never in a shared cache), with no
 Streamlit in it. It plays like the Lab (playback.py): every change to a model happens under the

@@ -1,5 +1,5 @@
 """Held-out data over training: the model's loss and metric on samples it never trains on, every
-EVAL_EVERY steps, and the weights of the best step so far (early stopping, the course's good
+EVAL_EVERY steps, and the weights of the best step so far (early stopping, the GWU lecture's good
 practice). No Streamlit here.
 
 The training curves score each step's own batch, which a model can learn by heart: on a small

@@ -1,10 +1,10 @@
-"""Transfer learning, trained: the course's recipe against training from scratch. No Streamlit here.
+"""Transfer learning, trained: the GWU lecture's recipe against training from scratch. No Streamlit here.
 
 One char-level sentiment network is trained twice from the same seed on the same batches (one task,
 each trainer drawing from its own seeded stream): "from scratch", every part from its random start;
 and "pretrained", whose lower parts (the embedding, then layers from the bottom) are copied from a
 shipped char language model (engine.transfer.transplant), with new layers and a new head on top
-(the course's "reuse the lower layers as the base, add extra layers on top"). The reused parts
+(the GWU lecture's "reuse the lower layers as the base, add extra layers on top"). The reused parts
 start frozen; at a chosen step the top reused layer(s) unfreeze at a lower learning rate ("unfreeze
 one or two top hidden layers ... and reduce the learning rate"). They train in turns as Compare
 cells trains its cells (comparison.RoundRobin).

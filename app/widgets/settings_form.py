@@ -134,7 +134,7 @@ def model_form(task_spec: engine.TaskSpec) -> dict:
 
 
 def attention_form() -> dict:
-    """A recurrent encoder-decoder's attention over the encoder's states (the course's table of
+    """A recurrent encoder-decoder's attention over the encoder's states (Schmidt's table of
     score functions), and whether the encoder reads the source backwards."""
     s = "model"
     score = st.selectbox("Attention (score function)", (NO_ATTENTION,) + SCORES, key=key(s, "attention"),

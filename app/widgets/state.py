@@ -108,9 +108,9 @@ FORM_SYNCED = "form_synced_with"  # the Lab setup the settings form last showed
 # Transformers: Positional encoding
 PE_POSITIONS = "pe_positions"  # positions shown (rows of the table)
 PE_WIDTH = "pe_width"  # d, the width of the table
-PE_POSITION = "pe_position"  # the position read off the figure (the course's 22)
+PE_POSITION = "pe_position"  # the position read off the figure (the GWU lecture's 22)
 PE_POSITION_BOX = "pe_position_box"  # its number box (its range changes: see transformer/models.shadowed)
-PE_PAIR = "pe_pair"  # the even dimension i of the pair (i, i+1) read (the course's 100)
+PE_PAIR = "pe_pair"  # the even dimension i of the pair (i, i+1) read (the GWU lecture's 100)
 PE_PAIR_BOX = "pe_pair_box"  # its number box
 PE_START = "pe_start"  # (model, step, its learned table) when the page first drew that model
 # Transformers: Self-attention

@@ -11,7 +11,6 @@ import torch
 import engine
 from app.charts import attention as cattention
 from app.charts import attention_linked as clinked
-from app.charts import bottleneck as cbottleneck
 from app.charts import labels
 from app.charts.beam_rows import beam_rows
 from app.charts.beam_tree import beam_tree
@@ -20,6 +19,7 @@ from app.session.lab import Lab
 from app.session.link import preset_setup
 from app.widgets import downloads as exports
 from app.widgets import state
+from app.widgets.bottleneck import bottleneck
 from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
 from app.widgets.header import page_header
@@ -333,36 +333,6 @@ def forced_continuation(lab: Lab, source, greedy: tuple[int, ...], words: tuple[
     st.caption(f"Greedy decoding wrote {' '.join(words[w] for w in greedy)}. Made to write {token} at step {t} "
                f"(after its own first {t} tokens), the decoder goes on: {written} (log p = {beam.best.score:.3f}, the "
                "forced token's own probability included).")
-
-
-def bottleneck() -> None:
-    """Why attention exists, measured once here (benchmarks/attention_bottleneck.py; the shipped
-    rows are re-measured by tests/engine/test_bottleneck.py), not trained in a student's session."""
-    means, meta = cbottleneck.measured()
-    settings = meta["settings"]
-    model = settings["model"]
-    with st.expander("The bottleneck, measured: accuracy against source length, with and without attention"):
-        show(cbottleneck.bottleneck_curves(means, settings["steps"]), "bottleneck")
-        st.caption(bottleneck_caption(means, settings, model, meta))
-
-
-def bottleneck_caption(means, settings: dict, model: dict, meta: dict) -> str:
-    def whole(attention: str, length: int) -> str:
-        row = means[(means["attention"] == attention) & (means["seq_len"] == length)].iloc[0]
-        return f"{row['sequence_accuracy']:.0%}"
-
-    short, long = min(settings["lengths"]), max(settings["lengths"])
-    return (
-        f"The same encoder-decoder ({'bidirectional ' if model['bidirectional'] else ''}{model['arch'].upper()}, "
-        f"{model['hidden_size']} units a direction) copies {settings['symbols']} symbols, trained "
-        f"{settings['steps']} steps from each of {len(settings['seeds'])} seeds at each length; solid: whole "
-        f"sequences right (the seeds' range as bars), dotted: symbols right, on {settings['held_out']} held-out "
-        f"sources. Without attention the whole source squeezes through the encoder's final state: "
-        f"{whole('none', short)} of sequences right at length {short}, {whole('none', long)} at {long}. With dot "
-        f"attention: "
-        f"{whole('dot', short)} and {whole('dot', long)}. Measured {meta['measured']} on this 2-core CPU with "
-        f"torch {meta['torch']} (benchmarks/attention_bottleneck.py)."
-    )
 
 
 def downloads(lab: Lab) -> None:

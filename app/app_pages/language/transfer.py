@@ -1,5 +1,5 @@
 """Transfer learning: a shipped char language model's lower layers reused for sentiment, frozen,
-with a new head; then the top reused layer unfrozen at a lower learning rate (the course's recipe),
+with a new head; then the top reused layer unfrozen at a lower learning rate (the GWU lecture's recipe),
 trained side by side with the same network from scratch, from the same seed on the same batches."""
 from __future__ import annotations
 

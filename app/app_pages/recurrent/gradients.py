@@ -30,14 +30,11 @@ ADDING_INITIALISATION = (
     "back. An LSTM's forget bias b opens the carousel, f_t starting near σ(b) (0.73 at 1, 0.95 at 3): "
     "its first step gets 3e-11 by default, 5e-5 at bias 1 and 0.2 at bias 3."
 )
-# Quoted from the Vanishing lesson's data file: its ranges held over its ensemble of seeds and kernel paths.
-ADDING_RATIO = BY_KEY["vanishing"].quoted(
-    "On the adding problem (T = 50, 64 units, this preset's training; measured over seeds 0-2 and two CPU kernel "
-    "paths) a tanh RNN starts at {{rnn.ratio_start}} and an LSTM at {{lstm.ratio_start}}; the LSTM learns to let "
-    "the gradient through (above 1e-2 from somewhere between step {{lstm.first_above_1e-2}} on), while in 3000 "
-    "steps the tanh RNN's stays below 1e-6 {{rnn.share_below_1e-6}} of the time, and its late spikes teach it "
-    "nothing."
-)
+ADDING_RATIO = BY_KEY["vanishing"].quoted(  # the Vanishing lesson's ranges, over its seeds and kernel paths
+    "On the adding problem (T = 50, 64 units, this preset's training; seeds 0-2, two CPU kernel paths) a tanh RNN "
+    "starts at {{rnn.ratio_start}} and an LSTM at {{lstm.ratio_start}}; the LSTM learns to let the gradient through "
+    "(above 1e-2 from step {{lstm.first_above_1e-2}} on), while in 3000 steps the tanh RNN's stays below 1e-6 "
+    "{{rnn.share_below_1e-6}} of the time, and its late spikes teach it nothing.")
 BIDIRECTIONAL_RATIO = (
     " This network is bidirectional: its backward direction (dashed) reads the sequence from the end, "
     "so the first step it reads is the last position, t = T−1, and its line is ‖∂L/∂h_T^←‖ / ‖∂L/∂h_1^←‖, "

@@ -1,5 +1,5 @@
 """BPTT and RTRL: the same gradient two ways, on the page's own small RNN or GRU and one sample
-(issue 16, the course's "pros and cons of BPTT and RTRL", measured): every entry by both, RTRL's
+(issue 16, the GWU lecture's "pros and cons of BPTT and RTRL", measured): every entry by both, RTRL's
 online gradient step by step, what each costs as H and T grow, and truncated BPTT's bias."""
 from __future__ import annotations
 
