@@ -85,3 +85,17 @@ def test_the_first_steps_replay_inside_the_ensemble(key):
                 band = bands[replay.seeds_at(step, 0)]
                 low, high = band.loc[step, "low"], band.loc[step, "high"]
                 assert replay.close(value, low, high), (key, run, name, step, value, low, high)
+
+
+def test_a_claim_holds_in_its_range_and_the_card_writes_it_as_a_reader_would():
+    from app.session.lessons import Claim, written
+
+    step = Claim("lstm.below_0.01", 875, 1250, ",.0f", or_never=True)
+    assert step.holds(875) and step.holds(1250) and step.holds(None) and not step.holds(1275)
+    assert step.quote() == "875 to 1,250" and step.quote("high") == "1,250"
+    never = Claim("clipped.diverged_at", None, None, never=True)
+    assert never.holds(None) and not never.holds(2) and never.quote() == "never"
+    share = Claim("rnn.ratio_start", None, 6e-11, ".0e")
+    assert share.holds(0.0) and not share.holds(1e-10) and share.quote() == "below 6e-11"
+    assert [written(v, s) for v, s in ((5e-6, ".0e"), (8e3, ".0e"), (2.0, ".0e"), (20, ".1g"), (0.97, ".0%"))] == [
+        "5e-6", "8e3", "2", "20", "97%"]
