@@ -20,6 +20,15 @@ from app.session.link import OFFERED, Setup, preset_setup
 from app.session.playback import Playback
 from app.session.probes import Probes
 
+# In a playing page's ticks, its recording (and every figure drawn from it) is renewed only after
+# RENEW_FACTOR times what the last renewal's drawing cost the server. Each renewal sends the browser new
+# figures to lay out, which costs it about what building them cost the server: Self-attention's five
+# took 1.1 s of the server's thread and 0.8-1.4 s of chromium's main thread on this 2-core machine;
+# renewed every tick they kept chromium 91% busy, a click on Pause reached the server 3 s late and
+# showed 8 s after its run (benchmarks/README section 8). Between renewals a tick trains and draws the
+# kept figures again, which costs neither side a layout. A page whose figures cost little renews every tick.
+RENEW_FACTOR = 10.0
+
 
 class Lab(Playback):
     def __init__(self, setup: Setup, upload: str | bytes | None = None):
@@ -57,6 +66,7 @@ class Lab(Playback):
             self.held_out = HeldOut(trainer)
             self.marks: list[tuple[int, str]] = []  # (step, what changed there): drawn on the curves
             self.origin = origin  # its steps count from the checkpoint's, which its card gives
+            self.renewal_cost, self.drawn_at = 0.0, -1  # s the last drawing of a new recording took; its step
 
     def advance(self, until: int | None = None) -> bool:
         """One training step (the caller holds the lock), measured every RECORD_EVERY steps."""
@@ -71,7 +81,15 @@ class Lab(Playback):
         return self.trainer.steps_done >= until or self.trainer.diverged_at is not None
 
     def recording(self, index: int = 0) -> engine.Recording:
-        return self.probes.recording(index)
+        """Probe sample `index` recorded; for a tick of the live fragment, renewed at most every
+        RENEW_SECONDS. A tick asks for nothing new (a moved control starts a whole-page run, which
+        records afresh), so everything it draws was worked out from one recording."""
+        return self.probes.recording(index, RENEW_FACTOR * self.renewal_cost if self.ticking else 0.0)
+
+    def drawn(self, seconds: float) -> None:
+        """A drawing that renewed the recording took `seconds`: what the next renewal waits on."""
+        if self.probes.recorded_at != self.drawn_at:
+            self.renewal_cost, self.drawn_at = seconds, self.probes.recorded_at
 
     def symbols(self, index: int, stack: str | None = None) -> list[str] | None:
         """What probe sample `index` reads at each step, as the task's own symbols, when its

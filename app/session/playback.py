@@ -19,6 +19,7 @@ from contextlib import contextmanager
 class Playback(ABC):
     def __init__(self) -> None:
         self.playing = False
+        self.ticking = False  # a tick of the live fragment is drawing (controls.live_training): Lab.recording
         self.lock = threading.RLock()  # held for every change to a model, task or trainer
         self.seconds = 0.0  # spent in train_for: a Comparison's time to go is estimated from it
         self.turn = threading.Condition()  # guards `waiting`, and wakes the loop when no one waits
@@ -39,6 +40,9 @@ class Playback(ABC):
             yield
         finally:
             self.lock.release()
+
+    def drawn(self, seconds: float) -> None:  # noqa: B027 - most trainees keep nothing of it (Lab does)
+        """The page's drawing of this took `seconds` of its thread's CPU time (controls.live_training)."""
 
     @abstractmethod
     def advance(self, until: int) -> bool:

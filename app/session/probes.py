@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 
 import pandas as pd
 import torch
@@ -56,29 +57,41 @@ class Probes:
         self.samples = probe_samples(self.task, self.seed)
         self.log = BoundedRows()  # the gradient log, a row every RECORD_EVERY steps, thinned when long
         self.recordings: tuple[int, dict[int, engine.Recording]] = (-1, {})  # (steps, sample -> recording)
+        self.recorded_clock = 0.0  # time.monotonic() when the recordings' step was first recorded
         self.truncated: tuple[tuple, engine.Recording] | None = None
         self.initial: dict[tuple, pd.DataFrame] = {}  # gradients at initialisation, by sample and stack
         self.spectra: tuple[int, dict[str, engine.Spectra], str | None] = (-1, {}, None)  # (steps, by stack, why not)
         self.frames: dict = {}  # the laid-out figures its recordings are put into (app/charts/refill.frame_in)
         self.measure()
 
-    def recording(self, index: int = 0) -> engine.Recording:
+    def recording(self, index: int = 0, renew_after: float = 0.0) -> engine.Recording:
         """The model opened up on probe sample `index` as it is now; recorded again only after
-        it has trained (moving a slider or going back to a sample redraws, it does not recompute).
-        Jacobian norms are left out where they would be too large to compute (record's own limit)."""
+        it has trained (moving a slider or going back to a sample redraws, it does not recompute),
+        and, with `renew_after` s, not before the kept recording of `index` is that old (a playing
+        page: Lab.recording). Jacobian norms are left out where they would be too large to compute
+        (record's own limit)."""
         with self.lock:
             steps = self.trainer.steps_done
             recorded_at, recordings = self.recordings
-            if recorded_at != steps or index not in recordings:
-                try:
-                    rec = engine.record(self.model, *self.samples, index=index)
-                except ValueError:  # too large for Jacobians: everything else still
-                    rec = engine.record(self.model, *self.samples, index=index, jacobians=False)
-                for name, spectra in self.weight_spectra()[0].items():
-                    rec.stacks[name].spectra = spectra
-                kept = recordings if recorded_at == steps else {}
-                self.recordings = (steps, {**kept, index: rec})  # replaced whole: drawn_recording reads it unlocked
-            return self.recordings[1][index]
+            fresh_enough = time.monotonic() - self.recorded_clock < renew_after
+            if index in recordings and (recorded_at == steps or fresh_enough):
+                return recordings[index]
+            try:
+                rec = engine.record(self.model, *self.samples, index=index)
+            except ValueError:  # too large for Jacobians: everything else still
+                rec = engine.record(self.model, *self.samples, index=index, jacobians=False)
+            for name, spectra in self.weight_spectra()[0].items():
+                rec.stacks[name].spectra = spectra
+            kept = recordings if recorded_at == steps else {}
+            if recorded_at != steps:
+                self.recorded_clock = time.monotonic()
+            self.recordings = (steps, {**kept, index: rec})  # replaced whole: drawn_recording reads it unlocked
+            return rec
+
+    @property
+    def recorded_at(self) -> int:
+        """The step the recordings were made at (-1: none yet)."""
+        return self.recordings[0]
 
     # What the page drew last, read WITHOUT the lock, for downloads made on click: a training loop
     # takes the lock step after step, and a download waiting for it can outlast Streamlit's

@@ -131,7 +131,7 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
     60 s (benchmarks/README section 12)."""
     if not trainee.playing:
         with st.container(), trainee.lock:
-            draw(trainee)
+            timed_draw(trainee, draw)
         return
     whole_page = [True]  # this call draws the fragment inline, as part of the whole page
 
@@ -143,11 +143,14 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
         # Both measured in this thread's CPU time: with N sessions playing, each thread runs about
         # 1/N of the time, and wall-clock budgets let drawing (fixed CPU work) crowd training out
         # as N grew (benchmarks/README, section 12).
-        start = time.thread_time()
         with trainee.lock:
-            draw(trainee)
+            trainee.ticking = not whole_page[0]
+            try:
+                drawn = timed_draw(trainee, draw)
+            finally:
+                trainee.ticking = False
         if trainee.playing and not whole_page[0]:
-            trainee.train_for(train_seconds(time.thread_time() - start, seconds), until=st.session_state[until_key],
+            trainee.train_for(train_seconds(drawn, seconds), until=st.session_state[until_key],
                               between_steps=yield_to_the_page(), clock=time.thread_time)
             if not trainee.playing:  # reached the target or stopped: redraw the buttons, stop ticking
                 st.rerun()
@@ -156,6 +159,15 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
     # Streamlit keeps this closure and calls it again for each of the fragment's own runs (its
     # run_every ticks), until the next whole-page run defines the fragment anew.
     whole_page[0] = False
+
+
+def timed_draw(trainee: Playback, draw: Callable) -> float:
+    """draw(trainee), and the thread's CPU time it took, which the trainee is told (Playback.drawn)."""
+    start = time.thread_time()
+    draw(trainee)
+    drawn = time.thread_time() - start
+    trainee.drawn(drawn)
+    return drawn
 
 
 def yield_to_the_page() -> Callable[[], None]:

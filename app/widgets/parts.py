@@ -32,7 +32,7 @@ def recorded_caption(lab: Lab, index: int) -> None:
     held = lab.held_out.log.last
     score = "" if held is None else (
         f" Held-out {lab.task.metric_name} {held['metric']:.3f}, loss {held['loss']:.4g} (at step {held['step']:,}).")
-    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {index}.{score}")
+    st.caption(f"Recorded at step {lab.probes.recorded_at:,} on sample {index}.{score}")
 
 
 def chosen(lab: Lab) -> Chosen:

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 import engine
-from app.session.lab import Lab
+from app.session import probes
+from app.session.lab import RENEW_FACTOR, Lab
 from app.session.lessons import LESSONS
 from app.session.link import DEFAULT, OFFERED, parse_query, preset_setup
 
@@ -231,6 +232,31 @@ def test_each_probe_sample_is_recorded_once_per_model_version(monkeypatch):
     again = lab.recording(0)
     assert calls[-1] == 0 and again is not first  # trained: recorded anew
     assert torch.equal(again.hidden, real(lab.model, *lab.probes.samples, index=0).hidden)
+
+
+def test_a_tick_keeps_the_recording_until_renewing_it_is_due(monkeypatch):
+    """A playing page's tick (lab.ticking) draws the kept recording until RENEW_FACTOR times the last
+    renewal's drawing has passed; a whole-page run, or a tick after that, records the weights as they
+    are, and says at which step (probes.recorded_at)."""
+    clock = [100.0]
+    monkeypatch.setattr(probes.time, "monotonic", lambda: clock[0])
+    lab = Lab(preset_setup("parity"))
+    first = lab.recording(0)
+    lab.drawn(0.2)  # a drawing of a new recording cost 0.2 s: the next renewal waits RENEW_FACTOR x 0.2 s
+    assert lab.renewal_cost == 0.2 and lab.probes.recorded_at == 0
+    lab.step()
+    lab.ticking = True
+    clock[0] += RENEW_FACTOR * 0.2 - 0.01
+    assert lab.recording(0) is first and lab.probes.recorded_at == 0  # kept: the tick sends its figures as they were
+    lab.drawn(0.01)  # a tick that drew the kept figures: not what a renewal costs
+    assert lab.renewal_cost == 0.2
+    clock[0] += 0.02
+    renewed = lab.recording(0)
+    assert renewed is not first and lab.probes.recorded_at == 1
+    assert torch.equal(renewed.hidden, engine.record(lab.model, *lab.probes.samples, index=0).hidden)
+    lab.step()
+    lab.ticking = False
+    assert lab.recording(0) is not renewed and lab.probes.recorded_at == 2  # a whole-page run: as the weights are
 
 
 def test_a_model_setting_change_keeps_the_task_and_its_parsed_data(monkeypatch):

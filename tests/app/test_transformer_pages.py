@@ -12,6 +12,7 @@ import engine
 from app import pages as nav
 from app.charts.attention_lines import LINES_UP_TO
 from app.charts.labels import visible
+from app.session.lab import RENEW_FACTOR
 from app.widgets import state
 
 from .conftest import MAIN, chart, plotted
@@ -200,6 +201,37 @@ def test_step_trains_and_redraws_the_grid():
     rec = lab.recording(0)
     first = rec.attention_traces[sorted(rec.attention_traces, key=lambda s: s.layer)[0]]
     assert np.array_equal(after[0], first.weights[0].numpy()) and not np.array_equal(after[0], before[0])
+
+
+def test_a_playing_page_draws_one_recording_until_renewing_it_is_due(monkeypatch):
+    """Ticks between two renewals (Lab.recording) send each figure exactly as it was, with the step
+    it was recorded at, while the model trains on; the renewal draws the weights as they are then."""
+    from app.session import probes
+
+    from .test_page_reruns import tick
+
+    clock = [100.0]
+    monkeypatch.setattr(probes.time, "monotonic", lambda: clock[0])
+    at = page(SELF_ATTENTION, transformer_link("charlm", seq_len=12))
+    lab = at.session_state["lab"]
+    lab.playing = True
+    at.run()  # a playing page's whole run: it records the weights as they are (step 0)
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    for _ in range(2):
+        drawn = tick(at)
+        assert lab.trainer.steps_done > 0 and lab.probes.recorded_at == 0
+        assert [c.proto.spec for c in drawn.get("plotly_chart")] == specs
+        assert any(c.value.startswith("Recorded at step 0 on sample 0.") for c in drawn.caption)
+    clock[0] += lab.renewal_cost * RENEW_FACTOR + 1
+    drawn = tick(at)
+    renewed_at = lab.probes.recorded_at
+    assert renewed_at > 0 and any(c.value.startswith(f"Recorded at step {renewed_at:,} on sample 0.")
+                                  for c in drawn.caption)
+    rec = lab.probes.drawn_recording(0)  # the renewed one (the tick trained on after drawing it)
+    first = rec.attention_traces[sorted(rec.attention_traces, key=lambda s: s.layer)[0]]
+    grid = maps(json.loads(drawn.get("plotly_chart")[0].proto.spec))
+    assert np.array_equal(grid[0], first.weights[0].numpy())
+    assert not np.array_equal(grid[0], maps(json.loads(specs[0]))[0])
 
 
 def test_the_why_sqrt_dk_pair_opens_the_picked_query_of_the_focused_head():

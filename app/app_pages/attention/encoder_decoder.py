@@ -225,12 +225,12 @@ def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, .
     left_out = (f" The source's {padding} padding token{'s get' if padding > 1 else ' gets'} weight 0 and "
                 f"{'are' if padding > 1 else 'is'} left out of the maps." if padding else "")
     if source.typed is not None:
-        st.caption(f"Decoded at step {lab.trainer.steps_done:,} from the source you typed, '{source.typed}'{score}. "
+        st.caption(f"Decoded at step {lab.probes.recorded_at:,} from the source you typed, '{source.typed}'{score}. "
                    f"It has no target to compare with.{left_out}")
         return
     values = decoding.input_values(lab.task, source.x[source.i])
     inputs = f" Input: {values}." if values else ""
-    st.caption(f"Recorded at step {lab.trainer.steps_done:,} on sample {source.i}{score}.{inputs} "
+    st.caption(f"Recorded at step {lab.probes.recorded_at:,} on sample {source.i}{score}.{inputs} "
                f"Target: {' '.join(words[t] for t in source.y[source.i].tolist())}.{left_out}")
 
 

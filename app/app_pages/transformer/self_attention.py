@@ -21,7 +21,7 @@ from app.session.transformers import CHAR_LM, REVERSAL, SENTIMENT_ENCODER
 from app.widgets import downloads as exports
 from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
-from app.widgets.figures import show
+from app.widgets.figures import kept, show
 from app.widgets.header import page_header, sidebar_summary
 from app.widgets.open_model import open_button
 
@@ -186,8 +186,9 @@ def typed_probe(lab: Lab, text: str, index: int, warn) -> Probe | None:
     except ValueError as err:
         warn(f"{str(err).capitalize()}. Showing sample {index} instead.", icon=":material/keyboard:")
         return None
-    with lab.hold():
-        rec = engine.record(lab.model, ids[None, :-1], ids[None, 1:], jacobians=False)
+    with lab.hold():  # once per recording of the sample, which a tick keeps (Lab.recording): the same weights
+        rec = lab.recording(index).derived(("typed", text), lambda: engine.record(
+            lab.model, ids[None, :-1], ids[None, 1:], jacobians=False))
     return Probe(rec, list(text[:-1]), typed=True)
 
 
@@ -228,12 +229,15 @@ def shown_part(lab: Lab, probe: Probe, warn) -> Probe | None:
              "& Train.", icon=":material/straighten:")
         return None
     n = MAX_SHOWN
-    traces = {site: engine.AttentionTrace(site, t.weights[:, :n, :n], t.logits[:, :n, :n], t.context[:, :n])
-              for site, t in probe.rec.attention_traces.items()}
+    def cut() -> engine.Recording:  # once per recording, so that the figures kept with the cut one hold
+        traces = {site: engine.AttentionTrace(site, t.weights[:, :n, :n], t.logits[:, :n, :n], t.context[:, :n])
+                  for site, t in probe.rec.attention_traces.items()}
+        return dataclasses.replace(probe.rec, attention_traces=traces, kept={})
+
     if warn is st.warning:
         st.caption(f"The first {n} of {longest} positions: exact, since a causal model's first {n} queries look "
                    "at no later key.")
-    return Probe(dataclasses.replace(probe.rec, attention_traces=traces), probe.tokens[:n], probe.typed)
+    return Probe(probe.rec.derived(("first positions", n), cut), probe.tokens[:n], probe.typed)
 
 
 def focused_trace(rec: engine.Recording, stack: str | None, kind: str, layer: int) -> engine.AttentionTrace:
@@ -252,11 +256,14 @@ def draw(lab: Lab) -> None:
         return
     rec = probe.rec
     if probe.typed:
-        st.caption(f"Recorded at step {lab.trainer.steps_done:,} on your text.")
+        st.caption(f"Recorded at step {lab.probes.recorded_at:,} on your text.")
     else:
         parts.recorded_caption(lab, part.index)
     long = max(max(t.weights.shape[1:]) for t in rec.attention_traces.values()) > GRID_HEADS_UP_TO
-    grid = cattention.head_grid(rec, probe.tokens, stack, kind, average=long or bool(state.get(state.SA_AVERAGE)))
+    average = long or bool(state.get(state.SA_AVERAGE))
+    # Each figure once per recording and choice: a tick between two recordings (Lab.recording) sends them as they were.
+    grid = kept(rec, "sa_grid", (stack, kind, average), lambda: cattention.head_grid(rec, probe.tokens, stack, kind,
+                                                                                     average=average))
     show(grid, "sa_grid")
     if long:
         st.caption(f"Over {GRID_HEADS_UP_TO} positions the grid shows each layer's mean of heads (every head "
@@ -266,16 +273,19 @@ def draw(lab: Lab) -> None:
     query_tokens, key_tokens = cattention.tokens_for(trace.site, probe.tokens)
     chosen = state.get(state.SA_HEAD, 0)
     head = None if chosen == MEAN else int(chosen)
-    show(cattention.focused_head(trace, head, query_tokens, key_tokens), "sa_focused")
+    show(kept(rec, "sa_focused", (trace.site, head), lambda: cattention.focused_head(trace, head, query_tokens,
+                                                                                    key_tokens)), "sa_focused")
     st.caption("One map at full size: point at a cell for its query, key and weight. Each row sums to 1. "
                + ("The mean of the heads hides what each one does: compare it with the heads in the grid."
                   if head is None else "Heads of one layer look at different things: pick another head above."))
-    lines(trace, head, query_tokens, key_tokens, kind)
+    lines(rec, trace, head, query_tokens, key_tokens, kind)
     pair_head = 0 if head is None else head
     query = min(state.get(state.SA_QUERY, 0), trace.weights.shape[1] - 1)
     d_k = cscaling.d_k_of(trace)
-    show(cscaling.scaled_logits(trace, pair_head, query, key_tokens), "sa_scaled")
-    show(cscaling.row_entropy(trace, pair_head, query_tokens), "sa_entropy")
+    show(kept(rec, "sa_scaled", (trace.site, pair_head, query),
+              lambda: cscaling.scaled_logits(trace, pair_head, query, key_tokens)), "sa_scaled")
+    show(kept(rec, "sa_entropy", (trace.site, pair_head), lambda: cscaling.row_entropy(trace, pair_head, query_tokens)),
+         "sa_entropy")
     st.caption(
         f"Why divide by √d_k = √{d_k} ≈ {math.sqrt(d_k):.2f}"
         + (f" (head {pair_head}: the mean of heads has no scores of its own)" if head is None else "")
@@ -287,13 +297,14 @@ def draw(lab: Lab) -> None:
                                                                                        key_tokens))
 
 
-def lines(trace: engine.AttentionTrace, head: int | None, query_tokens: list[str], key_tokens: list[str],
-          kind: str) -> None:
+def lines(rec: engine.Recording, trace: engine.AttentionTrace, head: int | None, query_tokens: list[str],
+          key_tokens: list[str], kind: str) -> None:
     """The focused head as lines from each query to the keys it looks at, beside what to look for.
     Its numbers are the focused head's CSV: nothing new to download."""
     query = state.get(state.SA_LINES_QUERY)  # in range: pick_lines_query reset one picked on a longer sequence
     figure, words = st.columns([3, 2])  # the lines as narrow as BertViz's: slopes read, and the caption beside
-    show(clines.attention_lines(trace, head, query_tokens, key_tokens, query), "sa_lines", where=figure)
+    show(kept(rec, "sa_lines", (trace.site, head, query),
+              lambda: clines.attention_lines(trace, head, query_tokens, key_tokens, query)), "sa_lines", where=figure)
     words.caption(lines_caption(trace, kind, trace.weights.shape[1], query))
 
 
