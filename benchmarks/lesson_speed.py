@@ -35,6 +35,7 @@ from app.session.lab import Lab
 from app.session.lessons import BY_KEY, LESSONS, Lesson, by_objective
 from app.session.link import Setup
 from app.session.probes import RECORD_EVERY
+from app.session.transformers import CHAR_LM
 from app.widgets import state
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +44,7 @@ STEPS = re.compile(r"steps trained:\s*([\d,]+)")
 # A page's progress text over its own runs, whatever it names a run (Compare cells: cell, start, ...).
 EACH_RUN = re.compile(r"step ([\d,]+) of [\d,]+ for each \w+")
 # A stated time in a card's text: "30 seconds", "2 minutes", "in 5 min", "90 s".
+VIEWPORT = {"width": 1024, "height": 768}  # a projector's
 STATED_TIME = re.compile(r"\b\d[\d,.]*\s*(?:seconds?|secs?|minutes?|mins?|s|hours?|h)\b", re.I)
 
 
@@ -87,10 +89,20 @@ class Case:
     (via: the setup's link, opened in a fresh tab on the lesson's page)."""
 
     name: str
-    lesson: Lesson
+    lesson: Lesson | None  # None: a page's own offer (OFFERED), not a lesson
     setup: object
     page: str
     via: str | None = None
+    target: int | None = None  # "Train up to step" when not a lesson's
+
+    @property
+    def steps(self) -> int:
+        return self.lesson.steps if self.lesson is not None else self.target
+
+
+# Self-attention's first offer, the page the "In front of a class" walk found slowest to pause (6-9 s).
+OFFERED_CASE = Case("Self-attention, causal char LM", None, CHAR_LM, "self-attention",
+                    via=f"self-attention?{urlencode({**CHAR_LM.to_query(), state.STEPS_PARAM: 1000})}", target=1000)
 
 
 def cases() -> list[Case]:
@@ -108,6 +120,7 @@ def cases() -> list[Case]:
 
     # What the cards ask for next: "set the cell to LSTM ... and play again"; "turn clipping on at 1.0".
     rows += [
+        OFFERED_CASE,
         half("rnn-forgets", "rnn-forgets, LSTM half", "build", model={"arch": "lstm"}),
         half("vanishing", "vanishing, LSTM half", "gradients", model={"arch": "lstm"}),
         half("exploding", "exploding, clipped at 1.0", "build", train={"clip_norm": 1.0}),
@@ -115,19 +128,24 @@ def cases() -> list[Case]:
     return rows
 
 
+def key_of(case: Case) -> str:
+    """The lesson's key; a page's own offer goes by the page."""
+    return case.lesson.key if case.lesson is not None else case.page
+
+
 def chosen(keys: str) -> set[str]:
-    """Lesson keys from "key1,key2" (argparse's type for --lessons)."""
-    picked = set(keys.split(","))
-    if picked - BY_KEY.keys():
-        raise argparse.ArgumentTypeError(f"no lesson {', '.join(sorted(picked - BY_KEY.keys()))}; "
-                                         f"the lessons: {', '.join(BY_KEY)}")
+    """Lesson keys (or OFFERED_CASE's page) from "key1,key2" (argparse's type for --lessons)."""
+    picked, known = set(keys.split(",")), [*BY_KEY, OFFERED_CASE.page]
+    if picked - set(known):
+        raise argparse.ArgumentTypeError(f"no lesson {', '.join(sorted(picked - set(known)))}; "
+                                         f"the lessons: {', '.join(known)}")
     return picked
 
 
 def budget(case: Case) -> int:
     """The steps the lesson's budget trains in all: each run's on a page training its own."""
     own = own_runs(case)
-    return case.lesson.steps * (own.count if own else 1)
+    return case.steps * (own.count if own else 1)
 
 
 def stated_time(lesson: Lesson) -> str:
@@ -248,7 +266,7 @@ def control(case: Case) -> tuple[str, list[str]]:
         return "Sample to open up", ["1", "0", "1", "0"]  # back where it started: the next round changes it again
     own = own_runs(case)
     label = "Train up to step" if own is None else own.control
-    return label, [str(case.lesson.steps + 100), str(case.lesson.steps)] * 2
+    return label, [str(case.steps + 100), str(case.steps)] * 2
 
 
 LOST_AFTER = 30.0  # s: a change that started no whole-page run by then is reported as lost (nan)
@@ -290,7 +308,7 @@ def open_case(page, url: str, case: Case) -> None:
 def on_page(browser, url: str, case: Case, play_seconds: float) -> dict:
     """Open the case's page in a fresh tab, press Play, let it play for `play_seconds`, and time the
     reruns after moving its control while playing and after Pause."""
-    from tests.browser.conftest import SCRIPT_TIMEOUT, VIEWPORT, wait_for_app
+    from tests.browser.conftest import SCRIPT_TIMEOUT
 
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(SCRIPT_TIMEOUT)
@@ -325,18 +343,42 @@ def on_page(browser, url: str, case: Case, play_seconds: float) -> dict:
             out["halves"] = ((sb - sa) / (tb - ta), (sc - sb) / (tc - tb))
         out["rerun playing"] = reruns(page, runs, case) if still else []
         if playing(page):
-            page.get_by_role("button", name="Pause", exact=True).click()
-        for attempt in range(3):  # under load a tick or the Pause's run may still be going after the settle
-            try:
-                wait_for_app(page)
-                break
-            except AssertionError:
-                if attempt == 2:
-                    raise
+            pump(page, time.perf_counter() + 3.0)  # the last rerun's renewal drawn: a tick as any other
+            out["pause"] = pause(page, case)
+        settled(page)
         out["rerun paused"] = reruns(page, runs, case)
         return out
     finally:
         context.close()
+
+
+def pause(page, case: Case) -> tuple[float, int]:
+    """Click Pause: seconds until the button reads Play again, and the steps trained beyond those the
+    page showed at the click (a tick shows its steps before it trains more, so up to two ticks' worth:
+    the one on screen and the one under way)."""
+    shown = steps_trained(page, case)
+    pause_button = page.get_by_role("button", name="Pause", exact=True)
+    pause_button.click()
+    clicked = time.perf_counter()
+    play_button = page.get_by_role("button", name="Play", exact=True)
+    while play_button.count() == 0 and time.perf_counter() - clicked < LOST_AFTER:
+        page.wait_for_timeout(10)
+    answered = time.perf_counter() - clicked if play_button.count() else float("nan")
+    settled(page)
+    return answered, steps_trained(page, case) - shown
+
+
+def settled(page) -> None:
+    """Under load a tick or the Pause's run may still be going after the first settle."""
+    from tests.browser.conftest import wait_for_app
+
+    for attempt in range(3):
+        try:
+            wait_for_app(page)
+            return
+        except AssertionError:
+            if attempt == 2:
+                raise
 
 
 def rerun_cell(times: list[float]) -> str:
@@ -372,25 +414,31 @@ def browser_table(picked: list[Case], play_seconds: float, capacity_seconds: flo
                 halves = " / ".join(f"{h:.1f}" for h in got.get("halves", ())) or "-"
                 label, _ = control(case)
                 playing_rerun, paused_rerun = (rerun_cell(got["rerun playing"]), rerun_cell(got["rerun paused"]))
+                answered, beyond = got.get("pause", (float("nan"), None))
+                per_tick = got["steps"] / got["ticks"] if got["ticks"] else float("nan")
                 rows.append([
                     case.name + ("" if case.via is None else " (by link)"), case.page,
                     f"{shown}{note}", halves, f"{plain:.1f}" if plain == plain else stopped,
                     f"{rate / plain:.0%}" if rate == rate and plain == plain else "-",
                     f"{got['ticks'] / got['seconds']:.2f}" if got["seconds"] > 0 else "-", f"{got['tick s']:.2f}",
                     label, playing_rerun, paused_rerun,
+                    "-" if answered != answered else f"{answered:.2f}",
+                    "-" if beyond is None else f"{beyond:,} ({per_tick:.0f})",
                     f"{budget(case):,}", minutes(budget(case) / rate), minutes(budget(case) / plain),
-                    stated_time(case.lesson),
+                    stated_time(case.lesson) if case.lesson else "none stated",
                 ])
                 print(f"  {case.name}: {rate:.1f} steps/s on the page, {plain:.1f} plain "
                       f"(load {load_average()})", file=sys.stderr, flush=True)
         finally:
             browser.close()
     return table(
-        f"Lessons on their pages: one chromium tab (1280x900), {play_seconds:.0f} s of play each, against "
+        f"Lessons on their pages: one chromium tab ({VIEWPORT['width']}x{VIEWPORT['height']}), {play_seconds:.0f} s "
+        "of play each, against "
         f"Lab.advance in this process ({capacity_seconds:.0f} s each; on a page training its own runs, their "
         "advance, every run's steps counted)",
         ["lesson", "page", "steps/s on the page", "first / second half", "steps/s Lab.advance (capacity)",
          "page / capacity", "ticks/s", "tick s (median)", "control moved", "rerun s, playing", "rerun s, paused",
+         "Pause answered, s", "steps after the Pause shown (one tick's)",
          "budget (steps)", "budget at the page's pace", "budget at capacity", "time the card states"],
         rows,
     )
@@ -480,7 +528,7 @@ def profile_case(case: Case, runs: int) -> dict[str, float]:
         at.button(key=f"lesson.{case.lesson.key}").click().run()
     else:
         at.session_state[state.LAB].start(case.setup)
-        at.session_state[state.TARGET_STEPS] = case.lesson.steps
+        at.session_state[state.TARGET_STEPS] = case.steps
     split = Split()
     categorised(split)  # before the page's run: the fragment's draw keeps the functions its page imported then
     try:
@@ -534,7 +582,7 @@ def profile_table(picked: list[Case], runs: int) -> str:
 def run(quick: bool, only: str | None = None, lessons: set[str] | None = None) -> str:
     """Both tables (or `only` one) for every case, or the cases of `lessons` (keys)."""
     torch.set_num_threads(1)
-    picked = [case for case in cases() if lessons is None or case.lesson.key in lessons]
+    picked = [case for case in cases() if lessons is None or key_of(case) in lessons]
     play, capacity = (10.0, 2.0) if quick else (30.0, 5.0)
     tables = {"browser": lambda: browser_table(picked, play, capacity),
               "profile": lambda: profile_table(picked, 2 if quick else 4)}
