@@ -204,12 +204,12 @@ class RoundRobin(Playback):
     def finished(self, until: int) -> bool:
         return all(run.stopped or run.steps_done >= until for run in self.runs)
 
-    def seconds_to_go(self, until: int) -> float | None:
-        """Training time left until every run still going reaches `until`, at the pace so far
-        (None before the first step)."""
-        taken = sum(run.steps_done for run in self.runs)
-        left = sum(max(0, until - run.steps_done) for run in self.runs if not run.stopped)
-        return self.seconds / taken * left if taken else None
+    @property
+    def steps_taken(self) -> int:
+        return sum(run.steps_done for run in self.runs)
+
+    def steps_left(self, until: int) -> int:
+        return sum(max(0, until - run.steps_done) for run in self.runs if not run.stopped)
 
     def advance(self, until: int) -> bool:
         """One step of the run furthest behind (the first of them, in the order of the runs), so

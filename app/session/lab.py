@@ -68,6 +68,13 @@ class Lab(Playback):
             self.origin = origin  # its steps count from the checkpoint's, which its card gives
             self.renewal_cost, self.drawn_at = 0.0, -1  # s the last drawing of a new recording took; its step
 
+    @property
+    def steps_taken(self) -> int:
+        return self.trainer.steps_done
+
+    def steps_left(self, until: int) -> int:
+        return 0 if self.trainer.diverged_at is not None else max(0, until - self.trainer.steps_done)
+
     def advance(self, until: int | None = None) -> bool:
         """One training step (the caller holds the lock), measured every RECORD_EVERY steps."""
         if self.trainer.diverged_at is not None or (until is not None and self.finished(until)):

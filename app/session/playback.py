@@ -12,14 +12,41 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+
+class Pace:
+    """Steps per second of wall time on a playing page, over its last WINDOW ticks: drawing, training
+    and the other sessions' share of the CPU all in, which is what a teacher waiting for a lesson's
+    budget waits through. A pause starts a new window."""
+
+    WINDOW = 20  # ticks: about 8-15 s of play
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
+        self.marks: deque[tuple[float, int]] = deque(maxlen=self.WINDOW)  # (clock(), steps taken)
+
+    def mark(self, steps: int) -> None:
+        self.marks.append((self.clock(), steps))
+
+    def restart(self) -> None:
+        self.marks.clear()
+
+    def seconds_for(self, steps: int) -> float | None:
+        """How long `steps` more take at this pace; None before two ticks have trained."""
+        if len(self.marks) < 2 or self.marks[-1][1] <= self.marks[0][1]:
+            return None
+        (t0, s0), (t1, s1) = self.marks[0], self.marks[-1]
+        return steps * (t1 - t0) / (s1 - s0)
 
 
 class Playback(ABC):
     def __init__(self) -> None:
         self.playing = False
         self.ticking = False  # a tick of the live fragment is drawing (controls.live_training): Lab.recording
+        self.pace = Pace()  # marked at each tick (controls.live_training)
         self.lock = threading.RLock()  # held for every change to a model, task or trainer
         self.seconds = 0.0  # spent in train_for: a Comparison's time to go is estimated from it
         self.turn = threading.Condition()  # guards `waiting`, and wakes the loop when no one waits
@@ -43,6 +70,19 @@ class Playback(ABC):
 
     def drawn(self, seconds: float) -> None:  # noqa: B027 - most trainees keep nothing of it (Lab does)
         """The page's drawing of this took `seconds` of its thread's CPU time (controls.live_training)."""
+
+    @property
+    @abstractmethod
+    def steps_taken(self) -> int:
+        """Every step trained so far, of every model this trains."""
+
+    @abstractmethod
+    def steps_left(self, until: int) -> int:
+        """The steps still to take until every model this trains reaches `until` (or stops)."""
+
+    def seconds_to_go(self, until: int) -> float | None:
+        """Wall time on the page until `until`, at its pace while playing (None: not known yet)."""
+        return self.pace.seconds_for(self.steps_left(until))
 
     @abstractmethod
     def advance(self, until: int) -> bool:

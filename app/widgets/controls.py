@@ -54,11 +54,25 @@ def round_robin_controls(trainee: RoundRobin, prefix: str, until_key: str, label
 
 
 def round_robin_progress(trainee: RoundRobin, until: int, each: str) -> None:
-    """How far runs trained in turns stand (`each`: "cell", "network", "run"), and the training
-    time to go at their pace so far."""
-    done, to_go = trainee.steps_done, trainee.seconds_to_go(until)
-    eta = f" · about {to_go:,.0f} s of training to go at this pace" if to_go else ""
-    st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,} for each {each}{eta}")
+    """How far runs trained in turns stand (`each`: "cell", "network", "run"), and the time to go."""
+    progress(trainee, trainee.steps_done, until, f" for each {each}")
+
+
+def progress(trainee: Playback, done: int, until: int, each: str = "") -> None:
+    """Step `done` of `until` as a bar, and while playing the time left at the page's own pace."""
+    to_go = trainee.seconds_to_go(until) if trainee.playing else None
+    eta = f" · about {duration(to_go)} to go at this pace" if to_go else ""
+    st.progress(min(1.0, done / until), text=f"step {done:,} of {until:,}{each}{eta}")
+
+
+def duration(seconds: float) -> str:
+    """"40 s", "3 min 5 s", "1 h 20 min": a wait read at a glance."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def stopped_runs(trainee: RoundRobin) -> None:
@@ -107,6 +121,7 @@ def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
             # run does; without this the tick showed an error. Seen with 3-10 sessions playing at once
             # (benchmarks/load.py).
             pass
+        progress(lab, lab.trainer.steps_done, state.target_steps())
         lesson_band.for_lab(lab)  # the open lesson's measured runs, behind this one (nothing otherwise)
         draw(lab)
 
@@ -130,6 +145,7 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
     run waited behind them, the browsers kept ticking, and no session saw its Pause answered in
     60 s (benchmarks/README section 12)."""
     if not trainee.playing:
+        trainee.pace.restart()  # the time a page stands paused is not its pace
         with st.container(), trainee.lock:
             timed_draw(trainee, draw)
         return
@@ -144,6 +160,7 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
         # 1/N of the time, and wall-clock budgets let drawing (fixed CPU work) crowd training out
         # as N grew (benchmarks/README, section 12).
         with trainee.lock:
+            trainee.pace.mark(trainee.steps_taken)
             trainee.ticking = not whole_page[0]
             try:
                 drawn = timed_draw(trainee, draw)

@@ -73,9 +73,23 @@ def test_a_run_that_diverges_stops_and_the_others_train_on():
     assert [r.steps_done for r in comparison.runs if r is not relu] == [10, 10, 10]
     assert list(comparison.log_frame().query("run == 'ReLU RNN'").step) == [0]  # nothing logged after
     assert comparison.finished(10) and not comparison.playing
-    assert comparison.seconds_to_go(10) == 0
-    pace = comparison.seconds / (2 + 3 * 10)  # per step, of any run
-    assert comparison.seconds_to_go(12) == pytest.approx(pace * 3 * 2)  # the diverged run has none to go
+    assert comparison.steps_taken == 2 + 3 * 10
+    assert comparison.steps_left(10) == 0 and comparison.steps_left(12) == 3 * 2  # the diverged run has none to go
+
+
+def test_the_time_to_go_is_the_steps_left_at_the_pages_pace_over_its_last_ticks():
+    """Pace marks each tick's (time, steps): 30 steps in 1.5 s is 20 steps/s, so 3 x 2 steps left
+    take 0.3 s; a pause starts a new window, and two marks are needed for a pace."""
+    comparison = played(Comparison(BY_KEY["exploding"].setup), 10)
+    comparison.pace.clock = iter([10.0, 10.5, 11.5]).__next__
+    assert comparison.seconds_to_go(12) is None
+    comparison.pace.mark(0)
+    assert comparison.seconds_to_go(12) is None
+    comparison.pace.mark(10)
+    comparison.pace.mark(30)
+    assert comparison.seconds_to_go(12) == pytest.approx(6 * 1.5 / 30)
+    comparison.pace.restart()
+    assert comparison.seconds_to_go(12) is None
 
 
 def test_the_runs_take_turns_and_stay_within_one_step():

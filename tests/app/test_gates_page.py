@@ -4,6 +4,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import pages as nav
 from app.charts import gates as cgates
+from app.widgets.controls import duration
 
 from .conftest import MAIN, chart, plotted
 
@@ -135,3 +136,34 @@ def test_each_figure_is_drawn_once_per_recording_and_choice(monkeypatch):
     lab.step()
     at.run()
     assert len(drawn) == 3 and drawn[-1] is lab.recording(0)
+
+
+def test_a_playing_gates_page_shows_its_progress_and_the_time_left_at_its_pace():
+    """The GRU lesson trained two minutes on Gates with nothing saying how far it was: the live
+    fragment draws "step N of M" and, once two ticks have trained, the time left at the page's own
+    pace (steps per second of wall time over its last ticks, playback.Pace)."""
+    from app.widgets import state
+
+    from .test_page_reruns import tick
+
+    at = page({"task": "recall", "arch": "gru"})
+    at.session_state[state.TARGET_STEPS] = 400
+    at.run()
+    lab = at.session_state["lab"]
+    lab.pace.clock = map(float, range(100, 10_000, 2)).__next__  # 2 s a tick
+    assert [p.proto.text for p in at.get("progress")] == ["step 0 of 400"]  # paused: no time to go
+    lab.playing = True
+    at.run()
+    for _ in range(3):
+        drawn = tick(at)
+    marks = list(lab.pace.marks)
+    (t0, s0), (t1, s1) = marks[0], marks[-1]
+    # the last tick drew step s1 (its mark) and then trained on: its line was drawn with s1's pace
+    eta = (400 - s1) * (t1 - t0) / (s1 - s0)  # s
+    [line] = [p.proto.text for p in drawn.get("progress")]
+    assert line == f"step {s1:,} of 400 · about {duration(eta)} to go at this pace"
+
+
+@pytest.mark.parametrize(("seconds", "said"), [(39.6, "40 s"), (185, "3 min 5 s"), (4800, "1 h 20 min")])
+def test_a_wait_reads_at_a_glance(seconds, said):
+    assert duration(seconds) == said

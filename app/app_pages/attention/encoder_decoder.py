@@ -211,8 +211,6 @@ def draw(lab: Lab) -> None:
 def draw_without_attention(lab: Lab) -> None:
     """No alignment to draw: how far training has come and how many held-out tokens the model gets
     right, the figure the bottleneck lessons quote (the open lesson's band comes with the fragment)."""
-    done, target = lab.trainer.steps_done, state.target_steps()
-    st.progress(min(1.0, done / target), text=f"step {done:,} of {target:,}")
     held = lab.held_out.log.last
     if held is not None:
         st.caption(f"Held-out {lab.task.metric_name} {held['metric']:.1%} at step {held['step']:,}, on "

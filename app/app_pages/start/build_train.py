@@ -107,8 +107,7 @@ def network(lab: Lab) -> None:
 
 
 def draw_training(lab: Lab) -> None:
-    trainer, target = lab.trainer, state.target_steps()
-    st.progress(min(1.0, trainer.steps_done / target), text=f"step {trainer.steps_done:,} of {target:,}")
+    trainer, target = lab.trainer, state.target_steps()  # its progress line comes with the live fragment (live)
     if trainer.diverged_at is not None:
         diverged_panel(trainer)
     history = trainer.history_frame()
