@@ -108,3 +108,19 @@ def input_values(task: engine.Task, x: torch.Tensor) -> str:
     if task.symbols_of(x) is not None:
         return ""
     return ", ".join(f"x{j} = {v:.2f}" for j, v in enumerate(x.reshape(len(x), -1)[:, 0].tolist()))
+
+
+YEAR_DIGITS = 4  # a date rewritten as YYYY-MM-DD starts with the year's four digits
+
+
+def year_digits_on_themselves(task: engine.Task, x: torch.Tensor, y: torch.Tensor,
+                              recordings: list[engine.Recording]) -> tuple[int, int]:
+    """Of the year digits the samples' targets y [B, T_out] start with, how many look hardest (the
+    teacher-forced alignment's largest weight, head 0) at that very digit of their source x [B, S]:
+    (hits, digits). recordings[b] is sample b's recording: the "Attention aligns" lesson's figure."""
+    hits = 0
+    for b, rec in enumerate(recordings):
+        weights = rec.attention_traces[alignment_site(rec)].weights[0]  # [T_out, S]
+        source = task.symbols_of(x[b])
+        hits += sum(source[int(weights[t].argmax())] == task.target_vocab[int(y[b, t])] for t in range(YEAR_DIGITS))
+    return hits, YEAR_DIGITS * len(recordings)

@@ -45,6 +45,7 @@ ATTENTION_T = "attention_t"  # the output step the decoding figure opens
 BEAM_WIDTH = "beam_width"
 FORCED_TOKEN = "forced_token"  # the token the decoder is made to write at step t, or None
 LINKED_OPEN = "attention_linked_open"  # whether the linked alignment's expander is open
+YEAR_DIGITS = "attention_year_digits"  # (weakref to the probes, step, hits, digits): encoder_decoder.year_digits
 DECODED = "attention_decoded"  # the free run and beams of the recording drawn (encoder_decoder.decoded)
 SOURCE_TEXT = "attention_source_text"  # a source the student types (a date), instead of a probe sample
 BEAM_STEP = "beam_step"  # the output step whose attention rows the beam's hypotheses show

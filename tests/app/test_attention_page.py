@@ -324,3 +324,34 @@ def test_play_trains_a_model_without_attention_as_the_lessons_ask(lesson):
     assert not at.exception, [e.message for e in at.exception]
     assert lab(at).trainer.steps_done > 0
     assert lab(at).playing and at.button(key="play").label == "Pause"
+
+
+def test_the_attention_aligns_lessons_year_digits_are_counted_on_the_page():
+    """The card's "of the year's digits on the page's samples look hardest at that very digit of the
+    source", computed where the student can read it: the caption's count is the alignment's argmax
+    over each probe sample's recording, read independently here; a step renews it."""
+    from app.session.lessons import BY_KEY
+
+    at = page(BY_KEY["attention-aligns"].setup.to_query())
+    model = lab(at)
+    for _ in range(40):
+        model.step()
+    at.run()
+    x, y = model.probes.samples
+
+    def counted() -> int:
+        hits = 0
+        for b in range(len(x)):
+            weights = model.recording(b).attention_traces[ALIGNMENT].weights[0]  # [T_out, S]
+            source = model.task.symbols_of(x[b])
+            year = [model.task.target_vocab[int(t)] for t in y[b, :4]]
+            hits += sum(source[int(weights[t].argmax())] == year[t] for t in range(4))
+        return hits
+
+    said = [c.value for c in at.caption if "year digits" in c.value]
+    assert said == [f"At step 40, {counted()} of the {4 * len(x)} year digits of the {len(x)} probe samples "
+                    f"({counted() / (4 * len(x)):.0%}) look hardest at that very digit of the source: the alignment "
+                    "has learnt where each comes from."]
+    model.step()
+    at.run()
+    assert [c.value for c in at.caption if "year digits" in c.value][0].startswith(f"At step 41, {counted()} of")

@@ -3,6 +3,7 @@ step at a time (Bahdanau et al. 2015; Luong et al. 2015; a pointer network's poi
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from dataclasses import dataclass
 
 import streamlit as st
@@ -186,6 +187,8 @@ def draw(lab: Lab) -> None:
         forced = decoding.without_padding(rec.attention_traces[site], keys)[0]
         outputs = y[index].tolist()
         alignment_maps(forced, free, free_trace, shown_keys, words, outputs)
+        if lab.setup.task == "dates":
+            year_digits(lab)
         step_figure(rec, forced, shown_keys, words, "teacher-forced")
     else:  # no target: the free run is what the decoding step and the linked view read
         forced, outputs = free_trace, free.tokens
@@ -252,6 +255,26 @@ def alignment_maps(forced, free: decoding.FreeRun, free_trace, keys: list[str], 
     right.caption(f"Free running, as at test time: the decoder reads its own previous guess and wrote "
                   f"{len(free.tokens)} tokens ({verdict}). Where the two maps part, a wrong guess sent the decoder "
                   "elsewhere.")
+
+
+def year_digits(lab: Lab) -> None:
+    """The "Attention aligns" lesson's count, on the page's probe samples: of their year digits, how
+    many look hardest at that very digit of the source. Counted while the recording drawn is of the
+    weights as they are (a whole-page run, or a tick that renewed it: every sample recorded at one
+    step); between renewals the count of the last one, with its step."""
+    x, y = lab.probes.samples
+    kept = state.get(state.YEAR_DIGITS)
+    if kept is not None and kept[0]() is not lab.probes:  # counted on another model
+        kept = None
+    if lab.probes.recorded_at == lab.trainer.steps_done and (kept is None or kept[1] != lab.probes.recorded_at):
+        counted = decoding.year_digits_on_themselves(lab.task, x, y, [lab.recording(i) for i in range(len(x))])
+        kept = st.session_state[state.YEAR_DIGITS] = (weakref.ref(lab.probes), lab.probes.recorded_at, *counted)
+    if kept is None:
+        return
+    _, step, hits, digits = kept
+    st.caption(f"At step {step:,}, {hits} of the {digits} year digits of the {len(x)} probe samples "
+               f"({hits / digits:.0%}) look hardest at that very digit of the source: the alignment has learnt "
+               "where each comes from.")
 
 
 def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...]) -> None:

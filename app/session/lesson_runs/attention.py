@@ -2,9 +2,9 @@
 trained as the page trains it; the alignment read on the page's probe samples."""
 from __future__ import annotations
 
-import numpy as np
 import torch
 
+from app.session.decoding import year_digits_on_themselves
 from app.session.lab import Lab
 from app.session.lesson_runs import Measured, first_step, measures_for, seeded
 from app.session.lesson_runs.recurrent import held_out, trained, with_model
@@ -30,14 +30,9 @@ def with_and_without(key: str, seed: int) -> tuple[Lab, Lab, Measured]:
 @measures_for("attention-aligns")
 def attention_aligns(seed: int) -> Measured:
     lab, _, out = with_and_without("attention-aligns", seed)
-    x, y = lab.probes.samples
-    hits = []
-    for index in range(len(x)):  # the page's probe samples
-        weights = lab.recording(index).attention_traces[ALIGNMENT].weights[0]  # [T_out, S]
-        source = lab.task.symbols_of(x[index])
-        for t in range(4):  # the year's digits come first in YYYY-MM-DD
-            hits.append(source[int(weights[t].argmax())] == lab.task.target_vocab[int(y[index, t])])
-    out.values["attention.year_digits_on_themselves"] = float(np.mean(hits))
+    x, y = lab.probes.samples  # the page's probe samples, as the page counts them
+    hits, digits = year_digits_on_themselves(lab.task, x, y, [lab.recording(i) for i in range(len(x))])
+    out.values["attention.year_digits_on_themselves"] = hits / digits
     return out
 
 
