@@ -110,6 +110,9 @@ def test_the_default_lab_is_offered_a_learned_table_that_trains_live():
     assert np.array_equal(after[0], lab.model.positions.table.weight.detach()[:rows].float().numpy())
     change = np.linalg.norm(after[0].astype(np.float64) - before[0]) / np.linalg.norm(before[0].astype(np.float64))
     assert any(f"have moved {change:.1%}" in c.value for c in at.caption) and change > 0
+    held = lab.held_out.log.last  # the lesson's figure on the page, not only in the sidebar
+    assert any(c.value.endswith(f"Held-out accuracy: {held['metric']:.1%} of the symbols right (step "
+                                f"{held['step']:,}).") for c in at.caption)
 
 
 def test_a_sinusoidal_transformer_is_told_it_has_nothing_to_learn():
