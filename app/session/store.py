@@ -11,6 +11,7 @@ MAX_BYTES of weights. No Streamlit here.
 """
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 import time
@@ -26,6 +27,15 @@ MAX_BYTES = 2 * 2**30  # of weights (with Adam's two moments and the best step's
 def new_token() -> str:
     """An unguessable id or owner token (128 bits)."""
     return secrets.token_urlsafe(16)
+
+
+TOKEN = re.compile(r"[A-Za-z0-9_-]{22}")  # what new_token makes: 16 bytes in URL-safe base64, unpadded
+
+
+def is_token(text: object) -> bool:
+    """`text` is a token new_token could have made: a cookie or link holding anything else (a
+    script, a quote, markup) was not made by this app and is never used or written back."""
+    return isinstance(text, str) and TOKEN.fullmatch(text) is not None
 
 
 def weight_bytes(lab: Lab) -> int:

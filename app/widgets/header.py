@@ -3,12 +3,14 @@ was wrong with the link, the open lesson's banner, the link kept in the address 
 sidebar summary of the model every page works on."""
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query, parse_target_steps
-from app.session.store import TIME_TO_LIVE, LabStore, new_token
+from app.session.store import TIME_TO_LIVE, LabStore, is_token, new_token
 from app.widgets import state
 from app.widgets.figures import figure_settings
 from app.widgets.literal import literal
@@ -22,17 +24,21 @@ def lab_store() -> LabStore:
 
 
 def owner_token() -> str:
-    """This browser's owner token: from its cookie, or a new one for this session, which
-    keep_owner_cookie() sets as the cookie (the token never goes into the address bar)."""
-    return st.context.cookies.get(state.OWNER_COOKIE) or st.session_state.setdefault(state.OWNER_COOKIE, new_token())
+    """This browser's owner token: from its cookie when the cookie holds one this app made, else a
+    new one for this session, which keep_owner_cookie() sets as the cookie (the token never goes
+    into the address bar). A cookie holding anything else (planted by another site on the same
+    host, or a plain-HTTP network) is ignored, so it never reaches the page's script."""
+    cookie = st.context.cookies.get(state.OWNER_COOKIE)
+    return cookie if is_token(cookie) else st.session_state.setdefault(state.OWNER_COOKIE, new_token())
 
 
 def keep_owner_cookie() -> None:
     """Set (or refresh) the owner token's cookie, from a script in the sidebar. On
     every run, so the page has the same elements from run to run: one that came and went moved
     everything after it, and Streamlit redrew an open expander closed (hiding its upload's message)."""
-    st.sidebar.html(f"<script>document.cookie = '{state.OWNER_COOKIE}={owner_token()}; path=/; "
-                    f"max-age={TIME_TO_LIVE}; SameSite=Strict';</script>", unsafe_allow_javascript=True)
+    cookie = f"{state.OWNER_COOKIE}={owner_token()}; path=/; max-age={TIME_TO_LIVE}; SameSite=Strict"
+    # json.dumps: a JavaScript string literal, whatever it holds (the token is checked too: is_token)
+    st.sidebar.html(f"<script>document.cookie = {json.dumps(cookie)};</script>", unsafe_allow_javascript=True)
 
 
 def current_lab() -> Lab:

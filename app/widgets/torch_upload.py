@@ -110,14 +110,14 @@ def vocabulary(found: Recognised) -> tuple[str, ...] | None:
 
 def unrolled_checkpoint(lab: Lab, name: str, data: bytes) -> None:
     """A model saved by Unrolled carries its task: it opens as Lab.load_model opens it."""
-    st.markdown(f"**{name}** is a model saved by Unrolled: its config, task and vocabulary travel with it.")
+    st.markdown(f"**{literal(name)}** is a model saved by Unrolled: its config, task and vocabulary travel with it.")
     if st.button("Open it", key=OPEN, icon=":material/upload_file:"):
         try:
             lab.load_model(data)
         except ValueError as err:
             refused(name, err)
             return
-        opened(f"{name} opened on {lab.setup.task}")
+        opened(f"{literal(name)} opened on {lab.setup.task}")
 
 
 def refused(name: str, err: ValueError) -> None:

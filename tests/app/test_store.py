@@ -2,7 +2,7 @@
 while it is fresh, and never more than the memory budget allows."""
 from app.session.lab import Lab
 from app.session.link import DEFAULT
-from app.session.store import LabStore, new_token, weight_bytes
+from app.session.store import LabStore, is_token, new_token, weight_bytes
 
 
 def test_a_lab_comes_back_to_its_owner_only():
@@ -60,3 +60,10 @@ def test_the_least_recently_seen_go_first_past_the_count_or_the_bytes():
     small = LabStore(max_bytes=2 * one)
     kept = [small.add(lab, owner) for lab in labs]
     assert small.find(kept[0], owner) is None and small.find(kept[2], owner) is not None
+
+
+def test_only_a_token_this_app_makes_is_taken_as_one():
+    assert all(is_token(new_token()) for _ in range(50))
+    for forged in ["x'+(document.title='PWNED')+'", "", "a" * 21, "a" * 23, "ówner" * 5 + "ab", None, 7,
+                   new_token() + "\n"]:
+        assert not is_token(forged), forged

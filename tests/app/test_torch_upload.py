@@ -13,6 +13,7 @@ from app import pages as nav
 from app.session.lab import Lab
 from app.session.link import preset_setup
 from app.session.torch_models import open_on
+from app.widgets.literal import literal
 
 from .conftest import MAIN, shown
 
@@ -164,6 +165,20 @@ def test_a_model_saved_by_unrolled_opens_with_its_own_task():
     assert lab.setup.task == "parity" and lab.setup.model == model.cfg
     for name, weight in model.state_dict().items():
         assert torch.equal(lab.model.state_dict()[name], weight), name
+
+
+def test_a_checkpoints_file_name_is_shown_as_its_characters_never_as_markup():
+    """A file name is the student's (or anyone's) text: written as a Markdown link and an image, it
+    showed a live link in the app's own page and fetched the image from outside."""
+    task = engine.make_task("parity")
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=5), task, seed=3)
+    name = "[Session expired: log in](http://evil.example/login)![x](http://evil.example/p.png).safetensors"
+    at = upload(page(), engine.to_bytes(model), name=name)
+    said = at.markdown[0].value
+    assert said.startswith(f"**{literal(name)}** is a model saved by Unrolled")
+    assert "\\[Session expired: log in\\](http\u200b://" in said and "![" not in said  # no link, no image
+    at.button(key="torch_upload.open").click().run()
+    assert [t.value for t in at.toast] == [f"{literal(name)} opened on parity"]
 
 
 def bad_files() -> dict[str, tuple[bytes, str]]:
