@@ -202,6 +202,12 @@ def test_open_in_the_lab_copies_the_pretrained_runs_model():
     for key, weight in runs.pretrained.model.state_dict().items():
         assert torch.equal(lab.model.state_dict()[key], weight), key
     assert lab.model is not runs.pretrained.model
+    # opened while its reused parts are frozen (step 0): in the Lab all of it trains, as the button says
+    assert not all(p.requires_grad for p in runs.pretrained.model.parameters())
+    assert all(p.requires_grad for p in lab.model.parameters())
+    embedding = lab.model.embedding.weight.detach().clone()
+    lab.step()
+    assert not torch.equal(lab.model.embedding.weight.detach(), embedding)
 
 
 def imdb_csv(n: int = 60) -> bytes:

@@ -236,6 +236,8 @@ def open_in_lab(runs: TransferRuns, lab: Lab) -> None:
         run = runs.pretrained
         with runs.lock:
             model = copy.deepcopy(run.model)
+        for parameter in model.parameters():  # a frozen part stays frozen in a copy: in the Lab all of it trains
+            parameter.requires_grad_(True)
         setup = setup_of(runs.recipe, runs.network)
         try:
             lab.install(setup, None, model)
