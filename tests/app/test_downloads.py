@@ -110,9 +110,11 @@ def csv(data) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(data))
 
 
-def test_every_gradients_download_works_while_training_holds_the_lock_after_a_long_training(buttons):
+@pytest.mark.parametrize("arch", ["lstm", "rnn"])  # a vanilla RNN's HTML draws the ρ^(T−t) line: it read W_hh's
+# spectra under the lock
+def test_every_gradients_download_works_while_training_holds_the_lock_after_a_long_training(buttons, arch):
     at = AppTest.from_file(MAIN, default_timeout=60)
-    for k, v in SMALL.items():
+    for k, v in (SMALL | {"arch": arch}).items():
         at.query_params[k] = v
     at = at.run().switch_page(nav.PATHS["gradients"]).run()
     lab = at.session_state["lab"]

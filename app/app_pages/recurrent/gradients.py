@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+import engine
 from app.charts import gradients as cg
 from app.charts import spectral_sweep as cs
 from app.charts.training import gradient_norm_curve
@@ -71,7 +72,7 @@ def draw(lab: Lab) -> None:
     parts.recorded_caption(lab, index)
     diverged(lab, part.trace, index)
     spectra_problem = None if part.trace.spectra is not None else lab.probes.weight_spectra()[1]
-    vanilla = rec.arch == "rnn" and spectra_problem is None  # the ρ^(T−t) theory is the vanilla RNN's (theory())
+    vanilla = theory(rec, stack)  # the ρ^(T−t) theory is the vanilla RNN's
     show(kept(rec, "through_time", (stack, vanilla), lambda: cg.gradient_through_time(rec, stack, theory=vanilla)),
          "through_time")
     st.caption(
@@ -109,10 +110,12 @@ def draw(lab: Lab) -> None:
     clipping(lab)
 
 
-def theory(lab: Lab) -> bool:
+def theory(rec: engine.Recording, stack: str | None) -> bool:
     """Whether to draw the ρ^(T−t) line: a vanilla RNN whose W_hh spectra could be computed (past
-    their size limit there is no ρ, and the download raised in its thread)."""
-    return lab.setup.model.arch == "rnn" and lab.probes.weight_spectra()[1] is None
+    their size limit there is no ρ). Read from the recording, which carries its spectra
+    (Probes.recording), so a download never waits for the training lock."""
+    trace = rec.stacks[stack] if stack else rec.main
+    return rec.arch == "rnn" and trace.spectra is not None
 
 
 def diverged(lab: Lab, trace, index: int) -> None:
@@ -357,7 +360,7 @@ def downloads(lab: Lab) -> None:
         )
         cols.download_button(
             "Gradients per step, interactive (.html)",
-            lambda: cg.gradient_through_time(*recorded(), theory=theory(lab)).to_html(
+            lambda: cg.gradient_through_time(*recorded(), theory=theory(*recorded())).to_html(
                 include_plotlyjs=True
             ),
             f"{name}-gradients.html", mime="text/html",
