@@ -58,6 +58,7 @@ def layer_norm(seed: int) -> Measured:
     out = curves_of(logs, ("loss", "ratio"))
     baseline = comparison.task.baseline_loss
     out.values["baseline"] = baseline
+    last_250 = BY_KEY["layer-norm"].steps - 250  # the card's "over the last 250 steps"
     names = {"without": "plain", "layer norm": "norm", f"zoneout {comparison.runs[2].cfg.zoneout:g}": "zoneout",
              "both": "both"}
     for name, short in names.items():
@@ -66,7 +67,7 @@ def layer_norm(seed: int) -> Measured:
         out.values |= {f"{short}.ratio_start": float(log.ratio.iloc[0]),
                        f"{short}.below_0.9_baseline": first_step(loss, loss < 0.9 * baseline),
                        f"{short}.last_at_baseline": last_step(loss, loss >= 0.9 * baseline),
-                       f"{short}.loss_end": float(loss.loc[1250:].mean()),  # the last 250 steps
+                       f"{short}.loss_end": float(loss.loc[last_250:].mean()),
                        f"{short}.loss_low_after_25": float(loss.loc[25:].min()),
                        f"{short}.loss_high_after_25": float(loss.loc[25:].max())}
     return out
