@@ -122,13 +122,14 @@ class Lab(Playback):
             self.advance()
 
     def change(self, setup: Setup, upload: str | bytes | None = None) -> str:
-        """Apply new settings. A new task, task parameter, model setting or upload builds a new
-        model (training restarts); new training settings carry on from the current weights.
-        Nothing changes if the new settings are refused (the ValueError says why)."""
+        """Apply new settings. A new task, task parameter, model setting, seed or upload builds a
+        new model (training restarts: a seed draws the start, the data and the probe and held-out
+        samples); other training settings carry on from the current weights. Nothing changes if
+        the new settings are refused (the ValueError says why)."""
         if setup.upload_param is None:
             upload = None
-        rebuild = (setup.task, setup.task_params, setup.model, upload) != (
-            self.setup.task, self.setup.task_params, self.setup.model, self.upload
+        rebuild = (setup.task, setup.task_params, setup.model, setup.train.seed, upload) != (
+            self.setup.task, self.setup.task_params, self.setup.model, self.setup.train.seed, self.upload
         )
         if rebuild:
             self.install(setup, upload)

@@ -197,7 +197,7 @@ def train_form(decodes: bool) -> dict:
         ),
         "seed": st.number_input(
             "Seed", key=key(s, "seed"), persist_state=KEEP, step=1,
-            help="seeds the batches from here on; Reset to also start from this seed's weights",
+            help="a new model from this seed: its start, its batches and its probe and held-out samples",
         ),
     }
 

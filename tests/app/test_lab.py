@@ -91,6 +91,19 @@ def test_training_settings_carry_on_and_model_settings_rebuild():
     assert lab.change(wider) == "unchanged"
 
 
+def test_a_new_seed_builds_the_model_its_data_and_samples_from_it():
+    """A seed draws the start, the training batches and the probe and held-out samples: with the old
+    model kept, Compare cells' "those Build & Train scores" were of another seed's held-out set."""
+    lab = Lab(DEFAULT)
+    lab.trainer.step(2)
+    reseeded = dataclasses.replace(DEFAULT, train=dataclasses.replace(DEFAULT.train, seed=7))
+    assert lab.change(reseeded) == "rebuilt" and lab.trainer.steps_done == 0
+    fresh = Lab(reseeded)
+    assert all(torch.equal(a, b) for a, b in zip(lab.model.parameters(), fresh.model.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(lab.probes.samples, fresh.probes.samples))
+    assert torch.equal(lab.held_out.x, fresh.held_out.x) and torch.equal(lab.held_out.y, fresh.held_out.y)
+
+
 def test_a_refused_change_leaves_the_lab_untouched():
     lab = Lab(DEFAULT)
     lab.trainer.step(1)
