@@ -57,6 +57,12 @@ def current_lab() -> Lab:
             st.session_state.update(kept.extras)
         else:
             start_from_link(query, owner, given)
+            if lab_id is not None:  # a reload (or a reconnect) whose lab this process does not hold
+                st.session_state[state.LAB_LOST] = (
+                    f"The model this tab had (lab {literal(lab_id, 40)}) is not on this server any more: the app "
+                    f"process that held it stopped (restarted, or killed), or it went unused for "
+                    f"{TIME_TO_LIVE // 3600} hours, or this link was opened in another browser. What it had trained "
+                    "is lost; Unrolled built the link's settings afresh, at step 0, with its lesson and target.")
     return state.lab()
 
 
@@ -112,6 +118,9 @@ def lesson_banner() -> None:
 
 
 def show_link_problem() -> None:
+    lost = st.session_state.pop(state.LAB_LOST, None)
+    if lost:
+        st.warning(lost, icon=":material/cloud_off:")
     problem = st.session_state.pop(state.LINK_PROBLEM, None)
     if problem:
         st.warning(problem, icon=":material/link_off:")

@@ -13,6 +13,7 @@ from app.session.lab import Lab
 LAB = "lab"  # this session's Lab
 LAB_ID = "lab_id"  # its id in the server's LabStore, kept in the address bar across reloads
 LINK_PROBLEM = "link_problem"  # why the link's settings were not used, shown once
+LAB_LOST = "lab_lost"  # the link's lab id names no lab this process holds: said once
 LESSON = "lesson"  # the key of the lesson opened from Home, while its text applies
 TARGET_STEPS = "target_steps"  # "Train up to step"
 PRESENTATION = "presentation"  # presentation mode: larger type for a projector

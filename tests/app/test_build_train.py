@@ -505,3 +505,20 @@ def test_the_recall_task_shows_the_measured_memory_span_of_every_cell_and_the_st
 
     adding = build_page(app({"task": "adding"}))
     assert not [c for c in adding.get("plotly_chart") if "Short-term memory" in c.proto.spec]
+
+
+def test_a_link_whose_lab_this_process_does_not_hold_says_the_model_was_lost():
+    """A killed app process: the proxy sends the reconnecting page to the other process, whose store
+    has no such lab. The page said nothing and showed step 0; it says what was lost, and builds the
+    link's settings (with its lesson) afresh."""
+    lesson = BY_KEY["recall-lag"]
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for key, value in (lesson.setup.to_query() | {"lesson": lesson.key, "lab": "AAAAAAAAAAAAAAAAAAAAAA"}).items():
+        at.query_params[key] = value
+    at.run()
+    [lost] = [w.value for w in at.warning if "is not on this server any more" in w.value]
+    assert lost.startswith("The model this tab had (lab AAAAAAAAAAAAAAAAAAAAAA) is not on this server any more")
+    lab = at.session_state["lab"]
+    assert lab.setup == lesson.setup and lab.trainer.steps_done == 0 and at.session_state["lesson"] == lesson.key
+    at.run()
+    assert not [w for w in at.warning if "is not on this server" in w.value]  # said once
