@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 
 import engine
-from app.session.budget import check_cost
+from app.session.budget import check_runs
 from app.session.comparison import RoundRobin, TrainedRun
 from app.session.heldout import budget, held_out_set
 from app.session.link import Setup
@@ -215,9 +215,8 @@ class Architectures(RoundRobin):
         self.choice = choice
         self.task = choice.make_task()
         self.configs = sized_configs(choice.lab, self.task.spec, choice.parameters)
-        for cfg in self.configs.values():
-            setup = Setup(choice.task, cfg, choice.train, {choice.lab.length_param: choice.length})
-            check_cost(setup, self.task)
+        check_runs({name: Setup(choice.task, cfg, choice.train, {choice.lab.length_param: choice.length})
+                    for name, cfg in self.configs.items()}, self.task)
         self.build()
 
     def build(self) -> None:

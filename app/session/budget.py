@@ -78,3 +78,20 @@ def check_cost(setup: Setup, task: engine.Task) -> None:
             f"steps x {count:,} parameters), over this app's limit of {MAX_STEP_FLOPS:.0e} for a shared CPU; "
             "lower the batch size, the sequence length or the hidden size"
         )
+
+
+def check_runs(setups: dict[str, Setup], task: engine.Task) -> None:
+    """check_cost for each of runs trained side by side (one step each in turn, so a step costs
+    one run's), and their weights together within MAX_PARAMETERS, since all are held at once.
+    The ValueError names the run."""
+    total = 0
+    for name, setup in setups.items():
+        try:
+            check_cost(setup, task)
+        except ValueError as err:
+            raise ValueError(f"the {name} run: {err}") from None
+        total += parameters(setup, task)
+    if total > MAX_PARAMETERS:
+        counts = ", ".join(f"{name} {parameters(setup, task):,}" for name, setup in setups.items())
+        raise ValueError(f"these runs have {total:,} parameters together ({counts}), over this app's limit of "
+                         f"{MAX_PARAMETERS:,} for a shared CPU; lower the hidden size or the number of layers")

@@ -21,7 +21,7 @@ import pandas as pd
 import torch
 
 import engine
-from app.session.budget import check_cost
+from app.session.budget import check_runs
 from app.session.heldout import held_out_set, score
 from app.session.link import Setup
 from app.session.playback import Playback
@@ -264,7 +264,7 @@ class Comparison(RoundRobin):
         self.upload = upload  # the student's own corpus or CSV, so the runs read the same data
         self.configs = run_configs(kind, setup.model, cells)  # run name -> its network
         self.task = task or setup.make_task(upload)
-        check_cost(setup, self.task)  # each cell costs what the student's network costs
+        check_runs({name: dataclasses.replace(setup, model=cfg) for name, cfg in self.configs.items()}, self.task)
         self.build()
 
     def build(self) -> None:

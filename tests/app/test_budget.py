@@ -100,6 +100,28 @@ def test_a_comparison_over_the_budget_is_refused(builds):
     assert builds == []
 
 
+def test_a_comparison_prices_every_cell_it_builds_not_only_the_students():
+    """The attack of issue 29: a tanh RNN of 2 x 1024 units passes (3.15M parameters), and Compare
+    cells then built its LSTM (12.6M) and GRU (9.5M) beside it."""
+    rnn = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, arch="rnn", hidden_size=1024,
+                                                                  num_layers=2),
+                              train=dataclasses.replace(DEFAULT.train, batch_size=8), task_params={"seq_len": 20})
+    budget.check_cost(rnn, rnn.make_task())  # the student's own network is within the budget
+    with pytest.raises(ValueError, match=f"the LSTM run: this network has 12,6[0-9,]+ parameters, {REFUSED}"):
+        Comparison(rnn)
+
+
+def test_runs_side_by_side_are_within_the_budget_together():
+    wide = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, hidden_size=600),
+                               train=dataclasses.replace(DEFAULT.train, batch_size=8), task_params={"seq_len": 20})
+    task = wide.make_task()
+    setups = dict.fromkeys(("one", "two", "three", "four"), wide)
+    each = budget.parameters(setups["one"], task)
+    assert each <= budget.MAX_PARAMETERS < 4 * each
+    with pytest.raises(ValueError, match=f"these runs have {4 * each:,} parameters together"):
+        budget.check_runs(setups, task)
+
+
 def test_a_link_over_the_budget_opens_the_defaults_and_says_why():
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.query_params.update(HEAVY.to_query())
