@@ -24,6 +24,14 @@ MAX_PARAMETERS = 5_000_000
 # Arithmetic of one step, about 6 x batch x steps x parameters (forward and backward): 1e10 is
 # about half a second on one core; the heaviest preset (charlm) needs 2e9.
 MAX_STEP_FLOPS = 1e10
+# A cell PyTorch has no kernel for (layer norm, peepholes, zoneout: engine's written-out loop) runs
+# Python once per step, layer and direction, forward and backward: 0.87-1.03 ms an iteration measured
+# here at batch 1 (an LSTM of 8 units, load 2), whatever its size. 1,500 iterations is a step of about
+# 1.5 s; the layer-norm lesson's needs 50. T = 2000 x 8 layers x 2 directions took 12-14 s a step.
+MAX_LOOP_STEPS = 1_500
+# What one step of a recurrent layer keeps per unit and time step, for backpropagation: h_t; a GRU's
+# r, z and n gates too; an LSTM's i, f, g, o and c_t.
+KEPT_PER_UNIT = {"rnn": 1, "gru": 4, "lstm": 6}
 
 
 def step_cost(setup: Setup, task: engine.Task) -> tuple[int, int]:
@@ -33,7 +41,7 @@ def step_cost(setup: Setup, task: engine.Task) -> tuple[int, int]:
     if task.spec.mapping in DECODERS:
         steps += task.spec.out_len
     cfg = setup.model
-    per_step = cfg.hidden_size * cfg.num_directions
+    per_step = cfg.hidden_size * cfg.num_directions * KEPT_PER_UNIT.get(cfg.arch, 1)
     if cfg.arch == "transformer":  # each block also keeps its feed-forward layer and every head's T x T map
         per_step = cfg.hidden_size + cfg.feedforward_size + cfg.num_heads * steps
     return setup.train.batch_size * steps * per_step * cfg.num_layers, steps
@@ -55,15 +63,25 @@ def check_cost(setup: Setup, task: engine.Task) -> None:
     arithmetic, each within its limit."""
     task.check_batch(setup.train.batch_size)  # recall's one-hot inputs grow with the symbols, not the units
     cost, steps = step_cost(setup, task)
+    cfg = setup.model
     if cost > MAX_STEP_COST:
-        cfg = setup.model
+        kept = KEPT_PER_UNIT.get(cfg.arch, 1)
         per_step = (f"({cfg.hidden_size} d_model + {cfg.feedforward_size} d_ff + {cfg.num_heads} heads x {steps} "
                     f"positions) x {cfg.num_layers} blocks" if cfg.arch == "transformer" else
-                    f"{cfg.hidden_size} units x {cfg.num_layers * cfg.num_directions} layer-directions")
+                    f"{cfg.hidden_size} units{f' x {kept} values kept ({cfg.arch.upper()})' if kept > 1 else ''} "
+                    f"x {cfg.num_layers * cfg.num_directions} layer-directions")
         raise ValueError(
             f"one step would process batch {setup.train.batch_size} x {steps} steps x {per_step} = {cost:,} "
             f"activations, over this app's limit of {MAX_STEP_COST:,} for a shared CPU; lower the batch size, "
             "the sequence length or the hidden size"
+        )
+    loops = steps * cfg.num_layers * cfg.num_directions
+    if cfg.arch != "transformer" and not cfg.uses_fused_kernel and loops > MAX_LOOP_STEPS:
+        raise ValueError(
+            f"this cell (layer norm, peepholes or zoneout) runs a Python loop once per step, layer and direction: "
+            f"{steps} steps x {cfg.num_layers * cfg.num_directions} layer-directions = {loops:,} a training step, "
+            f"over this app's limit of {MAX_LOOP_STEPS:,} for a shared CPU (each takes about a millisecond); "
+            "lower the sequence length or the number of layers, or use a cell without them"
         )
     count = parameters(setup, task)
     if count > MAX_PARAMETERS:

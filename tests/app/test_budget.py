@@ -12,7 +12,7 @@ import engine
 from app.session import budget
 from app.session.comparison import Comparison
 from app.session.lab import Lab
-from app.session.link import DEFAULT, OFFERED, preset_setup
+from app.session.link import DEFAULT, OFFERED, parse_query, preset_setup
 
 from .conftest import MAIN
 
@@ -52,7 +52,8 @@ def test_parameters_and_arithmetic_have_limits_of_their_own():
 
 
 def test_the_heavy_setup_is_over_the_budget_and_the_default_is_not():
-    assert budget.step_cost(HEAVY, HEAVY.make_task())[0] == 1024 * 50 * 512 * 2 > budget.MAX_STEP_COST
+    # an LSTM keeps six values a unit and step for backpropagation: h_t, c_t and the gates i, f, g, o
+    assert budget.step_cost(HEAVY, HEAVY.make_task())[0] == 1024 * 50 * 512 * 6 * 2 > budget.MAX_STEP_COST
     assert budget.step_cost(DEFAULT, DEFAULT.make_task())[0] < budget.MAX_STEP_COST
 
 
@@ -82,12 +83,25 @@ def test_a_training_setting_alone_cannot_take_a_setup_over_the_budget():
     assert lab.trainer is trainer and lab.setup.train.batch_size == 8
 
 
+def test_a_written_out_cell_is_priced_by_its_python_loop(builds):
+    """Issue 29's link: T = 2000, 8 bidirectional layers of a layer-normalised peephole LSTM with
+    zoneout passed (8 units, batch 1: few activations), and one step took 12-14 s of Python."""
+    query = {"task": "adding", "seq_len": "2000", "arch": "lstm", "hidden_size": "8", "num_layers": "8",
+             "bidirectional": "true", "layer_norm": "true", "peephole": "true", "zoneout": "0.5", "batch_size": "1"}
+    with pytest.raises(ValueError, match="2000 steps x 16 layer-directions = 32,000 a training step, over this "
+                                         "app's limit of 1,500"):
+        Lab(parse_query(query))
+    assert builds == []
+    fused = parse_query(query | {"layer_norm": "false", "peephole": "false", "zoneout": "0.0"})
+    budget.check_cost(fused, fused.make_task())  # nn.LSTM's own kernel: no Python loop to price
+
+
 def test_an_uploaded_checkpoint_over_the_budget_is_refused():
-    """A checkpoint is checked against the task as the student has set it: 1000 steps here."""
-    long = dataclasses.replace(DEFAULT, task_params={**DEFAULT.task_params, "seq_len": 1000})
+    """A checkpoint is checked against the task as the student has set it: 400 steps here."""
+    long = dataclasses.replace(DEFAULT, task_params={**DEFAULT.task_params, "seq_len": 400})
     lab = Lab(long)
     wide = engine.ModelConfig(arch="lstm", hidden_size=512, bidirectional=True)
-    checkpoint = engine.to_bytes(engine.build_model(wide, lab.task, seed=0))  # 64 x 1000 x 512 x 2 = 66M
+    checkpoint = engine.to_bytes(engine.build_model(wide, lab.task, seed=0))  # 64 x 400 x 512 x 6 x 2 = 157M
     model = lab.model
     with pytest.raises(ValueError, match=REFUSED):
         lab.load_model(checkpoint)
