@@ -26,6 +26,7 @@ from urllib.parse import urlencode
 
 import torch
 from app_server import serve
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from timing import load_average, table
 
 from app import pages
@@ -344,6 +345,7 @@ def on_page(browser, url: str, case: Case, play_seconds: float) -> dict:
         out["rerun playing"] = reruns(page, runs, case) if still else []
         if playing(page):
             pump(page, time.perf_counter() + 3.0)  # the last rerun's renewal drawn: a tick as any other
+        if playing(page):  # not at its target meanwhile
             out["pause"] = pause(page, case)
         settled(page)
         out["rerun paused"] = reruns(page, runs, case)
@@ -352,13 +354,15 @@ def on_page(browser, url: str, case: Case, play_seconds: float) -> dict:
         context.close()
 
 
-def pause(page, case: Case) -> tuple[float, int]:
+def pause(page, case: Case) -> tuple[float, int | None]:
     """Click Pause: seconds until the button reads Play again, and the steps trained beyond those the
     page showed at the click (a tick shows its steps before it trains more, so up to two ticks' worth:
     the one on screen and the one under way)."""
     shown = steps_trained(page, case)
-    pause_button = page.get_by_role("button", name="Pause", exact=True)
-    pause_button.click()
+    try:
+        page.get_by_role("button", name="Pause", exact=True).click(timeout=5_000)
+    except PlaywrightTimeout:  # the target reached between the look and the click: nothing to pause
+        return float("nan"), None
     clicked = time.perf_counter()
     play_button = page.get_by_role("button", name="Play", exact=True)
     while play_button.count() == 0 and time.perf_counter() - clicked < LOST_AFTER:
