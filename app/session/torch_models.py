@@ -9,9 +9,10 @@ import functools
 from dataclasses import dataclass
 
 import engine
+from app.session.budget import check_cost
 from app.session.lab import Lab
 from app.session.link import OFFERED, preset_setup
-from engine.torch_import import Recognised, open_state_dict, reads
+from engine.torch_import import Recognised, open_state_dict, reads, recognise
 from engine.vocab import vocab_mismatch
 
 # Where a task's outputs come from, in the words of the fit table.
@@ -67,7 +68,10 @@ def open_on(lab: Lab, data: bytes, task: str, mapping: str, *, activation: str =
     refused, the network does not fit the task, or it is over the lab's size budget."""
     setup = lab.setup if task == lab.setup.task else preset_setup(task)
     upload = lab.upload if setup is lab.setup else None
-    found, model = open_state_dict(data, mapping, activation=activation, vocab=vocab,
-                                   task=lab.task_for(setup, upload))
+    on = lab.task_for(setup, upload)
+    # Priced from the file's header (its tensors' names and shapes), before a tensor is read or a
+    # model built: a 2 x 1024 LSTM's state_dict was read and built (72 MB) before the Lab refused it.
+    check_cost(dataclasses.replace(setup, model=recognise(data).config(activation)), on)
+    found, model = open_state_dict(data, mapping, activation=activation, vocab=vocab, task=on)
     lab.install(dataclasses.replace(setup, model=model.cfg), upload, model)
     return found

@@ -218,8 +218,14 @@ def test_a_refused_file_says_why_and_the_lab_keeps_its_model():
         assert torch.equal(v, before[k]), k
 
 
-def test_a_network_over_the_labs_budget_is_refused_on_opening_and_the_lab_keeps_its_model():
-    """Lab.install checks the size budget: an nn.RNN of three layers of 1024 units is over it."""
+def test_a_network_over_the_labs_budget_is_refused_on_opening_and_the_lab_keeps_its_model(monkeypatch):
+    """The size budget, priced from the file's header before a tensor is read or a model built: an
+    nn.RNN of three layers of 1024 units is over it."""
+    from engine import torch_import
+
+    read, built = [], []
+    monkeypatch.setattr(torch_import, "load_bytes", lambda data: read.append(len(data)))
+    monkeypatch.setattr(torch_import, "build_model", lambda *a, **k: built.append(a))
     at = page("sine")
     lab = at.session_state["lab"]
     model = lab.model
@@ -233,6 +239,7 @@ def test_a_network_over_the_labs_budget_is_refused_on_opening_and_the_lab_keeps_
     at.button(key="torch_upload.open").click().run()
     assert "big.safetensors: this network has 5,251,073 parameters, over this app's limit" in at.error[0].value
     assert at.session_state["lab"].model is model
+    assert read == [] and built == []  # nothing of the file's 21 MB of weights was read in
 
 
 def test_every_page_opens_a_model_opened_from_pytorch():
