@@ -83,9 +83,9 @@ def check_safetensors(data: bytes) -> dict:
         raise ValueError("this .safetensors file has a damaged header; save it again") from None
 
 
-def from_bytes(data: bytes) -> nn.Module:
-    """The model a checkpoint holds, with `model.vocab` its vocabulary (None if it has none), or
-    a ValueError saying what is wrong with the file."""
+def config_of(data: bytes) -> tuple[ModelConfig, TaskSpec, tuple[str, ...] | None]:
+    """The config, task spec and vocabulary a checkpoint's header gives, checked against the tensors it
+    describes, reading no tensor: what a caller prices before from_bytes allocates anything."""
     check_kind("data", data, (bytes, bytearray, memoryview), "a checkpoint's bytes, e.g. Path('model.safetensors')"
                ".read_bytes() (engine.load takes a path)")
     header = check_safetensors(bytes(data))
@@ -105,6 +105,13 @@ def from_bytes(data: bytes) -> nn.Module:
         for k, v in described.items()
     ):
         raise ValueError("this checkpoint's weights do not match its config; save it again")
+    return cfg, spec, vocab
+
+
+def from_bytes(data: bytes) -> nn.Module:
+    """The model a checkpoint holds, with `model.vocab` its vocabulary (None if it has none), or
+    a ValueError saying what is wrong with the file."""
+    cfg, spec, vocab = config_of(data)
     try:
         tensors = load_bytes(data)
     except SafetensorError as err:

@@ -157,24 +157,24 @@ class Lab(Playback):
     def load_model(self, data: bytes) -> None:
         """Replace the model with an uploaded checkpoint. Its task becomes the current task (with
         that task's default parameters if it is another one). Raises ValueError, leaving the lab
-        as it was, when the file is not a checkpoint or fits none of this app's tasks."""
-        model = engine.from_bytes(data)
-        if model.spec.name not in OFFERED:
-            raise ValueError(
-                f"this model was trained on a task called {model.spec.name!r}, which this app does not have"
-            )
-        setup = self.setup if model.spec.name == self.setup.task else preset_setup(model.spec.name)
+        as it was, when the file is not a checkpoint or fits none of this app's tasks. Everything is
+        checked on the file's header, the size budget included, before a weight is read."""
+        cfg, spec, _ = engine.checkpoint.config_of(data)
+        if spec.name not in OFFERED:
+            raise ValueError(f"this model was trained on a task called {spec.name!r}, which this app does not have")
+        setup = self.setup if spec.name == self.setup.task else preset_setup(spec.name)
         upload = self.upload if setup is self.setup else None
         task = self.task_for(setup, upload)
-        if model.spec != task.spec:
+        if spec != task.spec:
             raise ValueError(
-                f"this model reads {model.spec.input_size} inputs and gives {model.spec.output_size} "
+                f"this model reads {spec.input_size} inputs and gives {spec.output_size} "
                 f"outputs, but the {task.spec.name} task as set here needs {task.spec.input_size} and "
                 f"{task.spec.output_size}; set the task's parameters (and, for an uploaded corpus or "
                 "CSV, the file) as they were when it was saved"
             )
-        opened = dataclasses.replace(setup, model=model.cfg)  # may raise (a model the app does not open)
-        self.install(opened, upload, model)
+        opened = dataclasses.replace(setup, model=cfg)  # may raise (a model the app does not open)
+        check_cost(opened, task)
+        self.install(opened, upload, engine.from_bytes(data))
 
     def summary(self) -> dict[str, str]:
         """What the sidebar shows on every page."""

@@ -96,16 +96,19 @@ def test_a_written_out_cell_is_priced_by_its_python_loop(builds):
     budget.check_cost(fused, fused.make_task())  # nn.LSTM's own kernel: no Python loop to price
 
 
-def test_an_uploaded_checkpoint_over_the_budget_is_refused():
-    """A checkpoint is checked against the task as the student has set it: 400 steps here."""
+def test_an_uploaded_checkpoint_over_the_budget_is_refused(monkeypatch):
+    """A checkpoint is checked against the task as the student has set it (400 steps here), from its
+    header, before a weight is read or a model built."""
     long = dataclasses.replace(DEFAULT, task_params={**DEFAULT.task_params, "seq_len": 400})
     lab = Lab(long)
     wide = engine.ModelConfig(arch="lstm", hidden_size=512, bidirectional=True)
     checkpoint = engine.to_bytes(engine.build_model(wide, lab.task, seed=0))  # 64 x 400 x 512 x 6 x 2 = 157M
     model = lab.model
+    read = []
+    monkeypatch.setattr(engine.checkpoint, "load_bytes", lambda data: read.append(len(data)))
     with pytest.raises(ValueError, match=REFUSED):
         lab.load_model(checkpoint)
-    assert lab.model is model and lab.setup == long
+    assert lab.model is model and lab.setup == long and read == []
 
 
 def test_a_comparison_over_the_budget_is_refused(builds):
