@@ -6,8 +6,8 @@ in the address bar (it survives a reload), and the browser keeps a random owner 
 (it never travels in a link). A lab is handed back only for its id AND its owner's token: a link a
 teacher pastes carries the teacher's lab id, but a student's browser holds another token, so the
 student gets a lab of their own from the link's settings, never the teacher's. Labs not seen for
-TIME_TO_LIVE seconds are dropped, and so are the least recently seen ones past MAX_LABS or past
-MAX_BYTES of weights. No Streamlit here.
+TIME_TO_LIVE seconds are dropped, and past MAX_LABS or MAX_BYTES of weights the least recently seen
+of the browser holding the most (LabStore.evict). No Streamlit here.
 """
 from __future__ import annotations
 
@@ -92,13 +92,20 @@ class LabStore:
             kept.extras = dict(extras)
 
     def evict(self) -> None:
-        """Drop the expired labs, then the least recently seen past the count or the bytes (the
-        caller holds the lock)."""
+        """Drop the expired labs; then, past the count, the least recently seen lab of the owner
+        holding the most labs, and past the bytes, of the owner holding the most bytes, so that one browser filling the
+        store loses its own old labs and never a classmate's (34 tabs of an LSTM of 1,024 units from
+        one browser evicted another student's lab). The caller holds the lock."""
         now = self.clock()
         for lab_id in [i for i, k in self.kept.items() if now - k.seen > self.time_to_live]:
             del self.kept[lab_id]
-        by_age = sorted(self.kept, key=lambda i: self.kept[i].seen)
-        total = sum(weight_bytes(k.lab) for k in self.kept.values())
-        while by_age and (len(self.kept) > self.max_labs or total > self.max_bytes):
-            oldest = by_age.pop(0)
-            total -= weight_bytes(self.kept.pop(oldest).lab)
+        sizes = {lab_id: weight_bytes(k.lab) for lab_id, k in self.kept.items()}
+        while self.kept and (len(self.kept) > self.max_labs or sum(sizes.values()) > self.max_bytes):
+            held: dict[str, tuple[int, int]] = {}
+            for lab_id, k in self.kept.items():
+                size, count = held.get(k.owner, (0, 0))
+                held[k.owner] = (size + sizes[lab_id], count + 1)
+            over_count = len(self.kept) > self.max_labs  # then the owner with the most labs, else the most bytes
+            heaviest = max(held, key=lambda owner: held[owner][::-1] if over_count else held[owner])
+            oldest = min((i for i, k in self.kept.items() if k.owner == heaviest), key=lambda i: self.kept[i].seen)
+            del self.kept[oldest], sizes[oldest]

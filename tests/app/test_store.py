@@ -67,3 +67,25 @@ def test_only_a_token_this_app_makes_is_taken_as_one():
     for forged in ["x'+(document.title='PWNED')+'", "", "a" * 21, "a" * 23, "ówner" * 5 + "ab", None, 7,
                    new_token() + "\n"]:
         assert not is_token(forged), forged
+
+
+def test_one_browser_filling_the_store_loses_its_own_labs_never_a_classmates():
+    """Issue 29: one browser opened 34 tabs of a big LSTM, each a lab, and a classmate who had
+    trained 1,060 steps reopened their link at step 0. Past the bytes (or the count) the owner
+    holding the most loses its least recently seen lab first."""
+    now = [0.0]
+    classmate, greedy = new_token(), new_token()
+    lab = Lab(DEFAULT)
+    one = weight_bytes(lab)
+    store = LabStore(max_bytes=5 * one, clock=lambda: now[0])
+    theirs = store.add(lab, classmate)  # the oldest lab in the store
+    mine = []
+    for _ in range(12):
+        now[0] += 1.0
+        mine.append(store.add(Lab(DEFAULT), greedy))
+    assert store.find(theirs, classmate) is not None
+    assert [store.find(i, greedy) is not None for i in mine] == [False] * 8 + [True] * 4
+    counted = LabStore(max_labs=3, clock=lambda: now[0])
+    theirs = counted.add(lab, classmate)
+    mine = [counted.add(lab, greedy) for _ in range(5)]
+    assert counted.find(theirs, classmate) is not None and sum(counted.find(i, greedy) is not None for i in mine) == 2
