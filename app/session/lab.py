@@ -21,12 +21,12 @@ from app.session.playback import Playback
 from app.session.probes import Probes
 
 # In a playing page's ticks, its recording (and every figure drawn from it) is renewed only after
-# RENEW_FACTOR times what the last renewal's drawing cost the server. Each renewal sends the browser new
-# figures to lay out, which costs it about what building them cost the server: Self-attention's five
-# took 1.1 s of the server's thread and 0.8-1.4 s of chromium's main thread on this 2-core machine;
-# renewed every tick they kept chromium 91% busy, a click on Pause reached the server 3 s late and
-# showed 8 s after its run (benchmarks/README section 8). Between renewals a tick trains and draws the
-# kept figures again, which costs neither side a layout. A page whose figures cost little renews every tick.
+# RENEW_FACTOR times what the last renewal's drawing cost the server's thread. Each renewal sends the
+# browser new figures to lay out, which costs it three to four times as much: Self-attention's five took
+# 0.3 s of the server's thread and 0.8-1.4 s of chromium's main thread on this 2-core machine. Renewed
+# every tick they kept chromium 91% busy, and a click on Pause reached the server 3 s late and showed 8 s
+# after its run (benchmarks/README section 8). Between renewals a tick trains and sends the kept figures
+# again, which neither side lays out again. A page whose figures cost little renews every tick.
 RENEW_FACTOR = 10.0
 
 
@@ -88,9 +88,9 @@ class Lab(Playback):
         return self.trainer.steps_done >= until or self.trainer.diverged_at is not None
 
     def recording(self, index: int = 0) -> engine.Recording:
-        """Probe sample `index` recorded; for a tick of the live fragment, renewed at most every
-        RENEW_SECONDS. A tick asks for nothing new (a moved control starts a whole-page run, which
-        records afresh), so everything it draws was worked out from one recording."""
+        """Probe sample `index` recorded; for a tick of the live fragment, kept until RENEW_FACTOR x
+        the last renewal's drawing has passed. A tick asks for nothing new (a moved control starts a
+        whole-page run, which records afresh), so everything it draws was worked out from one recording."""
         return self.probes.recording(index, RENEW_FACTOR * self.renewal_cost if self.ticking else 0.0)
 
     def drawn(self, seconds: float) -> None:

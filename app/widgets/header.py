@@ -55,6 +55,7 @@ def current_lab() -> Lab:
         if kept is not None:
             st.session_state[state.LAB], st.session_state[state.LAB_ID] = kept.lab, lab_id
             st.session_state.update(kept.extras)
+            apply_edited_link(kept.lab, query)
         else:
             start_from_link(query, owner, given)
             if lab_id is not None:  # a reload (or a reconnect) whose lab this process does not hold
@@ -64,6 +65,26 @@ def current_lab() -> Lab:
                     f"{TIME_TO_LIVE // 3600} hours, or this link was opened in another browser. What it had trained "
                     "is lost; Unrolled built the link's settings afresh, at step 0, with its lesson and target.")
     return state.lab()
+
+
+def apply_edited_link(lab: Lab, query: dict[str, str]) -> None:
+    """A reload brings the tab's lab back; its address bar holds the lab's own settings, so a link
+    whose settings differ was edited by hand, and the edit applies as the form's would (a new model,
+    or training retuned), saying so. The edit was ignored before, silently."""
+    settings = {k: v for k, v in query.items() if k not in (state.LESSON_PARAM, state.STEPS_PARAM)}
+    if not settings:
+        return
+    try:
+        done = lab.change(parse_query(settings), lab.upload)
+    except ValueError as err:
+        st.session_state[state.LINK_PROBLEM] = (f"This link's edited settings could not be used ({literal(err)}). "
+                                                "Your model is as it was.")
+        return
+    if done != "unchanged":
+        st.session_state[state.LINK_PROBLEM] = (
+            "This link's settings differ from this tab's model (edited in the address bar): "
+            + ("a new model was built from them, at step 0." if done == "rebuilt" else
+               "its training settings were applied; training goes on from the same weights."))
 
 
 def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str]]) -> None:

@@ -522,3 +522,25 @@ def test_a_link_whose_lab_this_process_does_not_hold_says_the_model_was_lost():
     assert lab.setup == lesson.setup and lab.trainer.steps_done == 0 and at.session_state["lesson"] == lesson.key
     at.run()
     assert not [w for w in at.warning if "is not on this server" in w.value]  # said once
+
+
+def test_a_reload_with_settings_edited_in_the_address_bar_applies_them_and_says_so():
+    """The tab's lab comes back on a reload (its id in the link, its owner this browser); an edited
+    setting beside the id was ignored silently. A model setting builds a new model; the link as
+    the page wrote it changes nothing."""
+    first = AppTest.from_file(MAIN, default_timeout=60).run()
+    lab, lab_id, owner = (first.session_state[key] for key in ("lab", "lab_id", "unrolled_owner"))
+    lab.step()
+
+    def reload(query: dict) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=60)
+        at.session_state["unrolled_owner"] = owner  # the browser's cookie, as owner_token reads it
+        for key, value in (query | {"lab": lab_id}).items():
+            at.query_params[key] = value
+        return at.run()
+
+    same = reload(lab.setup.to_query())
+    assert same.session_state["lab"] is lab and lab.trainer.steps_done == 1 and not same.warning
+    wider = reload(lab.setup.to_query() | {"hidden_size": "32"})
+    assert wider.session_state["lab"] is lab and lab.setup.model.hidden_size == 32 and lab.trainer.steps_done == 0
+    assert any("differ from this tab's model" in w.value and "a new model was built" in w.value for w in wider.warning)

@@ -111,11 +111,9 @@ def draw(lab: Lab) -> None:
 
 
 def theory(rec: engine.Recording, stack: str | None) -> bool:
-    """Whether to draw the ρ^(T−t) line: a vanilla RNN whose W_hh spectra could be computed (past
-    their size limit there is no ρ). Read from the recording, which carries its spectra
-    (Probes.recording), so a download never waits for the training lock."""
-    trace = rec.stacks[stack] if stack else rec.main
-    return rec.arch == "rnn" and trace.spectra is not None
+    """Whether to draw the ρ^(T−t) line: a vanilla RNN whose recording carries W_hh's spectra (none past
+    their size limit). Read from the recording, so a download never waits for the training lock."""
+    return rec.arch == "rnn" and (rec.stacks[stack] if stack else rec.main).spectra is not None
 
 
 def diverged(lab: Lab, trace, index: int) -> None:
