@@ -293,8 +293,9 @@ def draw(lab: Lab) -> None:
         "its weight on one key, where its gradient is nearly 0. Orange is what this head would do without the "
         "scaling: sharper weights and lower entropy; blue is what it does. Far below the dotted line, the "
         "softmax is saturated.")
-    st.session_state.setdefault(state.SA_DRAWN, {}).update(grid=grid, head=head_frame(trace, head, query_tokens,
-                                                                                       key_tokens))
+    frame = rec.derived(("sa_head_frame", trace.site, head),  # once per recording, as the figures are
+                        lambda: head_frame(trace, head, query_tokens, key_tokens))
+    st.session_state.setdefault(state.SA_DRAWN, {}).update(grid=grid, head=frame)
 
 
 def lines(rec: engine.Recording, trace: engine.AttentionTrace, head: int | None, query_tokens: list[str],
