@@ -5,8 +5,10 @@ A reload starts a new Streamlit session, whose session state is empty. The page 
 in the address bar (it survives a reload), and the browser keeps a random owner token in a cookie
 (it never travels in a link). A lab is handed back only for its id AND its owner's token: a link a
 teacher pastes carries the teacher's lab id, but a student's browser holds another token, so the
-student gets a lab of their own from the link's settings, never the teacher's. Labs not seen for
-TIME_TO_LIVE seconds are dropped, and past MAX_LABS or MAX_BYTES of weights the least recently seen
+student gets a lab of their own from the link's settings, never the teacher's. One tab drives a lab
+at a time: the tab that last found it holds it (a reload, a duplicated tab, a page opened from the
+menu in a new tab), and a tab that no longer holds its lab lets it go (Kept.holder). Labs not seen for
+TIME_TO_LIVE seconds are dropped, and past MAX_LABS or MAX_BYTES (held_bytes) the least recently seen
 of the browser holding the most (LabStore.evict). No Streamlit here.
 """
 from __future__ import annotations
@@ -15,13 +17,19 @@ import re
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
+import numpy as np
+import torch
+
 from app.session.lab import Lab
+from engine.tasks import ParsedReviews
 
 TIME_TO_LIVE = 3 * 3600  # s: a lecture, and the break after it
 MAX_LABS = 240  # a class of 60, each with a few tabs and reloads
-MAX_BYTES = 2 * 2**30  # of weights (with Adam's two moments and the best step's copy, x4) over every lab kept
+MAX_BYTES = 2 * 2**30  # of weights (x4: Adam's two moments and the best step's copy) and data over every lab kept
+REMEMBERED_DROPS = 4 * MAX_LABS  # ids of dropped labs whose reason a reload is told (an id and a word each)
 
 
 def new_token() -> str:
@@ -38,10 +46,26 @@ def is_token(text: object) -> bool:
     return isinstance(text, str) and TOKEN.fullmatch(text) is not None
 
 
-def weight_bytes(lab: Lab) -> int:
+def held_bytes(lab: Lab) -> int:
     """What a lab holds that grows with its size: its weights, the optimizer's two moments and the
-    copy of the weights at the best held-out step."""
-    return 4 * sum(p.numel() * p.element_size() for p in lab.model.parameters())
+    copy of the weights at the best held-out step; and its data: the arrays its task holds (an
+    uploaded corpus or review CSV as token ids: a lab that read a 66 MB CSV held about 300 MB
+    more than its weights) and the upload itself, as kept for a rebuild."""
+    weights = 4 * sum(p.numel() * p.element_size() for p in lab.model.parameters())
+    return weights + data_bytes(vars(lab.task).values()) + data_bytes([lab.upload])
+
+
+def data_bytes(values) -> int:
+    """Bytes of the arrays, texts and parsed uploads among `values` (one level: a task's attributes)."""
+    total = 0
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            total += value.numel() * value.element_size()
+        elif isinstance(value, (np.ndarray, ParsedReviews)):
+            total += value.nbytes
+        elif isinstance(value, (bytes, str)):
+            total += len(value)
+    return total
 
 
 @dataclass
@@ -50,6 +74,7 @@ class Kept:
     owner: str
     seen: float  # the store's clock at the last run that used it
     extras: dict = field(default_factory=dict)  # what the page needs back with it (the lesson, the target)
+    holder: str = ""  # the tab (a Streamlit session's token) that drives it: the last that found it
 
 
 class LabStore:
@@ -58,18 +83,21 @@ class LabStore:
         self.time_to_live, self.max_labs, self.max_bytes = time_to_live, max_labs, max_bytes
         self.clock = clock  # seconds; a test hands in its own
         self.kept: dict[str, Kept] = {}
+        self.dropped: OrderedDict[str, str] = OrderedDict()  # lab id -> why it was dropped, the newest last
         self.lock = threading.Lock()  # many sessions' threads use one store
 
-    def add(self, lab: Lab, owner: str) -> str:
-        """Keep `lab` for `owner`; returns its new id."""
+    def add(self, lab: Lab, owner: str, holder: str = "") -> str:
+        """Keep `lab` for `owner`, driven by the tab `holder`; returns its new id."""
         lab_id = new_token()
         with self.lock:
-            self.kept[lab_id] = Kept(lab, owner, self.clock())
+            self.kept[lab_id] = Kept(lab, owner, self.clock(), holder=holder)
             self.evict()
         return lab_id
 
-    def find(self, lab_id: str | None, owner: str | None) -> Kept | None:
-        """The lab kept under `lab_id` if `owner` owns it and it has not expired, else None."""
+    def find(self, lab_id: str | None, owner: str | None, holder: str = "") -> Kept | None:
+        """The lab kept under `lab_id` if `owner` owns it and it has not expired, else None; the tab
+        `holder` drives it from now on (two tabs driving one lab: Reset in one reset the other's
+        model while that one still showed its old state)."""
         if not lab_id or not owner:
             return None
         with self.lock:
@@ -78,15 +106,34 @@ class LabStore:
             if kept is None or not secrets.compare_digest(kept.owner.encode(), owner.encode()):  # any cookie text
                 return None
             kept.seen = self.clock()
+            kept.holder = holder or kept.holder
             return kept
 
-    def seen(self, lab_id: str, lab: Lab, owner: str, extras: dict) -> None:
+    def holds(self, lab_id: str | None, holder: str) -> bool:
+        """Whether the tab `holder` still drives the lab `lab_id` (a lab dropped from the store is
+        still its tab's: seen() keeps it again)."""
+        with self.lock:
+            kept = self.kept.get(lab_id)
+            return kept is None or kept.holder == holder
+
+    def last_seen(self, owner: str | None) -> str | None:
+        """The id of the lab `owner` used last, or None: what a tab opened with no link (the menu's
+        page links carry none) opens."""
+        if not owner:
+            return None
+        with self.lock:
+            self.evict()
+            mine = [(k.seen, lab_id) for lab_id, k in self.kept.items()
+                    if secrets.compare_digest(k.owner.encode(), owner.encode())]
+            return max(mine)[1] if mine else None
+
+    def seen(self, lab_id: str, lab: Lab, owner: str, extras: dict, holder: str = "") -> None:
         """The page used its lab now; remember `extras` with it. A lab dropped while its tab was
         still open (the budget, or the time to live) is kept again, so that tab's next reload finds it."""
         with self.lock:
             kept = self.kept.get(lab_id)
             if kept is None or kept.lab is not lab:
-                kept = self.kept[lab_id] = Kept(lab, owner, self.clock())
+                kept = self.kept[lab_id] = Kept(lab, owner, self.clock(), holder=holder)
                 self.evict()
             kept.seen = self.clock()
             kept.extras = dict(extras)
@@ -98,8 +145,8 @@ class LabStore:
         one browser evicted another student's lab). The caller holds the lock."""
         now = self.clock()
         for lab_id in [i for i, k in self.kept.items() if now - k.seen > self.time_to_live]:
-            del self.kept[lab_id]
-        sizes = {lab_id: weight_bytes(k.lab) for lab_id, k in self.kept.items()}
+            self.drop(lab_id, "expired")
+        sizes = {lab_id: held_bytes(k.lab) for lab_id, k in self.kept.items()}
         while self.kept and (len(self.kept) > self.max_labs or sum(sizes.values()) > self.max_bytes):
             held: dict[str, tuple[int, int]] = {}
             for lab_id, k in self.kept.items():
@@ -108,4 +155,18 @@ class LabStore:
             over_count = len(self.kept) > self.max_labs  # then the owner with the most labs, else the most bytes
             heaviest = max(held, key=lambda owner: held[owner][::-1] if over_count else held[owner])
             oldest = min((i for i, k in self.kept.items() if k.owner == heaviest), key=lambda i: self.kept[i].seen)
-            del self.kept[oldest], sizes[oldest]
+            self.drop(oldest, "room")
+            del sizes[oldest]
+
+    def drop(self, lab_id: str, why: str) -> None:
+        """Drop a lab and remember why, so its tab's next reload can say so (the caller holds the lock)."""
+        del self.kept[lab_id]
+        self.dropped[lab_id] = why
+        while len(self.dropped) > REMEMBERED_DROPS:
+            self.dropped.popitem(last=False)
+
+    def why_dropped(self, lab_id: str | None) -> str | None:
+        """"expired" (unused for TIME_TO_LIVE), "room" (evicted, its browser holding the most), or
+        None: never held here (another process, a restart) or dropped too long ago to say."""
+        with self.lock:
+            return self.dropped.get(lab_id)

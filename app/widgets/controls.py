@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 import streamlit as st
 from streamlit.errors import StreamlitInvalidLayoutContextError
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 import engine
 from app.session.comparison import RoundRobin
@@ -15,7 +14,7 @@ from app.session.link import MAX_TARGET_STEPS
 from app.session.page_runs import wait_for_page_runs
 from app.session.playback import Playback
 from app.widgets import lesson_band, state
-from app.widgets.header import sidebar_summary
+from app.widgets.header import holds_its_lab, sidebar_summary, this_tab_only
 
 TICK_SECONDS = 0.4  # how often a playing page asks to redraw
 TRAIN_SECONDS = 0.3  # training time per tick at least
@@ -91,15 +90,15 @@ def training_controls(lab: Lab) -> None:
     play.button(
         "Pause" if lab.playing else "Play", key="play", type="primary", width="stretch", disabled=stopped,
         icon=":material/pause:" if lab.playing else ":material/play_arrow:",
-        on_click=set_playing, args=(lab, not lab.playing),  # what the button said, not a toggle
+        on_click=this_tab_only(set_playing), args=(lab, not lab.playing),  # what the button said, not a toggle
     )
     step.button(
         "Step", key="step", width="stretch", disabled=stopped, help="one training step",
-        icon=":material/skip_next:", on_click=lab.step,
+        icon=":material/skip_next:", on_click=this_tab_only(lab.step),
     )
     reset.button(
         "Reset", key="reset", width="stretch", help="fresh weights from the seed; history cleared",
-        icon=":material/restart_alt:", on_click=lab.reset,
+        icon=":material/restart_alt:", on_click=this_tab_only(lab.reset),
     )
     until.number_input(
         "Train up to step", min_value=1, max_value=MAX_TARGET_STEPS, step=100, key=state.TARGET_STEPS,
@@ -112,6 +111,8 @@ def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
     "Train up to step" between redraws."""
 
     def summary_and(lab: Lab) -> None:
+        if not holds_its_lab():  # another tab took the lab: its whole-page run lets it go and says so
+            st.rerun()
         try:
             sidebar_summary(lab)
         except StreamlitInvalidLayoutContextError:
@@ -168,7 +169,7 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
                 trainee.ticking = False
         if trainee.playing and not whole_page[0]:
             trainee.train_for(train_seconds(drawn, seconds), until=st.session_state[until_key],
-                              between_steps=yield_to_the_page(), clock=time.thread_time)
+                              between_steps=yield_to_the_page(st.empty()), clock=time.thread_time)
             if not trainee.playing:  # reached the target or stopped: redraw the buttons, stop ticking
                 st.rerun()
 
@@ -187,21 +188,22 @@ def timed_draw(trainee: Playback, draw: Callable) -> float:
     return drawn
 
 
-def yield_to_the_page() -> Callable[[], None]:
-    """What a tick's training calls between two steps: Streamlit's own yield point, which raises
-    to end the tick when a whole-page run of this session waits (a control moved, Pause), so that
-    run starts after the step under way instead of after the tick's remaining training (up to
-    MAX_TRAIN_SECONDS); Streamlit checks it at every st.* call, a Python training loop makes none.
-    Then, while another session's page is being built, it waits (page_runs.py): in slices of
-    PAGE_RUN_POLL s, so that this session's own click still ends the tick at once, and for at most
-    PAGE_RUN_WAIT s in all before the next step."""
-    check = get_run_yield_check() or (lambda: None)
+def yield_to_the_page(beat) -> Callable[[], None]:
+    """What a tick's training calls between two steps. First a Streamlit call (`beat`, an
+    st.empty() of the tick's own, cleared): Streamlit ends a run at its calls when a whole-page run
+    of the session waits (a control moved, Pause), so that run starts after the step under way
+    instead of after the tick's remaining training (MAX_TRAIN_SECONDS of this thread's CPU time,
+    which with 30 sessions playing is many seconds of a clock's); a Python training loop makes no
+    Streamlit call of its own. Clearing an empty placeholder draws nothing, and the deltas queued for
+    one place are merged into one message. Then, while another session's page is being built, it
+    waits (page_runs.py): in slices of PAGE_RUN_POLL s, so that this session's own click still ends
+    the tick at once, and for at most PAGE_RUN_WAIT s in all before the next step."""
 
     def between_steps() -> None:
-        check()
+        beat.empty()
         for _ in range(round(PAGE_RUN_WAIT / PAGE_RUN_POLL)):
             if wait_for_page_runs(PAGE_RUN_POLL):
                 return
-            check()
+            beat.empty()
 
     return between_steps

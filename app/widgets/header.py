@@ -4,6 +4,7 @@ sidebar summary of the model every page works on."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -11,7 +12,7 @@ from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query, parse_target_steps
 from app.session.store import TIME_TO_LIVE, LabStore, is_token, new_token
-from app.widgets import state
+from app.widgets import dropped_link, state
 from app.widgets.figures import figure_settings
 from app.widgets.literal import literal
 
@@ -38,20 +39,59 @@ def keep_owner_cookie() -> None:
     everything after it, and Streamlit redrew an open expander closed (hiding its upload's message)."""
     cookie = f"{state.OWNER_COOKIE}={owner_token()}; path=/; max-age={TIME_TO_LIVE}; SameSite=Strict"
     # json.dumps: a JavaScript string literal, whatever it holds (the token is checked too: is_token)
-    st.sidebar.html(f"<script>document.cookie = {json.dumps(cookie)};</script>", unsafe_allow_javascript=True)
+    script = f"document.cookie = {json.dumps(cookie)};{dropped_link.check_script()}"
+    st.sidebar.html(f"<script>{script}</script>", unsafe_allow_javascript=True)
+
+
+def tab_token() -> str:
+    """This tab's token (one per Streamlit session): the store hands a lab to one tab at a time."""
+    return st.session_state.setdefault(state.TAB, new_token())
+
+
+def holds_its_lab() -> bool:
+    """Whether this tab still drives its lab: another tab of this browser (a duplicated tab, a page
+    of the menu opened in a new tab, the link reloaded elsewhere) may have taken it since."""
+    return lab_store().holds(st.session_state.get(state.LAB_ID), tab_token())
+
+
+def this_tab_only(action: Callable) -> Callable:
+    """A button's callback on the Lab (Play, Step, Reset...), run only while this tab holds the lab:
+    callbacks run before the page, so a tab whose lab moved would act on the other tab's model
+    before its run could say the model moved."""
+    def act(*args) -> None:
+        if holds_its_lab():
+            action(*args)
+    return act
 
 
 def current_lab() -> Lab:
     """This session's Lab. After a reload, the lab this tab had (its id in the address bar, its
-    owner this browser), with its lesson and target; else a new one from the link (or the
+    owner this browser), with its lesson and target; a tab opened with no link (a page of the menu
+    in a new tab) takes the lab this browser used last; else a new one from the link (or the
     defaults, with a message saying what in the link was wrong). A link goes through the Lab's
-    one install step, so the size budget holds for it as for the form."""
+    one install step, so the size budget holds for it as for the form. A tab whose lab another tab
+    took lets it go, says so, and starts from its link afresh."""
+    moved = None
+    if state.lab() is not None and not holds_its_lab():
+        moved = st.session_state.pop(state.LAB_ID)
+        del st.session_state[state.LAB]
+        st.session_state[state.LAB_MOVED] = moved
     if state.lab() is None:
         query = st.query_params.to_dict()  # a key given twice keeps its last value here: given_once says so
         given = {key: st.query_params.get_all(key) for key in query}
         owner = owner_token()
         lab_id = query.pop(state.LAB_PARAM, None)
-        kept = lab_store().find(lab_id, owner)
+        dropped = query.pop(dropped_link.LINK_DROPPED, None)
+        given.pop(dropped_link.LINK_DROPPED, None)
+        if dropped is not None:
+            st.session_state[state.LINK_PROBLEM] = dropped_link.message(dropped)
+        if moved is not None:
+            lab_id = None  # taken back only with the message's button
+        elif not query and lab_id is None:
+            lab_id = lab_store().last_seen(owner)
+            if lab_id is not None:
+                st.session_state[state.LAB_ARRIVED] = True
+        kept = lab_store().find(lab_id, owner, tab_token())
         if kept is not None:
             st.session_state[state.LAB], st.session_state[state.LAB_ID] = kept.lab, lab_id
             st.session_state.update(kept.extras)
@@ -59,12 +99,20 @@ def current_lab() -> Lab:
         else:
             start_from_link(query, owner, given)
             if lab_id is not None:  # a reload (or a reconnect) whose lab this process does not hold
-                st.session_state[state.LAB_LOST] = (
-                    f"The model this tab had (lab {literal(lab_id, 40)}) is not on this server any more: the app "
-                    f"process that held it stopped (restarted, or killed), or it went unused for "
-                    f"{TIME_TO_LIVE // 3600} hours, or this link was opened in another browser. What it had trained "
-                    "is lost; Unrolled built the link's settings afresh, at step 0, with its lesson and target.")
+                st.session_state[state.LAB_LOST] = lost_message(lab_id)
     return state.lab()
+
+
+def lost_message(lab_id: str) -> str:
+    """Why the link's lab is not here, as far as this process can tell."""
+    why = {
+        "room": "the server's store of models was full, and this browser held the most models in it (many "
+                "tabs of big models), so its least recently used were dropped first",
+        "expired": f"it went unused for {TIME_TO_LIVE // 3600} hours",
+    }.get(lab_store().why_dropped(lab_id),
+          "the app process that held it stopped (restarted, or killed), or this link was opened in another browser")
+    return (f"The model this tab had (lab {literal(lab_id, 40)}) is not on this server any more: {why}. What it "
+            "had trained is lost; Unrolled built the link's settings afresh, at step 0, with its lesson and target.")
 
 
 def apply_edited_link(lab: Lab, query: dict[str, str]) -> None:
@@ -106,7 +154,7 @@ def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str
         )
         lab, lesson, steps = Lab(DEFAULT), None, None
     st.session_state[state.LAB] = lab
-    st.session_state[state.LAB_ID] = lab_store().add(lab, owner)
+    st.session_state[state.LAB_ID] = lab_store().add(lab, owner, tab_token())
     if steps is not None:  # the teacher's target, over the lesson's
         st.session_state[state.TARGET_STEPS] = steps
     if lesson is not None and lesson.setup.task == lab.setup.task:
@@ -139,12 +187,35 @@ def lesson_banner() -> None:
 
 
 def show_link_problem() -> None:
+    moved = st.session_state.pop(state.LAB_MOVED, None)
+    if moved is not None:
+        with st.container(border=True):
+            st.warning("Your model is now open in another tab of this browser (a duplicated tab, or a page opened "
+                       "in a new tab): it trains there, as one model is driven from one tab at a time. This tab "
+                       "built its link's settings afresh, at step 0.", icon=":material/tab_move:")
+            st.button("Bring my model back to this tab", key="take_back", icon=":material/tab:",
+                      on_click=take_back, args=(moved,))
+    if st.session_state.pop(state.LAB_ARRIVED, False):
+        st.info("This tab opened your model from your other tab, at the step it had reached (a page opened from the "
+                "menu in a new tab carries no settings): it trains here now, and that tab says so.",
+                icon=":material/tab_move:")
     lost = st.session_state.pop(state.LAB_LOST, None)
     if lost:
         st.warning(lost, icon=":material/cloud_off:")
     problem = st.session_state.pop(state.LINK_PROBLEM, None)
     if problem:
         st.warning(problem, icon=":material/link_off:")
+
+
+def take_back(lab_id: str) -> None:
+    """The moved message's button: this tab takes its model back from the tab that has it now."""
+    kept = lab_store().find(lab_id, owner_token(), tab_token())
+    if kept is None:
+        st.session_state[state.LAB_LOST] = ("Your model is not on this server any more (unused too long, or its "
+                                            "process stopped).")
+        return
+    st.session_state[state.LAB], st.session_state[state.LAB_ID] = kept.lab, lab_id
+    st.session_state.update(kept.extras)
 
 
 def write_link(setup: Setup) -> None:
@@ -162,7 +233,7 @@ def write_link(setup: Setup) -> None:
     if st.query_params.to_dict() != query:
         st.query_params.from_dict(query)
     extras = {k: st.session_state[k] for k in state.KEPT_WITH_THE_LAB if k in st.session_state}
-    lab_store().seen(query[state.LAB_PARAM], state.lab(), owner_token(), extras)
+    lab_store().seen(query[state.LAB_PARAM], state.lab(), owner_token(), extras, tab_token())
 
 
 def sidebar_summary(lab: Lab) -> None:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from app.session.lab import Lab
 from app.widgets import state, uploads
+from app.widgets.header import this_tab_only
 from app.widgets.literal import literal
 from engine.tasks import ParsedReviews
 
@@ -23,7 +24,7 @@ def read_longer(lab: Lab, reviews: ParsedReviews) -> None:
         st.error(f"{literal(refused)}. The model you had is unchanged.", icon=":material/block:")
     if longer is not None:
         st.button(f"Read the last {longer:,} words", key="read_longer", icon=":material/unfold_more:",
-                  on_click=set_seq_len, args=(lab, longer),
+                  on_click=this_tab_only(set_seq_len), args=(lab, longer),
                   help="a new model whose sequence length reads 90% of your reviews whole; each step takes longer")
 
 

@@ -2,7 +2,7 @@
 while it is fresh, and never more than the memory budget allows."""
 from app.session.lab import Lab
 from app.session.link import DEFAULT
-from app.session.store import LabStore, is_token, new_token, weight_bytes
+from app.session.store import LabStore, held_bytes, is_token, new_token
 
 
 def test_a_lab_comes_back_to_its_owner_only():
@@ -47,6 +47,7 @@ def test_labs_not_seen_for_the_time_to_live_are_dropped():
     assert store.find(lab_id, owner) is not None
     now[0] = 10_200.0
     assert store.find(lab_id, owner) is None and not store.kept
+    assert store.why_dropped(lab_id) == "expired" and store.why_dropped(new_token()) is None
 
 
 def test_the_least_recently_seen_go_first_past_the_count_or_the_bytes():
@@ -56,7 +57,7 @@ def test_the_least_recently_seen_go_first_past_the_count_or_the_bytes():
     store.find(ids[0], owner)  # seen again: the first is now the most recent
     third = store.add(labs[2], owner)
     assert store.find(ids[1], owner) is None and store.find(ids[0], owner) and store.find(third, owner)
-    one = weight_bytes(labs[0])
+    one = held_bytes(labs[0])
     small = LabStore(max_bytes=2 * one)
     kept = [small.add(lab, owner) for lab in labs]
     assert small.find(kept[0], owner) is None and small.find(kept[2], owner) is not None
@@ -76,7 +77,7 @@ def test_one_browser_filling_the_store_loses_its_own_labs_never_a_classmates():
     now = [0.0]
     classmate, greedy = new_token(), new_token()
     lab = Lab(DEFAULT)
-    one = weight_bytes(lab)
+    one = held_bytes(lab)
     store = LabStore(max_bytes=5 * one, clock=lambda: now[0])
     theirs = store.add(lab, classmate)  # the oldest lab in the store
     mine = []
@@ -85,7 +86,21 @@ def test_one_browser_filling_the_store_loses_its_own_labs_never_a_classmates():
         mine.append(store.add(Lab(DEFAULT), greedy))
     assert store.find(theirs, classmate) is not None
     assert [store.find(i, greedy) is not None for i in mine] == [False] * 8 + [True] * 4
+    assert [store.why_dropped(i) for i in mine] == ["room"] * 8 + [None] * 4  # a reload says why
     counted = LabStore(max_labs=3, clock=lambda: now[0])
     theirs = counted.add(lab, classmate)
     mine = [counted.add(lab, greedy) for _ in range(5)]
     assert counted.find(theirs, classmate) is not None and sum(counted.find(i, greedy) is not None for i in mine) == 2
+
+
+def test_a_lab_is_priced_with_its_data_not_its_weights_alone():
+    """The store counted weights only: a lab that read a 66 MB CSV held about 300 MB more. Its
+    task's arrays and the upload count too."""
+    from app.session.link import preset_setup
+
+    setup = preset_setup("charlm")
+    text = "the quick brown fox jumps over the lazy dog. " * 6_000  # 270,000 characters
+    uploaded = Lab(setup, text)
+    weights = 4 * sum(p.numel() * p.element_size() for p in uploaded.model.parameters())
+    ids = uploaded.task.ids.numel() * uploaded.task.ids.element_size()  # the corpus as token ids
+    assert held_bytes(uploaded) >= weights + ids + len(text)

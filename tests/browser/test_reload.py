@@ -7,6 +7,7 @@ from .conftest import wait_for_app
 from .test_build_train import steps_trained
 
 BANNER = '[data-testid="stAlert"]'
+SIDEBAR = 'document.querySelector(\'[data-testid="stSidebar"]\')'
 
 
 def test_a_reload_keeps_the_model_its_steps_and_its_lesson(browser, app_page):
@@ -39,3 +40,31 @@ def test_a_reload_keeps_the_model_its_steps_and_its_lesson(browser, app_page):
         assert student.url.split("lab=")[1] != link.split("lab=")[1]
     finally:
         other.close()
+
+
+def test_a_duplicated_tab_takes_the_model_and_the_first_tab_says_so(app_page):
+    """Two tabs drove one lab: Reset in one reset the other's model while it still showed its old
+    state. The newest tab drives it; the first says so when next used and can take it back."""
+    app_page.goto("build")
+    page = app_page.page
+    page.get_by_role("button", name="Step", exact=True).click()
+    wait_for_app(page)
+    duplicate = page.context.new_page()  # the same browser: the same owner cookie
+    duplicate.goto(page.url)
+    wait_for_app(duplicate)
+    assert steps_trained(duplicate) == 1
+
+    page.get_by_role("button", name="Reset", exact=True).click()
+    page.locator(BANNER, has_text="now open in another tab").wait_for(timeout=30_000)
+    assert steps_trained(page) == 0  # this tab's link afresh
+    duplicate.get_by_role("button", name="Step", exact=True).click()
+    duplicate.wait_for_function(f"() => /steps trained:\\s*[0-9]/.test({SIDEBAR}.innerText)")
+    duplicate.wait_for_function(f"() => !/steps trained:\\s*1\\b/.test({SIDEBAR}.innerText)", timeout=30_000)
+    assert steps_trained(duplicate) == 2  # the Reset never reached the duplicate's model
+
+    menu_tab = page.context.new_page()  # a page of the menu opened in a new tab: no query string
+    menu_tab.goto(f"{app_page.base_url}/gates")
+    wait_for_app(menu_tab)
+    assert steps_trained(menu_tab) == 2 and "lab=" in menu_tab.url
+    assert menu_tab.locator(BANNER, has_text="opened your model from your other tab").count() == 1
+    app_page.screenshot("duplicated-tab")

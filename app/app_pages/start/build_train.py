@@ -16,7 +16,7 @@ from app.widgets.controls import live, training_controls
 from app.widgets.downloads import held, stem
 from app.widgets.export_script import script_button
 from app.widgets.figures import drawn_once, show
-from app.widgets.header import page_header, write_link
+from app.widgets.header import page_header, this_tab_only, write_link
 from app.widgets.literal import literal
 from app.widgets.torch_upload import torch_upload
 from engine.tasks import ParsedReviews
@@ -87,7 +87,7 @@ def upload_box(lab: Lab):
     if file is None and lab.upload is not None:
         st.caption(f"Training on your own file ({uploads.describe(lab.upload)}).")
         st.button("Use the shipped data instead", key="shipped_data", icon=":material/undo:",
-                  on_click=lab.change, args=(lab.setup, None))
+                  on_click=this_tab_only(lab.change), args=(lab.setup, None))
     return file.getvalue() if file is not None else None
 
 
@@ -152,7 +152,7 @@ def best_step(lab: Lab) -> None:
         return
     st.button(  # a row of its own: in a narrow column its label would be cut
         f"Go back to the best step ({best.step:,})", key="restore_best", icon=":material/history:",
-        on_click=lab.restore_best, disabled=lab.held_out.at_best,
+        on_click=this_tab_only(lab.restore_best), disabled=lab.held_out.at_best,
         help="put back the weights that had the lowest held-out loss; the step count and the curves carry on",
     )
     now = "the network has these weights now" if lab.held_out.at_best else "training has moved on since"
