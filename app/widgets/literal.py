@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 
-# What makes Markdown fetch, link, run or reformat: links and images need "[", HTML "<", code "`",
-# LaTeX "$", Streamlit's :colour[...] directives "[" again; a backslash escapes each (and itself).
-# Emphasis (*, _) only restyles, and "num_heads" must read as typed, so those are left alone.
-ACTIVE = re.compile(r"([\\`\[\]<>$])")
+# What makes Markdown fetch, link, run or restyle: links and images need "[", HTML "<", code "`",
+# LaTeX "$", emphasis "*" and "_" ("__proto__" showed as a bold "proto"), strike-through "~",
+# Streamlit's :colour[...] directives and :emoji: short codes ":" (a ":red" prefix disappeared). A
+# backslash escapes each (and itself); Markdown shows the character itself, so "num_heads" reads
+# as typed.
+ACTIVE = re.compile(r"([\\`\[\]<>$*_~:])")
 AUTOLINKED = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=www)(?=\.)|(?=@)")
 ZERO_WIDTH_SPACE = "\u200b"
 LONGEST = 300  # characters of one echoed piece: a 100 KB link key is not echoed whole

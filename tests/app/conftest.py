@@ -37,4 +37,6 @@ def shown(markdown: str) -> str:
     spaces taken out again."""
     import re
 
-    return re.sub(r"\\([\\`\[\]<>$])", r"\1", markdown).replace("\u200b", "")
+    from app.widgets.literal import ACTIVE, ZERO_WIDTH_SPACE
+
+    return re.sub(r"\\" + ACTIVE.pattern, r"\1", markdown).replace(ZERO_WIDTH_SPACE, "")

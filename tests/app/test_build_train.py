@@ -209,7 +209,7 @@ def test_a_link_reproduces_the_settings_and_a_bad_link_falls_back_with_a_message
     assert lab(at).setup == setup
     at = app({"task": "adding", "lr": "fast", "hidden_sise": "64"})
     assert not at.exception
-    warning = at.warning[0].value
+    warning = shown(at.warning[0].value)
     assert "lr must be a number" in warning and "hidden_sise is not a setting" in warning
     assert lab(at).setup == DEFAULT
 
@@ -351,7 +351,7 @@ def test_the_form_builds_a_transformer_and_refuses_heads_that_do_not_divide_d_mo
     assert lab(at).model.cfg == cfg
     kept = lab(at).model
     at.number_input(key="form.model.num_heads").set_value(3).run()
-    assert "num_heads=3 does not divide hidden_size (d_model) = 128" in at.error[0].value
+    assert "num_heads=3 does not divide hidden_size (d_model) = 128" in shown(at.error[0].value)
     assert "The model you had is unchanged" in at.error[0].value and lab(at).model is kept
     at.number_input(key="form.model.num_heads").set_value(4).run()
     assert not at.error and lab(at).setup.model.num_heads == 4
@@ -544,3 +544,15 @@ def test_a_reload_with_settings_edited_in_the_address_bar_applies_them_and_says_
     wider = reload(lab.setup.to_query() | {"hidden_size": "32"})
     assert wider.session_state["lab"] is lab and lab.setup.model.hidden_size == 32 and lab.trainer.steps_done == 0
     assert any("differ from this tab's model" in w.value and "a new model was built" in w.value for w in wider.warning)
+
+
+def test_a_link_streamlit_dropped_for_its_length_is_said_and_the_page_works():
+    """Streamlit reads no query string of over 1,000 parameters; the page's script reopens it as
+    ?link_dropped=<count> (widgets/dropped_link.py), which the page says, building the defaults."""
+    at = app({"link_dropped": "1001"})
+    assert not at.exception and at.session_state["lab"].setup == DEFAULT
+    [said] = [shown(w.value) for w in at.warning if "The link you opened held" in w.value]
+    assert "1,001 parameters" in said and "none of its settings were used" in said
+    assert "link_dropped" not in at.query_params  # the page's own link replaced it
+    forged = app({"link_dropped": "<b>9" * 50})
+    assert any("too many parameters" in w.value for w in forged.warning)  # a count it cannot read is not echoed

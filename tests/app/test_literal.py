@@ -15,10 +15,10 @@ UNESCAPED_LINK = re.compile(r"(?<!\\)\]\(")  # "](" with no backslash before the
 
 def test_what_markdown_acts_on_is_escaped_and_long_text_cut():
     zws = "\u200b"  # after a URL's scheme: GitHub-flavoured Markdown links bare URLs even when escaped
-    assert literal(PHISHING) == r"\[Session expired: log in again\](http" + zws + "://evil.example/login)"
+    assert literal(PHISHING) == r"\[Session expired\: log in again\](http" + zws + r"\://evil.example/login)"
     assert literal("www.x.org me@x.org") == f"www{zws}.x.org me{zws}@x.org"
-    assert literal("$x$ :red[y] <b>`c`\\") == r"\$x\$ :red\[y\] \<b\>\`c\`\\"
-    assert literal("num_heads, seq_len: 2") == "num_heads, seq_len: 2"  # names read as typed
+    assert literal("$x$ :red[y] <b>`c`\\") == r"\$x\$ \:red\[y\] \<b\>\`c\`\\"
+    assert literal("__proto__ *a* ~~b~~") == r"\_\_proto\_\_ \*a\* \~\~b\~\~"  # Markdown shows them as typed
     assert literal("# heading\n- item") == "# heading - item"  # one line: no heading, no list
     cut = literal("k" * 100_000)
     assert cut.startswith("k" * LONGEST) and cut.endswith("(100,000 characters, cut)")

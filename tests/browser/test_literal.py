@@ -43,3 +43,22 @@ def test_an_owner_cookie_holding_a_script_is_never_run_and_is_replaced(app_page)
     assert page.title() != "PWNED"
     [kept] = [c["value"] for c in page.context.cookies(app_page.base_url) if c["name"] == OWNER_COOKIE]
     assert is_token(kept), kept  # a token this app made, set in its place
+
+
+def test_emphasis_and_colour_directives_in_a_link_are_shown_as_typed(app_page):
+    """`__proto__` showed as a bold "proto", and a `:red` prefix disappeared from echoed values."""
+    app_page.goto("?__proto__=1&hidden_size=%3Ared%5Bx%5D%20~~y~~")
+    alert = app_page.page.locator('[data-testid="stAlert"]', has_text="could not be used")
+    shown = alert.inner_text()
+    assert "(__proto__ is not a setting" in shown and "':red[x] ~~y~~'" in shown, shown
+    assert alert.locator("strong, em, del").count() == 0
+
+
+def test_a_link_over_streamlits_parameter_limit_is_said_not_dropped_silently(app_page):
+    """Streamlit reads no query string of over 1,000 parameters: the page opened with the defaults
+    and said nothing. The page's script sees the address it was opened with and says so."""
+    app_page.page.goto(f"{app_page.base_url}/build?" + "&".join(f"k{i}=1" for i in range(1001)))
+    alert = app_page.page.locator('[data-testid="stAlert"]', has_text="The link you opened held 1,001 parameters")
+    alert.wait_for(timeout=30_000)
+    assert "none of its settings were used" in alert.inner_text()
+    assert "link_dropped" not in app_page.page.url  # the page's own link replaced it
