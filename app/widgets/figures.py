@@ -68,23 +68,15 @@ def drawn_once(name: str, shows: tuple, build: Callable[[], go.Figure], version:
     return drawn[name][1]
 
 
-def show(fig: go.Figure, key: str, where=st, diagram: bool = False) -> None:
+def show(fig: go.Figure, key: str, where=st, diagram: bool = False, narrow: bool | None = None) -> None:
     """st.plotly_chart(fig) in `where` (a column, or the page), as the presentation setting asks
-    (a diagram's boxes are sized to their text: only the diagram grows, not its words)."""
+    (a diagram's boxes are sized to their text: only the diagram grows, not its words). `narrow`:
+    whether `where` is half a page wide or less; by default anything but the page is (a column),
+    and a caller that stacks full-width containers in its place says so (Streamlit tells a block's
+    kind only through private API)."""
     shown = for_projector(fig, diagram) if state.get(state.PRESENTATION) else fig
     # A long title breaks, at half a page's width in a column (a diagram's too: "RNN (tanh), 1 layer × 64
     # units — 4,417 parameters" was cut at 1024 px), else at a page's (the forced beam's tree ran past it).
-    shown = wrap_title(shown, chars=34 if in_column(where) else PAGE_CHARS)
+    narrow = where is not st if narrow is None else narrow
+    shown = wrap_title(shown, chars=34 if narrow else PAGE_CHARS)
     where.plotly_chart(shown, key=key, config=camera_config(shown))
-
-
-def in_column(where) -> bool:
-    """`where` is a column (st.columns) or inside one; not the page, nor a container, an expander
-    or a tab as wide as the page (the Encoder-decoder page stacks its maps in full-width
-    containers for a long source, where a title wrapped for a half column left half the width
-    empty). Streamlit names each block's kind (its private _ancestor_block_types: this block's
-    and its parents'); without it, anything but the page counts as a column, as before."""
-    if where is st:
-        return False
-    kinds = getattr(where, "_ancestor_block_types", None)
-    return True if kinds is None else "column" in list(kinds)

@@ -85,7 +85,8 @@ def test_for_projector_keeps_the_width_of_a_line_whose_width_is_data():
 
 def show_in_places():
     """A page that shows one long-titled figure in a column, in a container inside a column, in a
-    container and an expander as wide as the page, and on the page itself."""
+    container and an expander as wide as the page (said so, as the Encoder-decoder page says of
+    its stacked maps: Streamlit tells a block's kind only through private API), and on the page."""
     import plotly.graph_objects as go
     import streamlit as st
 
@@ -97,8 +98,8 @@ def show_in_places():
     left, _ = st.columns(2)
     show(fig(), "column", left)
     show(fig(), "inside_a_column", left.container())
-    show(fig(), "container", st.container())
-    show(fig(), "expander", st.expander("more"))
+    show(fig(), "container", st.container(), narrow=False)
+    show(fig(), "expander", st.expander("more"), narrow=False)
     show(fig(), "page")
 
 

@@ -71,8 +71,8 @@ def test_moving_a_control_while_playing_does_not_train_and_the_next_tick_does(na
 
 
 def test_a_whole_page_run_waiting_ends_a_ticks_training_after_the_step_under_way():
-    """controls.yield_to_the_page raises from Streamlit's yield point when a whole-page run waits:
-    the loop stops between two whole steps, still playing, its time counted."""
+    """controls.yield_to_the_page raises from Streamlit's yield point (its placeholder cleared) when
+    a whole-page run waits: the loop stops between two whole steps, still playing, its time counted."""
     lab = Lab(DEFAULT)
     lab.playing = True
     calls = []

@@ -1,6 +1,8 @@
 """Whole-page runs first: a playing tick's training waits between two steps while any session's
 page is being built (app/session/page_runs.py, controls.yield_to_the_page)."""
+import re
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -30,18 +32,43 @@ def test_a_waiting_thread_is_woken_when_the_last_page_run_ends():
     assert woke == [True]
 
 
+class Beat:
+    """Stands for the tick's st.empty(): counts its clearings, Streamlit's yield points."""
+
+    def __init__(self):
+        self.cleared = 0
+
+    def empty(self) -> None:
+        self.cleared += 1
+
+
 def test_training_waits_in_slices_checking_its_own_session_between_them(monkeypatch):
     answers = iter([False, False, True])  # two slices with a page run under way, then none
     monkeypatch.setattr(controls, "wait_for_page_runs", lambda most: next(answers))
-    checks = []
-    monkeypatch.setattr(controls, "get_run_yield_check", lambda: lambda: checks.append(1))
-    controls.yield_to_the_page()()
-    assert len(checks) == 3  # before the first slice, and after each of the two it waited
+    beat = Beat()
+    controls.yield_to_the_page(beat)()
+    assert beat.cleared == 3  # before the first slice, and after each of the two it waited
 
 
 def test_training_waits_no_longer_than_page_run_wait_in_all(monkeypatch):
     slices = []
     monkeypatch.setattr(controls, "wait_for_page_runs", lambda most: slices.append(most) or False)
-    controls.yield_to_the_page()()
+    controls.yield_to_the_page(Beat())()
     assert len(slices) * controls.PAGE_RUN_POLL == pytest.approx(controls.PAGE_RUN_WAIT)
     assert set(slices) == {controls.PAGE_RUN_POLL}
+
+
+def test_nothing_under_app_uses_streamlits_private_api():
+    """Private API pinned Streamlit to one version (issue 29, finding 14): the app imports only
+    `streamlit` and its documented exceptions, and names no underscored member of anything
+    (`_ancestor_block_types` was read with getattr, `get_run_yield_check` imported from
+    streamlit.runtime)."""
+    imports = re.compile(r"^\s*(?:from|import) (streamlit[\w.]*)")
+    underscored = re.compile(r"""\._[a-z]\w*|getattr\([^)]*["']_""")  # x._name, getattr(x, "_name")
+    offenders = []
+    for path in Path("app").rglob("*.py"):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            module = imports.match(line)
+            if module and module.group(1) not in ("streamlit", "streamlit.errors") or underscored.search(line):
+                offenders.append(f"{path}:{n}: {line.strip()}")
+    assert offenders == []

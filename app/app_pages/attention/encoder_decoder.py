@@ -246,11 +246,13 @@ def alignment_maps(forced, free: decoding.FreeRun, free_trace, keys: list[str], 
     """A probe sample's alignment, teacher-forced on its target and free running."""
     left, right = map_columns(keys)
     forced_map = cattention.alignment(forced, keys, [words[t] for t in target])
-    show(forced_map.update_layout(title_text="Teacher forcing: alignment α<sub>ti</sub>"), "forced", left)
+    narrow = len(keys) <= SIDE_BY_SIDE  # side by side, else stacked at the page's width (map_columns)
+    show(forced_map.update_layout(title_text="Teacher forcing: alignment α<sub>ti</sub>"), "forced", left,
+         narrow=narrow)
     left.caption("Teacher forcing, as in training: the decoder reads the true previous token y_{t−1}. Row t is "
                  "α_t, how much output step t takes from each source token; each row sums to 1.")
     free_map = cattention.alignment(free_trace, keys, [words[t] for t in free.tokens])
-    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", right)
+    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", right, narrow=narrow)
     verdict = "the whole sequence right" if free.right else "not the target"
     right.caption(f"Free running, as at test time: the decoder reads its own previous guess and wrote "
                   f"{len(free.tokens)} tokens ({verdict}). Where the two maps part, a wrong guess sent the decoder "
@@ -281,7 +283,8 @@ def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple
     """A typed source's free-running alignment, and why it has no teacher-forced one."""
     left, right = map_columns(keys)
     free_map = cattention.alignment(free_trace, keys, [words[t] for t in free.tokens])
-    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", left)
+    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", left,
+         narrow=len(keys) <= SIDE_BY_SIDE)
     left.caption(f"Free running on your source: the decoder reads its own previous guess and wrote "
                  f"{' '.join(words[t] for t in free.tokens)}. Row t is α_t, how much output step t takes from each "
                  "source token; each row sums to 1.")
