@@ -1,7 +1,9 @@
 """Files students upload for a task, read once for the whole server.
 
-Parsing an IMDB-size review CSV takes seconds; the parsed reviews are immutable (read-only
-arrays), so every session that uploads the same file shares one copy, keyed by the file's bytes.
+Parsing an IMDB-size review CSV takes seconds, streamed within a stated bound on memory (about
+1.3 bytes a byte of the file at its peak: engine/tasks/review_csv.py); the parsed reviews are
+immutable (read-only arrays), so every session that uploads the same file shares one copy, keyed
+by the file's bytes.
 Models are never shared: each session builds its own task and model from this data.
 """
 from __future__ import annotations
@@ -11,7 +13,7 @@ import streamlit as st
 
 from engine.tasks import ParsedReviews, parse_reviews
 
-PARSED_FILES = 8  # distinct uploads kept parsed at once (an IMDB-size CSV parses to ~40 MB)
+PARSED_FILES = 8  # distinct uploads kept parsed at once (an IMDB-size CSV parses to 53 MB: ParsedReviews.nbytes)
 
 
 @st.cache_resource(max_entries=PARSED_FILES, show_spinner="Reading the reviews…")

@@ -1,8 +1,10 @@
 """Text in: the shipped corpus, checks on uploaded text, and word tokenisation."""
 from __future__ import annotations
 
+import codecs
 import functools
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 # Real text on every machine, offline: a snapshot of a few of the Python standard library's own
@@ -13,6 +15,7 @@ from pathlib import Path
 CHARLM_CORPUS = Path(__file__).resolve().parent.parent / "data" / "charlm_corpus.txt"
 MAX_CHAR_VOCAB = 256
 MAX_TEXT_CHARS = 5_000_000
+DECODE_BYTES = 1 << 20  # what utf8_size decodes at a time
 
 
 @functools.cache
@@ -27,17 +30,46 @@ def decode_text(data: bytes | str, what: str = "text", limit: int = MAX_TEXT_CHA
         try:
             data = data.decode("utf-8-sig")  # also drops the byte-order mark Excel writes
         except UnicodeDecodeError as err:
-            raise ValueError(
-                f"the {what} is not UTF-8 text (byte {err.start} cannot be decoded); "
-                "save it as UTF-8 and upload it again"
-            ) from None
-    if not isinstance(data, str):
-        raise ValueError(f"the {what} must be text, got {type(data).__name__}")
-    if not data.strip():
-        raise ValueError(f"the {what} is empty; give it some text")
-    if len(data) > limit:
-        raise ValueError(f"the {what} has {len(data):,} characters; the limit is {limit:,}, so cut it")
+            raise not_utf8(what, err.start) from None
+    check_text(data, what, limit)
     return data
+
+
+def check_text(data: bytes | str, what: str = "text", limit: int = MAX_TEXT_CHARS) -> None:
+    """decode_text's checks without its decoded copy: bytes are decoded a slice at a time and let go."""
+    if isinstance(data, bytes):
+        chars, blank = utf8_size(data, what)
+    elif isinstance(data, str):
+        chars, blank = len(data), not data or data.isspace()
+    else:
+        raise ValueError(f"the {what} must be text, got {type(data).__name__}")
+    if blank:
+        raise ValueError(f"the {what} is empty; give it some text")
+    if chars > limit:
+        raise ValueError(f"the {what} has {chars:,} characters; the limit is {limit:,}, so cut it")
+
+
+def utf8_size(data: bytes, what: str) -> tuple[int, bool]:
+    """(characters, whether every one is whitespace) of UTF-8 bytes past a byte-order mark, or
+    decode_text's ValueError naming the first byte that is not UTF-8."""
+    body = memoryview(data)[len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0 :]
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    chars, blank = 0, True
+    for start in range(0, len(body), DECODE_BYTES):
+        held = len(decoder.getstate()[0])  # bytes of a character the previous slice cut in two
+        try:
+            text = decoder.decode(body[start : start + DECODE_BYTES], final=start + DECODE_BYTES >= len(body))
+        except UnicodeDecodeError as err:  # err.start counts from the held bytes
+            raise not_utf8(what, start - held + err.start) from None
+        chars += len(text)
+        blank = blank and (not text or text.isspace())
+    return chars, blank
+
+
+def not_utf8(what: str, byte: int) -> ValueError:
+    return ValueError(
+        f"the {what} is not UTF-8 text (byte {byte} cannot be decoded); save it as UTF-8 and upload it again"
+    )
 
 
 def char_vocab(text: str) -> tuple[str, ...]:
@@ -58,3 +90,18 @@ HTML_TAG = re.compile(r"<[^>]*>")  # IMDB reviews break lines with <br />
 
 def words(text: str) -> list[str]:
     return WORD.findall(HTML_TAG.sub(" ", text.lower()))
+
+
+def word_pieces(text: str, piece_chars: int) -> Iterator[list[str]]:
+    """words(text) in lists of the words of about piece_chars characters each: a review of millions
+    of characters never becomes one list of millions of str objects."""
+    if len(text) <= piece_chars:
+        yield words(text)
+        return
+    text = HTML_TAG.sub(" ", text.lower())  # as words() reads it
+    start = 0
+    while start < len(text):
+        end = text.find(" ", start + piece_chars)  # no word holds a space, so none is cut in two
+        end = len(text) if end < 0 else end
+        yield WORD.findall(text, start, end)
+        start = end
