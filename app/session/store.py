@@ -20,11 +20,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-import numpy as np
-import torch
-
 from app.session.lab import Lab
-from engine.tasks import ParsedReviews
 
 TIME_TO_LIVE = 3 * 3600  # s: a lecture, and the break after it
 MAX_LABS = 240  # a class of 60, each with a few tabs and reloads
@@ -48,33 +44,26 @@ def is_token(text: object) -> bool:
 
 def held_bytes(lab: Lab) -> int:
     """What a lab holds that grows with its size: its weights, the optimizer's two moments and the
-    copy of the weights at the best held-out step; and its data: the arrays its task holds (an
-    uploaded corpus or review CSV as token ids: a lab that read a 66 MB CSV held about 300 MB
-    more than its weights) and the upload itself, as kept for a rebuild."""
+    copy of the weights at the best held-out step; and its data, as its task counts it (a lab that
+    read a 66 MB review CSV held about 300 MB more than its weights), the upload kept beside it."""
     weights = 4 * sum(p.numel() * p.element_size() for p in lab.model.parameters())
-    return weights + data_bytes(vars(lab.task).values()) + data_bytes([lab.upload])
-
-
-def data_bytes(values) -> int:
-    """Bytes of the arrays, texts and parsed uploads among `values` (one level: a task's attributes)."""
-    total = 0
-    for value in values:
-        if isinstance(value, torch.Tensor):
-            total += value.numel() * value.element_size()
-        elif isinstance(value, (np.ndarray, ParsedReviews)):
-            total += value.nbytes
-        elif isinstance(value, (bytes, str)):
-            total += len(value)
-    return total
+    return weights + lab.task.held_bytes(beside=(lab.upload,))
 
 
 @dataclass
 class Kept:
     lab: Lab
     owner: str
+    holder: str  # the tab (a Streamlit session's token) that drives it: the last that found it
     seen: float  # the store's clock at the last run that used it
+    size: int  # held_bytes when last seen: priced outside the lock, once a page run, never in evict()
     extras: dict = field(default_factory=dict)  # what the page needs back with it (the lesson, the target)
-    holder: str = ""  # the tab (a Streamlit session's token) that drives it: the last that found it
+
+
+@dataclass(frozen=True)
+class Dropped:
+    why: str  # "expired" or "room"
+    holder: str  # the tab that held it: a lab dropped under two tabs is still the newest one's
 
 
 class LabStore:
@@ -83,18 +72,18 @@ class LabStore:
         self.time_to_live, self.max_labs, self.max_bytes = time_to_live, max_labs, max_bytes
         self.clock = clock  # seconds; a test hands in its own
         self.kept: dict[str, Kept] = {}
-        self.dropped: OrderedDict[str, str] = OrderedDict()  # lab id -> why it was dropped, the newest last
+        self.dropped: OrderedDict[str, Dropped] = OrderedDict()  # by lab id, the newest last
         self.lock = threading.Lock()  # many sessions' threads use one store
 
-    def add(self, lab: Lab, owner: str, holder: str = "") -> str:
+    def add(self, lab: Lab, owner: str, holder: str) -> str:
         """Keep `lab` for `owner`, driven by the tab `holder`; returns its new id."""
-        lab_id = new_token()
+        lab_id, size = new_token(), held_bytes(lab)
         with self.lock:
-            self.kept[lab_id] = Kept(lab, owner, self.clock(), holder=holder)
+            self.kept[lab_id] = Kept(lab, owner, holder, self.clock(), size)
             self.evict()
         return lab_id
 
-    def find(self, lab_id: str | None, owner: str | None, holder: str = "") -> Kept | None:
+    def find(self, lab_id: str | None, owner: str | None, holder: str) -> Kept | None:
         """The lab kept under `lab_id` if `owner` owns it and it has not expired, else None; the tab
         `holder` drives it from now on (two tabs driving one lab: Reset in one reset the other's
         model while that one still showed its old state)."""
@@ -105,38 +94,35 @@ class LabStore:
             kept = self.kept.get(lab_id)
             if kept is None or not secrets.compare_digest(kept.owner.encode(), owner.encode()):  # any cookie text
                 return None
-            kept.seen = self.clock()
-            kept.holder = holder or kept.holder
+            kept.seen, kept.holder = self.clock(), holder
             return kept
 
     def holds(self, lab_id: str | None, holder: str) -> bool:
-        """Whether the tab `holder` still drives the lab `lab_id` (a lab dropped from the store is
-        still its tab's: seen() keeps it again)."""
+        """Whether the tab `holder` still drives the lab `lab_id`: it is kept with that holder, or
+        it was dropped while that tab held it (seen() keeps it again), or this store never had it."""
         with self.lock:
             kept = self.kept.get(lab_id)
-            return kept is None or kept.holder == holder
+            if kept is not None:
+                return kept.holder == holder
+            dropped = self.dropped.get(lab_id)
+            return dropped is None or dropped.holder == holder
 
-    def last_seen(self, owner: str | None) -> str | None:
-        """The id of the lab `owner` used last, or None: what a tab opened with no link (the menu's
-        page links carry none) opens."""
-        if not owner:
-            return None
+    def discard(self, lab_id: str | None) -> None:
+        """Forget a lab its tab replaced (the model it took back), so it counts against no one."""
         with self.lock:
-            self.evict()
-            mine = [(k.seen, lab_id) for lab_id, k in self.kept.items()
-                    if secrets.compare_digest(k.owner.encode(), owner.encode())]
-            return max(mine)[1] if mine else None
+            self.kept.pop(lab_id, None)
 
-    def seen(self, lab_id: str, lab: Lab, owner: str, extras: dict, holder: str = "") -> None:
-        """The page used its lab now; remember `extras` with it. A lab dropped while its tab was
-        still open (the budget, or the time to live) is kept again, so that tab's next reload finds it."""
+    def seen(self, lab_id: str, lab: Lab, owner: str, extras: dict, holder: str) -> None:
+        """The page used its lab now; remember `extras` with it, and price it again (a new model
+        since). A lab dropped while its tab was still open (the budget, or the time to live) is kept
+        again, so that tab's next reload finds it."""
+        size = held_bytes(lab)
         with self.lock:
             kept = self.kept.get(lab_id)
             if kept is None or kept.lab is not lab:
-                kept = self.kept[lab_id] = Kept(lab, owner, self.clock(), holder=holder)
-                self.evict()
-            kept.seen = self.clock()
-            kept.extras = dict(extras)
+                kept = self.kept[lab_id] = Kept(lab, owner, holder, self.clock(), size)
+            kept.seen, kept.size, kept.extras = self.clock(), size, dict(extras)
+            self.evict()
 
     def evict(self) -> None:
         """Drop the expired labs; then, past the count, the least recently seen lab of the owner
@@ -146,7 +132,7 @@ class LabStore:
         now = self.clock()
         for lab_id in [i for i, k in self.kept.items() if now - k.seen > self.time_to_live]:
             self.drop(lab_id, "expired")
-        sizes = {lab_id: held_bytes(k.lab) for lab_id, k in self.kept.items()}
+        sizes = {lab_id: k.size for lab_id, k in self.kept.items()}
         while self.kept and (len(self.kept) > self.max_labs or sum(sizes.values()) > self.max_bytes):
             held: dict[str, tuple[int, int]] = {}
             for lab_id, k in self.kept.items():
@@ -160,8 +146,7 @@ class LabStore:
 
     def drop(self, lab_id: str, why: str) -> None:
         """Drop a lab and remember why, so its tab's next reload can say so (the caller holds the lock)."""
-        del self.kept[lab_id]
-        self.dropped[lab_id] = why
+        self.dropped[lab_id] = Dropped(why, self.kept.pop(lab_id).holder)
         while len(self.dropped) > REMEMBERED_DROPS:
             self.dropped.popitem(last=False)
 
@@ -169,4 +154,5 @@ class LabStore:
         """"expired" (unused for TIME_TO_LIVE), "room" (evicted, its browser holding the most), or
         None: never held here (another process, a restart) or dropped too long ago to say."""
         with self.lock:
-            return self.dropped.get(lab_id)
+            dropped = self.dropped.get(lab_id)
+            return None if dropped is None else dropped.why

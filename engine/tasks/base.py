@@ -102,6 +102,13 @@ def check_seq_len(seq_len) -> None:
     check_int("seq_len", seq_len, 2, MAX_SEQ_LEN)
 
 
+def held_bytes(values) -> int:
+    """Bytes of the texts (characters) and of the arrays and parsed files (their `nbytes`) among
+    `values`, each object counted once (a task keeps its upload under two names)."""
+    unique = {id(value): value for value in values}.values()
+    return sum(len(v) if isinstance(v, (str, bytes)) else getattr(v, "nbytes", 0) for v in unique)
+
+
 @dataclass
 class Task(ABC):
     """Base class. Subclasses set `spec` in __post_init__, implement `sample`, and declare
@@ -130,6 +137,12 @@ class Task(ABC):
         """A fresh batch (x, y), batch first. Uses the task's own seeded generator unless given one."""
         self.check_batch(batch_size)
         return self.sample(batch_size, generator or self._generator)
+
+    def held_bytes(self, beside: tuple = ()) -> int:
+        """Bytes of the data this task holds (an uploaded corpus as token ids, a parsed review CSV),
+        and of what a caller keeps `beside` it (the upload it was built from), each object once:
+        what a server keeping many tasks must count (a review CSV's task held 300 MB)."""
+        return held_bytes([*vars(self).values(), *beside])
 
     def check_batch(self, batch_size: int) -> None:
         """ValueError naming the limit when a batch of this many samples would not fit in

@@ -4,63 +4,65 @@ from app.session.lab import Lab
 from app.session.link import DEFAULT
 from app.session.store import LabStore, held_bytes, is_token, new_token
 
+TAB = new_token()  # the tab that finds a lab drives it; these tests use one tab (tabs: test_tabs.py)
+
 
 def test_a_lab_comes_back_to_its_owner_only():
     store, lab, owner = LabStore(), Lab(DEFAULT), new_token()
-    lab_id = store.add(lab, owner)
-    assert store.find(lab_id, owner).lab is lab
-    assert store.find(lab_id, new_token()) is None  # another browser, the same link
-    assert store.find(new_token(), owner) is None and store.find(None, owner) is None
-    assert store.find(lab_id, None) is None  # a browser without its token gets nothing
+    lab_id = store.add(lab, owner, TAB)
+    assert store.find(lab_id, owner, TAB).lab is lab
+    assert store.find(lab_id, new_token(), TAB) is None  # another browser, the same link
+    assert store.find(new_token(), owner, TAB) is None and store.find(None, owner, TAB) is None
+    assert store.find(lab_id, None, TAB) is None  # a browser without its token gets nothing
 
 
 def test_what_the_page_needs_comes_back_with_it():
     store, owner, lab = LabStore(), new_token(), Lab(DEFAULT)
-    lab_id = store.add(lab, owner)
-    store.seen(lab_id, lab, owner, {"lesson": "exploding", "target_steps": 1000})
-    assert store.find(lab_id, owner).extras == {"lesson": "exploding", "target_steps": 1000}
+    lab_id = store.add(lab, owner, TAB)
+    store.seen(lab_id, lab, owner, {"lesson": "exploding", "target_steps": 1000}, TAB)
+    assert store.find(lab_id, owner, TAB).extras == {"lesson": "exploding", "target_steps": 1000}
 
 
 def test_a_lab_dropped_while_its_tab_is_open_is_kept_again_when_the_tab_uses_it():
     """Its tab still shows it, so its next reload must find it, not step 0."""
     store, owner, lab = LabStore(max_labs=1), new_token(), Lab(DEFAULT)
-    lab_id = store.add(lab, owner)
-    store.add(Lab(DEFAULT), new_token())  # another student's lab takes the only place
-    assert store.find(lab_id, owner) is None
-    store.seen(lab_id, lab, owner, {})
-    assert store.find(lab_id, owner).lab is lab
+    lab_id = store.add(lab, owner, TAB)
+    store.add(Lab(DEFAULT), new_token(), TAB)  # another student's lab takes the only place
+    assert store.find(lab_id, owner, TAB) is None
+    store.seen(lab_id, lab, owner, {}, TAB)
+    assert store.find(lab_id, owner, TAB).lab is lab
 
 
 def test_an_owner_token_of_any_text_is_compared_safely():
     store, lab = LabStore(), Lab(DEFAULT)
-    lab_id = store.add(lab, "owner")
-    assert store.find(lab_id, "ówner") is None  # a forged non-ASCII cookie raised TypeError
+    lab_id = store.add(lab, "owner", TAB)
+    assert store.find(lab_id, "ówner", TAB) is None  # a forged non-ASCII cookie raised TypeError
 
 
 def test_labs_not_seen_for_the_time_to_live_are_dropped():
     now = [0.0]
     store, owner = LabStore(time_to_live=3600, clock=lambda: now[0]), new_token()
-    lab_id = store.add(Lab(DEFAULT), owner)
+    lab_id = store.add(Lab(DEFAULT), owner, TAB)
     now[0] = 3000.0
-    assert store.find(lab_id, owner) is not None  # seen again: its hour starts again
+    assert store.find(lab_id, owner, TAB) is not None  # seen again: its hour starts again
     now[0] = 6500.0
-    assert store.find(lab_id, owner) is not None
+    assert store.find(lab_id, owner, TAB) is not None
     now[0] = 10_200.0
-    assert store.find(lab_id, owner) is None and not store.kept
+    assert store.find(lab_id, owner, TAB) is None and not store.kept
     assert store.why_dropped(lab_id) == "expired" and store.why_dropped(new_token()) is None
 
 
 def test_the_least_recently_seen_go_first_past_the_count_or_the_bytes():
     owner, labs = new_token(), [Lab(DEFAULT) for _ in range(3)]
     store = LabStore(max_labs=2)
-    ids = [store.add(lab, owner) for lab in labs[:2]]
-    store.find(ids[0], owner)  # seen again: the first is now the most recent
-    third = store.add(labs[2], owner)
-    assert store.find(ids[1], owner) is None and store.find(ids[0], owner) and store.find(third, owner)
+    ids = [store.add(lab, owner, TAB) for lab in labs[:2]]
+    store.find(ids[0], owner, TAB)  # seen again: the first is now the most recent
+    third = store.add(labs[2], owner, TAB)
+    assert store.find(ids[1], owner, TAB) is None and store.find(ids[0], owner, TAB) and store.find(third, owner, TAB)
     one = held_bytes(labs[0])
     small = LabStore(max_bytes=2 * one)
-    kept = [small.add(lab, owner) for lab in labs]
-    assert small.find(kept[0], owner) is None and small.find(kept[2], owner) is not None
+    kept = [small.add(lab, owner, TAB) for lab in labs]
+    assert small.find(kept[0], owner, TAB) is None and small.find(kept[2], owner, TAB) is not None
 
 
 def test_only_a_token_this_app_makes_is_taken_as_one():
@@ -79,18 +81,19 @@ def test_one_browser_filling_the_store_loses_its_own_labs_never_a_classmates():
     lab = Lab(DEFAULT)
     one = held_bytes(lab)
     store = LabStore(max_bytes=5 * one, clock=lambda: now[0])
-    theirs = store.add(lab, classmate)  # the oldest lab in the store
+    theirs = store.add(lab, classmate, TAB)  # the oldest lab in the store
     mine = []
     for _ in range(12):
         now[0] += 1.0
-        mine.append(store.add(Lab(DEFAULT), greedy))
-    assert store.find(theirs, classmate) is not None
-    assert [store.find(i, greedy) is not None for i in mine] == [False] * 8 + [True] * 4
+        mine.append(store.add(Lab(DEFAULT), greedy, TAB))
+    assert store.find(theirs, classmate, TAB) is not None
+    assert [store.find(i, greedy, TAB) is not None for i in mine] == [False] * 8 + [True] * 4
     assert [store.why_dropped(i) for i in mine] == ["room"] * 8 + [None] * 4  # a reload says why
     counted = LabStore(max_labs=3, clock=lambda: now[0])
-    theirs = counted.add(lab, classmate)
-    mine = [counted.add(lab, greedy) for _ in range(5)]
-    assert counted.find(theirs, classmate) is not None and sum(counted.find(i, greedy) is not None for i in mine) == 2
+    theirs = counted.add(lab, classmate, TAB)
+    mine = [counted.add(lab, greedy, TAB) for _ in range(5)]
+    assert counted.find(theirs, classmate, TAB) is not None
+    assert sum(counted.find(i, greedy, TAB) is not None for i in mine) == 2
 
 
 def test_a_lab_is_priced_with_its_data_not_its_weights_alone():
@@ -104,3 +107,16 @@ def test_a_lab_is_priced_with_its_data_not_its_weights_alone():
     weights = 4 * sum(p.numel() * p.element_size() for p in uploaded.model.parameters())
     ids = uploaded.task.ids.numel() * uploaded.task.ids.element_size()  # the corpus as token ids
     assert held_bytes(uploaded) >= weights + ids + len(text)
+
+
+def test_a_lab_dropped_under_two_tabs_stays_the_newest_tabs():
+    """A lab two tabs had (the first left behind) was evicted: holds() said yes to both, and the
+    first to run kept it again. The store remembers who held it."""
+    now, owner, first, newest = [0.0], new_token(), new_token(), new_token()
+    store = LabStore(time_to_live=10, clock=lambda: now[0])
+    lab_id = store.add(Lab(DEFAULT), owner, first)
+    store.find(lab_id, owner, newest)  # a duplicated tab takes it
+    now[0] = 20.0
+    store.add(Lab(DEFAULT), owner, first)  # any later visit drops the expired lab
+    assert store.why_dropped(lab_id) == "expired"
+    assert store.holds(lab_id, newest) and not store.holds(lab_id, first)
