@@ -12,7 +12,7 @@ from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query, parse_target_steps
 from app.session.store import TIME_TO_LIVE, LabStore, is_token, new_token
-from app.widgets import dropped_link, state
+from app.widgets import address, state
 from app.widgets.figures import figure_settings
 from app.widgets.literal import literal
 
@@ -39,7 +39,7 @@ def keep_owner_cookie() -> None:
     everything after it, and Streamlit redrew an open expander closed (hiding its upload's message)."""
     cookie = f"{state.OWNER_COOKIE}={owner_token()}; path=/; max-age={TIME_TO_LIVE}; SameSite=Strict"
     # json.dumps: a JavaScript string literal, whatever it holds (the token is checked too: is_token)
-    script = f"document.cookie = {json.dumps(cookie)};{dropped_link.check_script()}"
+    script = f"document.cookie = {json.dumps(cookie)};{address.check_script()}"
     st.sidebar.html(f"<script>{script}</script>", unsafe_allow_javascript=True)
 
 
@@ -66,8 +66,8 @@ def this_tab_only(action: Callable) -> Callable:
 
 def current_lab() -> Lab:
     """This session's Lab. After a reload, the lab this tab had (its id in the address bar, its
-    owner this browser), with its lesson and target; a tab opened with no link (a page of the menu
-    in a new tab) takes the lab this browser used last; else a new one from the link (or the
+    owner this browser), with its lesson and target (a page of the menu opened in a new tab gets
+    the address of the tab it came from: address.py); else a new one from the link (or the
     defaults, with a message saying what in the link was wrong). A link goes through the Lab's
     one install step, so the size budget holds for it as for the form. A tab whose lab another tab
     took lets it go, says so, and starts from its link afresh."""
@@ -81,16 +81,12 @@ def current_lab() -> Lab:
         given = {key: st.query_params.get_all(key) for key in query}
         owner = owner_token()
         lab_id = query.pop(state.LAB_PARAM, None)
-        dropped = query.pop(dropped_link.LINK_DROPPED, None)
-        given.pop(dropped_link.LINK_DROPPED, None)
-        if dropped is not None:
-            st.session_state[state.LINK_PROBLEM] = dropped_link.message(dropped)
+        dropped = query.pop(address.LINK_DROPPED, None)
+        given.pop(address.LINK_DROPPED, None)
+        if dropped is not None and not query:  # beside settings it says nothing true: ignored
+            st.session_state[state.LINK_PROBLEM] = address.message(dropped)
         if moved is not None:
             lab_id = None  # taken back only with the message's button
-        elif not query and lab_id is None:
-            lab_id = lab_store().last_seen(owner)
-            if lab_id is not None:
-                st.session_state[state.LAB_ARRIVED] = True
         kept = lab_store().find(lab_id, owner, tab_token())
         if kept is not None:
             st.session_state[state.LAB], st.session_state[state.LAB_ID] = kept.lab, lab_id
@@ -195,10 +191,6 @@ def show_link_problem() -> None:
                        "built its link's settings afresh, at step 0.", icon=":material/tab_move:")
             st.button("Bring my model back to this tab", key="take_back", icon=":material/tab:",
                       on_click=take_back, args=(moved,))
-    if st.session_state.pop(state.LAB_ARRIVED, False):
-        st.info("This tab opened your model from your other tab, at the step it had reached (a page opened from the "
-                "menu in a new tab carries no settings): it trains here now, and that tab says so.",
-                icon=":material/tab_move:")
     lost = st.session_state.pop(state.LAB_LOST, None)
     if lost:
         st.warning(lost, icon=":material/cloud_off:")
@@ -208,12 +200,13 @@ def show_link_problem() -> None:
 
 
 def take_back(lab_id: str) -> None:
-    """The moved message's button: this tab takes its model back from the tab that has it now."""
+    """The moved message's button: this tab takes its model back from the tab that has it now, and
+    the model it built meanwhile is forgotten."""
     kept = lab_store().find(lab_id, owner_token(), tab_token())
     if kept is None:
-        st.session_state[state.LAB_LOST] = ("Your model is not on this server any more (unused too long, or its "
-                                            "process stopped).")
+        st.session_state[state.LAB_LOST] = lost_message(lab_id)
         return
+    lab_store().discard(st.session_state.get(state.LAB_ID))
     st.session_state[state.LAB], st.session_state[state.LAB_ID] = kept.lab, lab_id
     st.session_state.update(kept.extras)
 

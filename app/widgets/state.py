@@ -15,7 +15,6 @@ LAB_ID = "lab_id"  # its id in the server's LabStore, kept in the address bar ac
 LINK_PROBLEM = "link_problem"  # why the link's settings were not used, shown once
 TAB = "tab_token"  # this tab's token: the store hands a lab to one tab at a time (store.Kept.holder)
 LAB_MOVED = "lab_moved"  # the lab id another tab of this browser took from this one: said once, with a button
-LAB_ARRIVED = "lab_arrived"  # this tab, opened with no link, took the browser's last lab: said once
 LAB_LOST = "lab_lost"  # the link's lab id names no lab this process holds: said once
 LESSON = "lesson"  # the key of the lesson opened from Home, while its text applies
 TARGET_STEPS = "target_steps"  # "Train up to step"

@@ -548,11 +548,15 @@ def test_a_reload_with_settings_edited_in_the_address_bar_applies_them_and_says_
 
 def test_a_link_streamlit_dropped_for_its_length_is_said_and_the_page_works():
     """Streamlit reads no query string of over 1,000 parameters; the page's script reopens it as
-    ?link_dropped=<count> (widgets/dropped_link.py), which the page says, building the defaults."""
-    at = app({"link_dropped": "1001"})
+    ?link_dropped=<parameters>.<characters> (widgets/address.py), which the page says, building the
+    defaults. A value the script did not write is not echoed, and beside settings it is ignored."""
+    at = app({"link_dropped": "1001.7000"})
     assert not at.exception and at.session_state["lab"].setup == DEFAULT
     [said] = [shown(w.value) for w in at.warning if "The link you opened held" in w.value]
-    assert "1,001 parameters" in said and "none of its settings were used" in said
+    assert "1,001 parameters and 7,000 characters" in said and "none of its settings were used" in said
     assert "link_dropped" not in at.query_params  # the page's own link replaced it
-    forged = app({"link_dropped": "<b>9" * 50})
-    assert any("too many parameters" in w.value for w in forged.warning)  # a count it cannot read is not echoed
+    for forged in ("<b>9" * 50, "²", "1001"):
+        said = " ".join(w.value for w in app({"link_dropped": forged}).warning)
+        assert "more parameters or characters than Streamlit reads" in said and "<b>" not in said
+    beside = app({"link_dropped": "5.40", "hidden_size": "32"})
+    assert not beside.warning and beside.session_state["lab"].setup.model.hidden_size == 32

@@ -62,9 +62,17 @@ def test_a_duplicated_tab_takes_the_model_and_the_first_tab_says_so(app_page):
     duplicate.wait_for_function(f"() => !/steps trained:\\s*1\\b/.test({SIDEBAR}.innerText)", timeout=30_000)
     assert steps_trained(duplicate) == 2  # the Reset never reached the duplicate's model
 
-    menu_tab = page.context.new_page()  # a page of the menu opened in a new tab: no query string
-    menu_tab.goto(f"{app_page.base_url}/gates")
+    # A page of the menu opened in a new tab (a middle-click): its link names the page only; the page's
+    # script sends it the address of the tab it came from, and it takes that tab's model.
+    duplicate.locator('[data-testid="stTopNavSection"]', has_text="Recurrent networks").click()
+    with page.context.expect_page() as opened:
+        duplicate.locator('[data-testid="stTopNavDropdownLink"]', has_text="Gates").click(button="middle")
+    menu_tab = opened.value
+    menu_tab.wait_for_url("**/gates?*lab=*", timeout=30_000)
     wait_for_app(menu_tab)
-    assert steps_trained(menu_tab) == 2 and "lab=" in menu_tab.url
-    assert menu_tab.locator(BANNER, has_text="opened your model from your other tab").count() == 1
+    assert steps_trained(menu_tab) == 2
+    bare = page.context.new_page()  # the bare address typed: the defaults, not the browser's model
+    bare.goto(f"{app_page.base_url}/build")
+    wait_for_app(bare)
+    assert steps_trained(bare) == 0 and bare.locator(BANNER, has_text="now open in another tab").count() == 0
     app_page.screenshot("duplicated-tab")
