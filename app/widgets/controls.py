@@ -169,7 +169,7 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
                 trainee.ticking = False
         if trainee.playing and not whole_page[0]:
             trainee.train_for(train_seconds(drawn, seconds), until=st.session_state[until_key],
-                              between_steps=yield_to_the_page(st.empty()), clock=time.thread_time)
+                              between_steps=yield_to_the_page(), clock=time.thread_time)
             if not trainee.playing:  # reached the target or stopped: redraw the buttons, stop ticking
                 st.rerun()
 
@@ -188,22 +188,26 @@ def timed_draw(trainee: Playback, draw: Callable) -> float:
     return drawn
 
 
-def yield_to_the_page(beat) -> Callable[[], None]:
-    """What a tick's training calls between two steps. First a Streamlit call (`beat`, an
-    st.empty() of the tick's own, cleared): Streamlit ends a run at its calls when a whole-page run
-    of the session waits (a control moved, Pause), so that run starts after the step under way
-    instead of after the tick's remaining training (MAX_TRAIN_SECONDS of this thread's CPU time,
-    which with 30 sessions playing is many seconds of a clock's); a Python training loop makes no
-    Streamlit call of its own. Clearing an empty placeholder draws nothing, and the deltas queued for
-    one place are merged into one message. Then, while another session's page is being built, it
-    waits (page_runs.py): in slices of PAGE_RUN_POLL s, so that this session's own click still ends
-    the tick at once, and for at most PAGE_RUN_WAIT s in all before the next step."""
+def yield_to_the_page() -> Callable[[], None]:
+    """What a tick's training calls between two steps. First Streamlit's yield point: Streamlit
+    ends a run at its calls when a whole-page run of the session waits (a control moved, Pause), so
+    that run starts after the step under way instead of after the tick's remaining training
+    (MAX_TRAIN_SECONDS of this thread's CPU time, which with 30 sessions playing is many seconds of
+    a clock's); a Python training loop makes no Streamlit call of its own. Reading session state is
+    one that sends the browser nothing (an element cleared was a message a step). Then, while another
+    session's page is being built, it waits (page_runs.py): in slices of PAGE_RUN_POLL s, so that
+    this session's own click still ends the tick at once, and for at most PAGE_RUN_WAIT s in all."""
 
     def between_steps() -> None:
-        beat.empty()
+        streamlit_yield()
         for _ in range(round(PAGE_RUN_WAIT / PAGE_RUN_POLL)):
             if wait_for_page_runs(PAGE_RUN_POLL):
                 return
-            beat.empty()
+            streamlit_yield()
 
     return between_steps
+
+
+def streamlit_yield() -> None:
+    """A Streamlit call that draws nothing: where a run a click is waiting on ends (raises)."""
+    state.TAB in st.session_state  # noqa: B015 (the read is the call: SafeSessionState checks for a rerun)

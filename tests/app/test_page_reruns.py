@@ -86,3 +86,23 @@ def test_a_whole_page_run_waiting_ends_a_ticks_training_after_the_step_under_way
         lab.train_for(60.0, until=1000, between_steps=page_run_waits_after_three_steps)
     assert lab.trainer.steps_done == 3 and lab.playing and lab.seconds > 0
     assert len(lab.trainer.history) == 3  # every step taken is whole and recorded
+
+
+def test_a_ticks_training_reaches_streamlits_yield_point_before_every_step(monkeypatch):
+    """A whole-page run waiting (a click) ends the tick at Streamlit's next yield point; a training
+    loop makes no Streamlit call of its own, so controls.yield_to_the_page makes one before each
+    step. Without it Pause waited for the tick's whole training slice. This watches Streamlit's own
+    check (private API, in a test only) and the step count at each of its calls."""
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    at = AppTest.from_file(MAIN, default_timeout=60).run().switch_page(nav.PATHS["build"]).run()
+    lab = at.session_state["lab"]
+    checked_at = []
+    check = ScriptRunner._maybe_handle_execution_control_request
+    monkeypatch.setattr(ScriptRunner, "_maybe_handle_execution_control_request",
+                        lambda runner: (checked_at.append(lab.trainer.steps_done), check(runner))[1])
+    at.button(key="play").click().run()
+    before = lab.trainer.steps_done
+    tick(at)
+    trained = range(before, lab.trainer.steps_done)
+    assert len(trained) > 2 and set(trained) <= set(checked_at)  # a check with each step's count before it

@@ -2,12 +2,13 @@
 page is being built (app/session/page_runs.py, controls.yield_to_the_page)."""
 import re
 import threading
-from pathlib import Path
 
 import pytest
 
 from app.session import page_runs
 from app.widgets import controls
+
+from .conftest import APP
 
 
 def test_a_page_run_is_under_way_from_its_start_to_its_end_even_when_it_raises():
@@ -32,28 +33,19 @@ def test_a_waiting_thread_is_woken_when_the_last_page_run_ends():
     assert woke == [True]
 
 
-class Beat:
-    """Stands for the tick's st.empty(): counts its clearings, Streamlit's yield points."""
-
-    def __init__(self):
-        self.cleared = 0
-
-    def empty(self) -> None:
-        self.cleared += 1
-
-
 def test_training_waits_in_slices_checking_its_own_session_between_them(monkeypatch):
     answers = iter([False, False, True])  # two slices with a page run under way, then none
     monkeypatch.setattr(controls, "wait_for_page_runs", lambda most: next(answers))
-    beat = Beat()
-    controls.yield_to_the_page(beat)()
-    assert beat.cleared == 3  # before the first slice, and after each of the two it waited
+    checks = []
+    monkeypatch.setattr(controls, "streamlit_yield", lambda: checks.append(1))
+    controls.yield_to_the_page()()
+    assert len(checks) == 3  # before the first slice, and after each of the two it waited
 
 
 def test_training_waits_no_longer_than_page_run_wait_in_all(monkeypatch):
     slices = []
     monkeypatch.setattr(controls, "wait_for_page_runs", lambda most: slices.append(most) or False)
-    controls.yield_to_the_page(Beat())()
+    controls.yield_to_the_page()()
     assert len(slices) * controls.PAGE_RUN_POLL == pytest.approx(controls.PAGE_RUN_WAIT)
     assert set(slices) == {controls.PAGE_RUN_POLL}
 
@@ -65,8 +57,9 @@ def test_nothing_under_app_uses_streamlits_private_api():
     streamlit.runtime)."""
     imports = re.compile(r"^\s*(?:from|import) (streamlit[\w.]*)")
     underscored = re.compile(r"""\._[a-z]\w*|getattr\([^)]*["']_""")  # x._name, getattr(x, "_name")
-    offenders = []
-    for path in Path("app").rglob("*.py"):
+    offenders, files = [], sorted(APP.rglob("*.py"))
+    assert len(files) > 50  # the app's own files, wherever pytest runs from
+    for path in files:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             module = imports.match(line)
             if module and module.group(1) not in ("streamlit", "streamlit.errors") or underscored.search(line):

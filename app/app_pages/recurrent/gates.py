@@ -69,7 +69,8 @@ def draw(lab: Lab) -> None:
               lambda: cgates.gate_heatmaps(rec, stack, layer, direction, tokens, lab.probes.frames)), "gate_heatmaps")
     st.caption(HEATMAPS_CAPTION[rec.arch])
     left, right = st.columns(2) if rec.arch == "lstm" else (st.container(), None)  # a GRU has no carousel
-    show(kept(rec, "saturation", (stack,), lambda: cgates.saturation(rec, stack)), "saturation", left)
+    show(kept(rec, "saturation", (stack,), lambda: cgates.saturation(rec, stack)), "saturation", left,
+         narrow=rec.arch == "lstm")
     left.caption(
         "A gate near 0 or 1 acts as a switch; its gradient is small there, so a saturated gate "
         "learns slowly."
