@@ -6,7 +6,7 @@ typing into a form (or a teacher editing a link) should learn what went wrong, n
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import Field, asdict, dataclass, field, fields
 
 ARCHS = ("rnn", "lstm", "gru")  # the recurrent cells
 MODEL_ARCHS = ARCHS + ("transformer",)
@@ -18,9 +18,34 @@ SCORES = ("dot", "general", "additive", "scaled_dot", "cosine", "location")
 # source may be at most this long (copy's 20 and dates' 18 fit, with room for a longer reversal).
 LOCATION_POSITIONS = 64
 POSITION_ENCODINGS = ("sinusoidal", "learned", "none")
-# The transformer's own fields, and the value a recurrent network leaves each at.
-TRANSFORMER_DEFAULTS = (("num_heads", 1), ("dim_feedforward", None), ("position_encoding", "sinusoidal"),
-                        ("attention_scale", True))
+
+# Which models a setting means something for (a field's metadata, read by `applies`): a recurrent
+# network's or a transformer's; and of those, only a model with a decoder (an encoder-decoder's
+# or a pointer network's task), or only a recurrent one (a transformer's decoder always attends, and
+# reading the source backwards means nothing to it).
+RECURRENT = "recurrent"
+TRANSFORMER = "transformer"
+ANY_DECODER = "any decoder"
+RECURRENT_DECODER = "recurrent decoder"
+
+
+def setting(default, applies_to: str | None = None):
+    """A config field with the models it applies to (None: every model) in its metadata."""
+    return field(default=default, metadata={"applies_to": applies_to})
+
+
+def applies(config_field: Field, arch: str, decodes: bool) -> bool:
+    """Whether a ModelConfig or TrainConfig field means something for a model of `arch` on a task
+    that decodes or not (a link names it, a form shows it; otherwise it keeps its default)."""
+    family = TRANSFORMER if arch == TRANSFORMER else RECURRENT
+    return {
+        None: True,
+        RECURRENT: family == RECURRENT,
+        TRANSFORMER: family == TRANSFORMER,
+        ANY_DECODER: decodes,
+        RECURRENT_DECODER: decodes and family == RECURRENT,
+    }[config_field.metadata.get("applies_to")]
+
 
 MAX_HIDDEN = 1024
 MAX_LAYERS = 8
@@ -115,21 +140,21 @@ class ModelConfig:
     hidden_size: int = 64
     num_layers: int = 1
     bidirectional: bool = False
-    activation: str = "tanh"
-    peephole: bool = False
-    layer_norm: bool = False
-    zoneout: float = 0.0
-    embedding_dim: int = 16
+    activation: str = setting("tanh", RECURRENT)
+    peephole: bool = setting(False, RECURRENT)
+    layer_norm: bool = setting(False, RECURRENT)
+    zoneout: float = setting(0.0, RECURRENT)
+    embedding_dim: int = setting(16, RECURRENT)
     dropout: float = 0.0
-    init: str = "default"
-    spectral_radius: float | None = None
-    forget_bias: float | None = None
-    attention: str | None = None
-    reverse_source: bool = False
-    num_heads: int = 1
-    dim_feedforward: int | None = None
-    position_encoding: str = "sinusoidal"
-    attention_scale: bool = True
+    init: str = setting("default", RECURRENT)
+    spectral_radius: float | None = setting(None, RECURRENT)
+    forget_bias: float | None = setting(None, RECURRENT)
+    attention: str | None = setting(None, RECURRENT_DECODER)
+    reverse_source: bool = setting(False, RECURRENT_DECODER)
+    num_heads: int = setting(1, TRANSFORMER)
+    dim_feedforward: int | None = setting(None, TRANSFORMER)
+    position_encoding: str = setting("sinusoidal", TRANSFORMER)
+    attention_scale: bool = setting(True, TRANSFORMER)
 
     def __post_init__(self) -> None:
         check_choice("arch", self.arch, MODEL_ARCHS)
@@ -189,9 +214,9 @@ class ModelConfig:
         if not isinstance(self.attention_scale, bool):
             raise ValueError(f"attention_scale must be True or False, got {self.attention_scale!r}")
         if self.arch != "transformer":
-            for name, default in TRANSFORMER_DEFAULTS:
-                if getattr(self, name) != default:
-                    raise ValueError(f"{name} applies to arch='transformer' only; leave it {default!r}")
+            for own in (f for f in fields(self) if f.metadata.get("applies_to") == TRANSFORMER):
+                if getattr(self, own.name) != own.default:  # a recurrent network leaves it at its default
+                    raise ValueError(f"{own.name} applies to arch='transformer' only; leave it {own.default!r}")
             return
         if self.hidden_size % self.num_heads:
             divisors = [n for n in range(1, min(self.hidden_size, 16) + 1) if self.hidden_size % n == 0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .config import check_choice, check_float, check_int, from_known_fields
+from .config import ANY_DECODER, check_choice, check_float, check_int, from_known_fields, setting
 
 OPTIMIZERS = ("sgd", "momentum", "adam", "rmsprop")
 MAX_BATCH = 1024
@@ -38,7 +38,7 @@ class TrainConfig:
     clip_value: float | None = None
     bptt_window: int = 0
     seed: int = 0
-    scheduled_sampling: float = 0.0
+    scheduled_sampling: float = setting(0.0, ANY_DECODER)
 
     def __post_init__(self) -> None:
         check_choice("optimizer", self.optimizer, OPTIMIZERS)

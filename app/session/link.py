@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import engine
+from engine.config import applies
 from engine.tasks.base import DECODERS
 
 FILE_PARAMS = ("text", "csv_text")  # task parameters filled by an upload, never put in a link
@@ -56,25 +57,15 @@ class Setup:
         return self.make_task().spec.mapping in DECODERS
 
 
-# Settings that mean nothing for a model of this family or a task of this shape.
-TRANSFORMER_ONLY = ("num_heads", "dim_feedforward", "position_encoding", "attention_scale")
-RECURRENT_ONLY = ("activation", "peephole", "embedding_dim", "init", "spectral_radius", "forget_bias", "layer_norm",
-                  "zoneout")
-DECODER_ONLY = ("attention", "reverse_source", "scheduled_sampling")
-
-
 def unused_fields(model: engine.ModelConfig | dict, decodes: bool) -> set[str]:
-    """The settings of a model (a config, or its fields as a dict) that mean nothing for it."""
+    """The settings of a model (a config, or its fields as a dict) that mean nothing for it: what
+    each config field applies to is the engine's (its metadata, engine.config.applies)."""
     arch = model["arch"] if isinstance(model, dict) else model.arch
-    unused = set(RECURRENT_ONLY if arch == "transformer" else TRANSFORMER_ONLY)
-    if not decodes:
-        unused |= set(DECODER_ONLY)
-    elif arch == "transformer":  # its decoder always attends, and reading backwards means nothing to it
-        unused |= {"attention", "reverse_source"}
-    return unused
+    return {f.name for f in CONFIG_FIELDS if not applies(f, arch, decodes)}
 
 
-DEFAULTS = {f.name: f.default for cls in (engine.ModelConfig, engine.TrainConfig) for f in dataclasses.fields(cls)}
+CONFIG_FIELDS = (*dataclasses.fields(engine.ModelConfig), *dataclasses.fields(engine.TrainConfig))
+DEFAULTS = {f.name: f.default for f in CONFIG_FIELDS}
 
 
 def default_where_unused(model: dict, train: dict, decodes: bool, given: Iterable[str] = ()) -> None:

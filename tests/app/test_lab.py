@@ -38,7 +38,17 @@ def test_a_link_names_no_setting_that_means_nothing_for_its_model():
     settings that no page showed; now it names a setting only where the model has it (a
     transformer's heads, a recurrent decoder's attention), and a link still reproduces every
     setup (the tests above)."""
-    from app.session.link import DECODER_ONLY, RECURRENT_ONLY, TRANSFORMER_ONLY
+    from app.session.link import CONFIG_FIELDS
+
+    def only(kinds: tuple[str, ...]) -> set[str]:  # the fields the engine says apply to these models only
+        return {f.name for f in CONFIG_FIELDS if f.metadata.get("applies_to") in kinds}
+
+    TRANSFORMER_ONLY, RECURRENT_ONLY = only(("transformer",)), only(("recurrent", "recurrent decoder"))
+    DECODER_ONLY = only(("any decoder", "recurrent decoder"))
+    assert TRANSFORMER_ONLY == {"num_heads", "dim_feedforward", "position_encoding", "attention_scale"}
+    assert DECODER_ONLY == {"attention", "reverse_source", "scheduled_sampling"}
+    assert only(("recurrent",)) == {"activation", "peephole", "embedding_dim", "init", "spectral_radius", "forget_bias",
+                                    "layer_norm", "zoneout"}
 
     lessons = [lesson.setup for lesson in LESSONS]
     recurrent = [s for s in lessons if s.model.arch != "transformer"]
