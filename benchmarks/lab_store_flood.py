@@ -51,7 +51,7 @@ def main() -> None:
             first = first or page.url
             page.close()
             if tab % 10 == 0:
-                print(f"{tab} big labs opened (store limit {MAX_BYTES / 2**30:.0f} GiB of weights x4): "
+                print(f"{tab} big labs opened (store limit {MAX_BYTES / 2**30:.0f} GiB of weights x4 and data): "
                       f"server {rss_mb(server.pid):,.0f} MB")
 
         classmate.goto(link)  # the classmate presses F5

@@ -21,6 +21,10 @@ TRAIN_SECONDS = 0.3  # training time per tick at least
 TRAIN_SHARE = 0.75  # of a tick, for training: drawing the Gradients page takes 0.4 s, and at a
 # fixed 0.3 s of training its LSTM got 13-17% of its training rate (benchmarks/README section 8)
 MAX_TRAIN_SECONDS = 0.8  # training per tick at most: the figures on screen are at most this far behind
+# s of wall time between two yield points of a training loop: a click waits at most this beyond the
+# step under way. Every step, the yield (9 us alone, reading session state) cost 15 sessions playing
+# on one process a fifth of their training (40 against 50 steps/s, benchmarks/README section 12).
+YIELD_EVERY = 0.02
 PAGE_RUN_POLL = 0.05  # s: how often a training loop waiting for other sessions' page runs checks its own
 PAGE_RUN_WAIT = 2.0  # s a training loop waits for them at most before its next step
 
@@ -188,18 +192,24 @@ def timed_draw(trainee: Playback, draw: Callable) -> float:
     return drawn
 
 
-def yield_to_the_page() -> Callable[[], None]:
-    """What a tick's training calls between two steps. First Streamlit's yield point: Streamlit
-    ends a run at its calls when a whole-page run of the session waits (a control moved, Pause), so
-    that run starts after the step under way instead of after the tick's remaining training
-    (MAX_TRAIN_SECONDS of this thread's CPU time, which with 30 sessions playing is many seconds of
-    a clock's); a Python training loop makes no Streamlit call of its own. Reading session state is
-    one that sends the browser nothing (an element cleared was a message a step). Then, while another
-    session's page is being built, it waits (page_runs.py): in slices of PAGE_RUN_POLL s, so that
-    this session's own click still ends the tick at once, and for at most PAGE_RUN_WAIT s in all."""
+def yield_to_the_page(clock: Callable[[], float] = time.monotonic) -> Callable[[], None]:
+    """What a tick's training calls between two steps. First Streamlit's yield point, at most every
+    YIELD_EVERY s of `clock`: Streamlit ends a run at its calls when a whole-page run of the session
+    waits (a control moved, Pause), so that run starts after the step under way instead of after the
+    tick's remaining training (MAX_TRAIN_SECONDS of this thread's CPU time, which with 30 sessions
+    playing is many seconds of a clock's); a Python training loop makes no Streamlit call of its own.
+    Then, while another session's page is being built, it waits (page_runs.py): in slices of
+    PAGE_RUN_POLL s, so that this session's own click still ends the tick at once, and for at most
+    PAGE_RUN_WAIT s in all."""
+    last = [-YIELD_EVERY]
+
+    def streamlit_yield_now_and_then() -> None:
+        if clock() - last[0] >= YIELD_EVERY:
+            last[0] = clock()
+            streamlit_yield()
 
     def between_steps() -> None:
-        streamlit_yield()
+        streamlit_yield_now_and_then()
         for _ in range(round(PAGE_RUN_WAIT / PAGE_RUN_POLL)):
             if wait_for_page_runs(PAGE_RUN_POLL):
                 return
@@ -209,5 +219,6 @@ def yield_to_the_page() -> Callable[[], None]:
 
 
 def streamlit_yield() -> None:
-    """A Streamlit call that draws nothing: where a run a click is waiting on ends (raises)."""
+    """A Streamlit call that draws nothing: where a run a click is waiting on ends (raises). Reading
+    session state is one (an element cleared was a message to the browser a step)."""
     state.TAB in st.session_state  # noqa: B015 (the read is the call: SafeSessionState checks for a rerun)

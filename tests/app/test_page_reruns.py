@@ -90,11 +90,15 @@ def test_a_whole_page_run_waiting_ends_a_ticks_training_after_the_step_under_way
 
 def test_a_ticks_training_reaches_streamlits_yield_point_before_every_step(monkeypatch):
     """A whole-page run waiting (a click) ends the tick at Streamlit's next yield point; a training
-    loop makes no Streamlit call of its own, so controls.yield_to_the_page makes one before each
-    step. Without it Pause waited for the tick's whole training slice. This watches Streamlit's own
-    check (private API, in a test only) and the step count at each of its calls."""
+    loop makes no Streamlit call of its own, so controls.yield_to_the_page makes one before a step
+    (at most every YIELD_EVERY s; every step here). Without it Pause waited for the tick's whole
+    training slice. This watches Streamlit's own check (private API, in a test only) and the step
+    count at each of its calls."""
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 
+    from app.widgets import controls
+
+    monkeypatch.setattr(controls, "YIELD_EVERY", 0.0)  # every step (the rate is test_page_runs')
     at = AppTest.from_file(MAIN, default_timeout=60).run().switch_page(nav.PATHS["build"]).run()
     lab = at.session_state["lab"]
     checked_at = []

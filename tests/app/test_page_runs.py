@@ -42,6 +42,17 @@ def test_training_waits_in_slices_checking_its_own_session_between_them(monkeypa
     assert len(checks) == 3  # before the first slice, and after each of the two it waited
 
 
+def test_a_training_loop_yields_to_streamlit_at_most_every_yield_every_seconds(monkeypatch):
+    now, checks = [0.0], []
+    monkeypatch.setattr(controls, "wait_for_page_runs", lambda most: True)
+    monkeypatch.setattr(controls, "streamlit_yield", lambda: checks.append(now[0]))
+    between_steps = controls.yield_to_the_page(clock=lambda: now[0])
+    for step in range(10):  # a step every 7 ms
+        now[0] = step * 0.007
+        between_steps()
+    assert checks == pytest.approx([0.0, 0.021, 0.042, 0.063])
+
+
 def test_training_waits_no_longer_than_page_run_wait_in_all(monkeypatch):
     slices = []
     monkeypatch.setattr(controls, "wait_for_page_runs", lambda most: slices.append(most) or False)
