@@ -237,16 +237,16 @@ def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, .
 
 def map_columns(keys: list[str]):
     """Side by side for a short source; a longer one (copy's 20) one above the other, where each
-    map gets the page's width (in a half column at 1024 px a 20-token map was 75 px wide)."""
-    return st.columns(2) if len(keys) <= SIDE_BY_SIDE else (st.container(), st.container())
+    map gets the page's width (in a half column at 1024 px a 20-token map was 75 px wide). With
+    whether they are narrow (figures.show wraps a title to their width)."""
+    return (*st.columns(2), True) if len(keys) <= SIDE_BY_SIDE else (st.container(), st.container(), False)
 
 
 def alignment_maps(forced, free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...],
                    target: list[int]) -> None:
     """A probe sample's alignment, teacher-forced on its target and free running."""
-    left, right = map_columns(keys)
+    left, right, narrow = map_columns(keys)
     forced_map = cattention.alignment(forced, keys, [words[t] for t in target])
-    narrow = len(keys) <= SIDE_BY_SIDE  # side by side, else stacked at the page's width (map_columns)
     show(forced_map.update_layout(title_text="Teacher forcing: alignment α<sub>ti</sub>"), "forced", left,
          narrow=narrow)
     left.caption("Teacher forcing, as in training: the decoder reads the true previous token y_{t−1}. Row t is "
@@ -281,10 +281,9 @@ def year_digits(lab: Lab) -> None:
 
 def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...]) -> None:
     """A typed source's free-running alignment, and why it has no teacher-forced one."""
-    left, right = map_columns(keys)
+    left, right, narrow = map_columns(keys)
     free_map = cattention.alignment(free_trace, keys, [words[t] for t in free.tokens])
-    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", left,
-         narrow=len(keys) <= SIDE_BY_SIDE)
+    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", left, narrow=narrow)
     left.caption(f"Free running on your source: the decoder reads its own previous guess and wrote "
                  f"{' '.join(words[t] for t in free.tokens)}. Row t is α_t, how much output step t takes from each "
                  "source token; each row sums to 1.")
