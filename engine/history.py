@@ -35,6 +35,19 @@ class StepStats:
 COLUMNS = ("step", *VALUES, "diverged")
 
 
+def thinned(arrivals: np.ndarray, stride: int, max_rows: int) -> tuple[np.ndarray, int]:
+    """Which of a bounded log's older rows to keep, by their arrival numbers ([old], 0 first):
+    those at a multiple of the stride, doubled until at most half of `max_rows` are. Doubling keeps
+    rows already thinned evenly spaced, arrival 0 is a multiple of every stride, and at least a
+    quarter of the rows are freed, so thinning costs O(1) a row on average. Returns the indices
+    into `arrivals` kept ([kept]) and the stride."""
+    keep = arrivals % stride == 0  # [old]
+    while keep.sum() > max_rows // 2:
+        stride *= 2
+        keep = arrivals % stride == 0
+    return np.flatnonzero(keep), stride
+
+
 class History(Sequence):
     """The kept StepStats, oldest first, read-only from outside (Trainer adds to it). Indexing
     and iterating give StepStats; `frame()` gives them as a DataFrame; `total` counts every step
@@ -68,18 +81,13 @@ class History(Sequence):
         self.last = stats
 
     def thin(self) -> None:
-        """Thin the older rows to the stride, doubled until at most half the rows hold them:
-        frees at least a quarter of the rows, so thinning costs O(1) per step on average."""
+        """Thin the rows older than the recent ones (see `thinned`; step 1 arrived first)."""
         old = self.rows - self.recent
-        stride = self.stride
-        keep = (self.steps[:old] - 1) % stride == 0  # [old]
-        while keep.sum() > self.max_rows // 2:
-            stride *= 2  # a multiple of the old stride: rows already thinned stay evenly spaced
-            keep = (self.steps[:old] - 1) % stride == 0
-        rows = np.concatenate([np.flatnonzero(keep), np.arange(old, self.rows)])  # [kept]
+        kept, self.stride = thinned(self.steps[:old] - 1, self.stride, self.max_rows)
+        rows = np.concatenate([kept, np.arange(old, self.rows)])  # [kept + recent]
         n = len(rows)
         self.steps[:n], self.values[:n], self.diverged[:n] = self.steps[rows], self.values[rows], self.diverged[rows]
-        self.rows, self.stride = n, stride
+        self.rows = n
 
     def __len__(self) -> int:
         return self.rows

@@ -105,6 +105,12 @@ class Saturation:
     logit_grad_norm: float
 
 
+def softmax_entropy(logits: Tensor) -> Tensor:
+    """H(softmax(logits)) = -sum_i alpha_i log alpha_i along the last axis, in nats: one value per
+    row ([...]). A masked key (logit -inf, alpha_i = 0) adds 0, as the limit p log p -> 0 says."""
+    return torch.special.entr(logits.softmax(-1)).sum(-1)
+
+
 def saturation(model: nn.Module, loss: Callable[[Tensor, Tensor], Tensor], x: Tensor, y: Tensor) -> Saturation:
     """Saturation of a transformer's attention on the batch x, y (teacher-forced; eval mode, so
     no dropout), with `loss` (a task's loss(y_hat, y)). Only the logits are differentiated: the
@@ -121,7 +127,7 @@ def saturation(model: nn.Module, loss: Callable[[Tensor, Tensor], Tensor], x: Te
             grads = torch.autograd.grad(loss(model(x, y), y), logits)
     finally:
         model.train(was_training)
-    rows = [torch.special.entr(z.detach().softmax(-1)).sum(-1).flatten() for z in logits]  # per site: [B*h*T_q]
+    rows = [softmax_entropy(z.detach()).flatten() for z in logits]  # per site: [B*h*T_q]
     # A masked key's logit is -inf; every other is finite, however saturated its softmax weight.
     seen = [z.detach().isfinite().sum(-1).flatten().double().log() for z in logits]  # per site: [B*h*T_q]
     return Saturation(

@@ -14,6 +14,7 @@ from app.charts.labels import STEP_AXIS
 from app.charts.log_lines import empty_or, lines_by
 from app.charts.style import BLUE, GREY, ORANGE, finish
 from app.charts.training import whole_steps
+from engine.multihead import softmax_entropy
 
 COLOURS = {"divided by √d_k": BLUE, "not divided": ORANGE}  # the page's two runs, as in the theory figure
 WIDTHS = tuple(2**k for k in range(10))  # d_k from 1 to 512 (Vaswani et al.'s d_model)
@@ -32,7 +33,7 @@ def random_scores(widths=WIDTHS, keys: int = KEYS, rows: int = ROWS, seed: int =
         k = torch.randn(rows, keys, d_k, generator=generator, dtype=torch.float64)  # [rows, keys, d_k]
         scores = (q * k).sum(-1)  # [rows, keys]
         for name, z in (("q·k", scores), ("q·k / √d_k", scores / math.sqrt(d_k))):
-            entropy = torch.special.entr(z.softmax(-1)).sum(-1)  # [rows]
+            entropy = softmax_entropy(z)  # [rows]
             found.append({"d_k": d_k, "scores": name, "std": z.std().item(), "entropy": entropy.mean().item()})
     return pd.DataFrame(found)
 

@@ -21,6 +21,7 @@ from torch import Tensor
 from app.charts.labels import visible
 from app.charts.style import BLUE, GREY, ORANGE, finish
 from engine import AttentionTrace
+from engine.multihead import softmax_entropy
 
 BEFORE, AFTER = "QK<sup>T</sup> (not scaled)", "QK<sup>T</sup>/√d<sub>k</sub> (what the head uses)"
 
@@ -33,14 +34,6 @@ def d_k_of(trace: AttentionTrace) -> int:
 def unscaled(logits: Tensor, d_k: int) -> Tensor:
     """Q K^T from the recorded Q K^T / sqrt(d_k); a masked -inf stays -inf."""
     return logits.double() * math.sqrt(d_k)
-
-
-def entropy(logits: Tensor) -> np.ndarray:
-    """The entropy in nats of softmax(logits) along the last axis; masked keys (-inf, weight 0)
-    add 0 (p log p -> 0)."""
-    p = torch.softmax(logits.double(), dim=-1)
-    terms = torch.where(p > 0, p * torch.log(p), torch.zeros_like(p))
-    return (-terms.sum(dim=-1)).numpy()
 
 
 def finite(values: Tensor) -> np.ndarray:
@@ -102,7 +95,8 @@ def row_entropy(trace: AttentionTrace, head: int, query_tokens: list[str] | None
         raise ValueError(f"query_tokens: one per query, {T_q} of them; got {len(query_tokens)}")
     logits = trace.logits[head]  # [T_q, T_k]
     visible_keys = torch.isfinite(logits).sum(dim=-1).double()  # [T_q]
-    rows = {BEFORE: entropy(unscaled(logits, d_k)), AFTER: entropy(logits)}  # each [T_q]
+    rows = {BEFORE: softmax_entropy(unscaled(logits, d_k)).numpy(),
+            AFTER: softmax_entropy(logits.double()).numpy()}  # each [T_q]
     queries = np.arange(T_q)
     fig = go.Figure()
     for name, colour in ((BEFORE, ORANGE), (AFTER, BLUE)):

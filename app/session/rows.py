@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.history import thinned
+
 MAX_ROWS = 1024  # rows kept; the latest quarter always whole
 
 
@@ -27,16 +29,10 @@ class BoundedRows:
         self.arrived += 1
 
     def thin(self) -> None:
-        """Keep the latest quarter, and older rows at the stride, doubled until at most half the rows
-        hold them (arrival 0, the first row, is a multiple of every stride). That frees at least a
-        quarter of the rows, so thinning costs O(1) a row on average."""
+        """Keep the latest quarter whole, and the older rows as the Trainer's History does (`thinned`)."""
         old = len(self.kept) - self.max_rows // 4
-        arrivals = np.array([n for n, _ in self.kept[:old]])  # [old]
-        stride = self.stride
-        while (arrivals % stride == 0).sum() > self.max_rows // 2:
-            stride *= 2
-        self.kept = [self.kept[i] for i in np.flatnonzero(arrivals % stride == 0)] + self.kept[old:]
-        self.stride = stride
+        kept, self.stride = thinned(np.array([n for n, _ in self.kept[:old]]), self.stride, self.max_rows)
+        self.kept = [self.kept[i] for i in kept] + self.kept[old:]
 
     def rows(self) -> list[dict]:
         return [row for _, row in list(self.kept)]

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 import engine
 from engine.attention import causal_mask, scaled_dot_product_attention
-from engine.multihead import MultiHeadAttention, saturation
+from engine.multihead import MultiHeadAttention, saturation, softmax_entropy
 from engine.rng import stream
 
 from .test_validation import raises_saying
@@ -148,3 +148,11 @@ def test_without_the_scaling_a_wide_head_saturates_its_softmax_and_its_gradient_
     assert scaled.entropy > 0.7 and unscaled.entropy < 0.1  # measured 0.88 and 0.038
     assert unscaled.logit_grad_norm < scaled.logit_grad_norm / 5  # measured 15x smaller
     assert scaled_accuracy > 0.95 and unscaled_accuracy < 0.4  # measured 0.983 and 0.272
+
+
+def test_softmax_entropy_is_shannons_in_nats_and_a_masked_key_adds_nothing():
+    logits = torch.tensor([[0.0, 0.0, 0.0, 0.0], [2.0, -1.0, 0.5, float("-inf")]], dtype=torch.float64)
+    p = torch.tensor([math.exp(2.0), math.exp(-1.0), math.exp(0.5)], dtype=torch.float64)
+    p = p / p.sum()
+    by_hand = -(p * p.log()).sum().item()  # the masked key left out of the sum
+    assert softmax_entropy(logits).tolist() == pytest.approx([math.log(4), by_hand], rel=1e-12)
