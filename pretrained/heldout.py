@@ -7,6 +7,8 @@ metrics its card states.
   also scores the closing brackets and the depth of each line's indentation.
 - charlm on the reviews' text: the reviews the char-level sentiment task holds out (seed 0), whose
   text the corpus leaves out.
+- charlm on Tiny Shakespeare: the last 10% of the file, which the task itself never trains on
+  (nanoGPT's validation split; engine/tasks/charlm.py, TRAIN_SHARE), every window end to end.
 - sentiment: the task's own held-out split (20% of the distinct reviews, set apart by its seed).
 - dates: dates drawn from the seed's "held_out" stream, apart from the training batches. The task
   has no split: some of its 182,625 (date, format) pairs occur in training too.
@@ -32,7 +34,7 @@ from engine.tasks.text import charlm_corpus
 HELD_OUT_FILE = "glob.py"
 HELD_OUT_FIRST_LINE = '"""Filename globbing utility."""'  # where glob.py starts in the corpus
 CLOSING = ")]}"
-FRESH_WINDOWS = 256  # charlm: random windows of the held-out file a fresh draw scores (each character about 3 times)
+FRESH_WINDOWS = 256  # charlm: random windows of held-out text a fresh draw scores (each of glob.py's about 3 times)
 FRESH_REVIEWS = 2000  # sentiment: generated before dropping those trained on
 DATES = 2000
 
@@ -70,7 +72,7 @@ class CorpusHead(CharLMTask):
         super().__post_init__()
         if self.text is not None:
             raise ValueError("CorpusHead holds out a file of the shipped corpus; it takes no text")
-        self.ids = self.ids[: held_out_start()]  # [N_train]
+        self.train_end = held_out_start()
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ def held_out(task: engine.Task, seed: int) -> Samples:
     """The card's held-out data for a checkpoint trained on `task` with `seed`."""
     if task.spec.name == "charlm" and task.corpus == "reviews":
         return review_windows(task)
+    if task.spec.name == "charlm" and task.corpus == "shakespeare":
+        return tail_windows(task)
     if task.spec.name == "charlm":
         return glob_windows(task.seq_len)
     if task.spec.name == "sentiment":
@@ -100,6 +104,8 @@ def fresh(task: engine.Task, seed: int) -> Samples:
     generator = torch.Generator().manual_seed(seed)
     if task.spec.name == "charlm" and task.corpus == "reviews":
         return review_windows(task, generator)
+    if task.spec.name == "charlm" and task.corpus == "shakespeare":
+        return tail_windows(task, generator)
     if task.spec.name == "charlm":
         return glob_windows(task.seq_len, generator)
     if task.spec.name == "sentiment":
@@ -120,9 +126,25 @@ def glob_windows(seq_len: int, generator: torch.Generator | None = None) -> Samp
         starts = torch.randint(first, last + 1, (FRESH_WINDOWS,), generator=generator)  # [N]
         what = f"{FRESH_WINDOWS} random {seq_len}-character windows of {HELD_OUT_FILE}"
     window = starts[:, None] + torch.arange(seq_len + 1)  # [N, T+1]
-    chunk = ids[window]  # [N, T+1]
+    chunk = ids[window].long()  # [N, T+1]
     return Samples(chunk[:, :-1], chunk[:, 1:], f"{what} ({len(starts)} windows, {chunk[:, 1:].numel():,} next "
                    f"characters), the corpus's last file, never trained on")
+
+
+def tail_windows(task: engine.Task, generator: torch.Generator | None = None) -> Samples:
+    """Windows of the text a char-LM task holds out at its end (from task.train_end on): every
+    window of seq_len characters end to end, or FRESH_WINDOWS at random starts drawn from `generator`."""
+    first, last = task.train_end, len(task.ids) - task.seq_len - 1  # the first and last possible window starts
+    tail = f"the corpus's last {len(task.ids) - first:,} characters"
+    if generator is None:
+        starts = torch.arange(first, last + 1, task.seq_len)  # [W]
+        what = f"every {task.seq_len}-character window of {tail} end to end"
+    else:
+        starts = torch.randint(first, last + 1, (FRESH_WINDOWS,), generator=generator)  # [W]
+        what = f"{FRESH_WINDOWS} random {task.seq_len}-character windows of {tail}"
+    chunk = task.ids[starts[:, None] + torch.arange(task.seq_len + 1)].long()  # [W, T+1]
+    return Samples(chunk[:, :-1], chunk[:, 1:], f"{what} ({len(starts)} windows, {chunk[:, 1:].numel():,} next "
+                   "characters), the share the task holds out and never trains on")
 
 
 def review_windows(task: engine.Task, generator: torch.Generator | None = None) -> Samples:

@@ -13,15 +13,28 @@ from pathlib import Path
 # versions and would change the vocabulary. A char-RNN trained on it learns to indent, open and
 # close brackets, and write `def`.
 CHARLM_CORPUS = Path(__file__).resolve().parent.parent / "data" / "charlm_corpus.txt"
+# Tiny Shakespeare, char-rnn's and nanoGPT's corpus, shipped unchanged (provenance and licence in
+# shakespeare.md beside it; scripts/build_shakespeare_corpus.py checks it against its source).
+SHAKESPEARE = CHARLM_CORPUS.with_name("shakespeare.txt")
 MAX_CHAR_VOCAB = 256
 MAX_TEXT_CHARS = 5_000_000
 DECODE_BYTES = 1 << 20  # what utf8_size decodes at a time
 
 
-@functools.cache
 def charlm_corpus() -> str:
-    """The shipped corpus, exactly as stored: bytes decoded, no newline translation."""
-    return CHARLM_CORPUS.read_bytes().decode("utf-8")
+    """The shipped Python corpus, exactly as stored: bytes decoded, no newline translation."""
+    return shipped_text(CHARLM_CORPUS)
+
+
+def shakespeare() -> str:
+    """Tiny Shakespeare, exactly as stored."""
+    return shipped_text(SHAKESPEARE)
+
+
+@functools.cache
+def shipped_text(path: Path) -> str:
+    """A shipped file's text, read once a process: every task and session shares it."""
+    return path.read_bytes().decode("utf-8")
 
 
 def decode_text(data: bytes | str, what: str = "text", limit: int = MAX_TEXT_CHARS) -> str:
