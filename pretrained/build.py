@@ -27,8 +27,9 @@ from pathlib import Path
 import torch
 
 import engine
+from engine.tasks.charlm import CharLMTask
 from engine.tasks.reviews import REVIEWS_CSV
-from engine.tasks.text import CHARLM_CORPUS
+from engine.tasks.text import CHARLM_CORPUS, SHAKESPEARE
 from pretrained import kernels
 from pretrained.heldout import HELD_OUT_FILE, METRICS, CorpusHead, held_out, held_out_start, scores
 
@@ -49,10 +50,13 @@ class Recipe:
     task_params: dict = field(default_factory=dict)  # as make_task takes them, without seed (train.seed is used)
 
 
-def char_lm(arch: str, title: str, shows: str, **model) -> Recipe:
-    """The three char LMs differ only in their network: the same windows, batch, optimiser, steps and seed."""
+def char_lm(arch: str, title: str, shows: str, corpus: str = "python", **model) -> Recipe:
+    """The char LMs on code and on Shakespeare differ only in their corpus and network: the same windows,
+    batch, optimiser, steps and seed."""
+    named = "" if corpus == "python" else f"{corpus}-"
     return Recipe(
-        name=f"charlm-{arch}", title=title, shows=shows, task="charlm", steps=2000, task_params={"seq_len": 100},
+        name=f"charlm-{named}{arch}", title=title, shows=shows, task="charlm", steps=2000,
+        task_params={"seq_len": 100} | ({} if corpus == "python" else {"corpus": corpus}),
         model=engine.ModelConfig(arch=arch, **model),
         train=engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0, seed=0),
     )
@@ -69,6 +73,13 @@ RECIPES = (
             "The char-LSTM's task and training with causal self-attention (a small GPT: 2 blocks, 4 heads, "
             "d_model 96): every head's attention over the last 100 characters", hidden_size=96, num_layers=2,
             num_heads=4, dropout=0.1),
+    char_lm("lstm", "Char-LSTM on Tiny Shakespeare",
+            "Next characters of Shakespeare's plays, the char-rnn classic: sample a speech from it, and compare it "
+            "with the transformer trained the same way", corpus="shakespeare", hidden_size=256, embedding_dim=32),
+    char_lm("transformer", "Decoder-only transformer on Tiny Shakespeare",
+            "The Shakespeare char-LSTM's task and training with causal self-attention (2 blocks, 4 heads, d_model "
+            "128): every head's attention over the last 100 characters", corpus="shakespeare", hidden_size=128,
+            num_layers=2, num_heads=4),
     Recipe(
         name="charlm-reviews", title="Char-LSTM on the reviews' text", task="charlm", steps=1000,
         task_params={"seq_len": 100, "corpus": "reviews"},
@@ -127,6 +138,15 @@ def data_of(recipe: Recipe) -> dict:
             "what": "the text of the 2,000 generated film reviews, without their labels, one review per line",
             "trained on": "the reviews the char-level sentiment task trains on with seed 0",
             "held out": "the reviews that task holds out (20% of the distinct ones)",
+        }
+    if recipe.task_params.get("corpus") == "shakespeare":
+        task = CharLMTask(corpus="shakespeare")
+        return {
+            "file": relative(SHAKESPEARE), "sha256": sha256(SHAKESPEARE.read_bytes()),
+            "provenance": relative(SHAKESPEARE.with_suffix(".md")),
+            "what": "Tiny Shakespeare: karpathy/char-rnn's data/tinyshakespeare/input.txt, unchanged (public domain)",
+            "trained on": f"its first {task.train_end:,} characters (90%, nanoGPT's training split)",
+            "held out": f"its last {len(task.ids) - task.train_end:,} characters (nanoGPT's validation split)",
         }
     if recipe.task == "charlm":
         corpus = CHARLM_CORPUS.read_bytes()
