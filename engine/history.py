@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -48,6 +49,18 @@ def thinned(arrivals: np.ndarray, stride: int, max_rows: int) -> tuple[np.ndarra
     return np.flatnonzero(keep), stride
 
 
+class Kept(NamedTuple):
+    """A history's rows as of one step, published whole after every step: a reader in another
+    thread (a page, a download) takes `history.kept` and reads its first `rows` rows without the
+    training lock. The trainer writes only past them, and thinning writes into new arrays, so what
+    a reader took never changes under it."""
+
+    steps: np.ndarray  # [max_rows], the first `rows` meant
+    values: np.ndarray  # [max_rows, 4]
+    diverged: np.ndarray  # [max_rows]
+    rows: int
+
+
 class History(Sequence):
     """The kept StepStats, oldest first, read-only from outside (Trainer adds to it). Indexing
     and iterating give StepStats; `frame()` gives them as a DataFrame; `total` counts every step
@@ -60,21 +73,27 @@ class History(Sequence):
         self.max_rows = max_rows
         self.recent = max_rows // 4  # this many latest rows are never thinned
         self.stride = 1  # rows older than those are kept where (step - 1) % stride == 0
-        self.steps = np.zeros(max_rows, dtype=np.int64)  # [max_rows]
-        self.values = np.zeros((max_rows, len(VALUES)), dtype=np.float64)  # [max_rows, 4]
-        self.diverged = np.zeros(max_rows, dtype=bool)  # [max_rows]
-        self.rows = 0
+        self.kept = Kept(*self.buffers(), rows=0)
         self.total = self.applied = self.clipped = 0
         self.last: StepStats | None = None
+
+    def buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Empty arrays for max_rows rows: steps [max_rows], values [max_rows, 4], diverged [max_rows]."""
+        rows = self.max_rows
+        return np.zeros(rows, dtype=np.int64), np.zeros((rows, len(VALUES)), dtype=np.float64), np.zeros(rows, bool)
+
+    @property
+    def rows(self) -> int:
+        return self.kept.rows
 
     def add(self, stats: StepStats) -> None:
         if self.rows == self.max_rows:
             self.thin()
-        row = self.rows
-        self.steps[row] = stats.step
-        self.values[row] = (stats.loss, stats.metric, stats.grad_norm, stats.grad_norm_clipped)
-        self.diverged[row] = stats.diverged
-        self.rows += 1
+        steps, values, diverged, row = self.kept
+        steps[row] = stats.step  # past the rows published: no reader looks here yet
+        values[row] = (stats.loss, stats.metric, stats.grad_norm, stats.grad_norm_clipped)
+        diverged[row] = stats.diverged
+        self.kept = Kept(steps, values, diverged, row + 1)
         self.total += 1
         self.applied += not stats.diverged
         self.clipped += not stats.diverged and stats.grad_norm_clipped < stats.grad_norm
@@ -82,30 +101,34 @@ class History(Sequence):
 
     def thin(self) -> None:
         """Thin the rows older than the recent ones (see `thinned`; step 1 arrived first)."""
-        old = self.rows - self.recent
-        kept, self.stride = thinned(self.steps[:old] - 1, self.stride, self.max_rows)
-        rows = np.concatenate([kept, np.arange(old, self.rows)])  # [kept + recent]
-        n = len(rows)
-        self.steps[:n], self.values[:n], self.diverged[:n] = self.steps[rows], self.values[rows], self.diverged[rows]
-        self.rows = n
+        steps, values, diverged, n = self.kept
+        old = n - self.recent
+        kept, self.stride = thinned(steps[:old] - 1, self.stride, self.max_rows)
+        rows = np.concatenate([kept, np.arange(old, n)])  # [kept + recent]
+        new = self.buffers()  # a reader may still hold the old arrays
+        for into, was in zip(new, (steps, values, diverged)):
+            into[:len(rows)] = was[rows]
+        self.kept = Kept(*new, rows=len(rows))
 
     def __len__(self) -> int:
         return self.rows
 
     def __getitem__(self, index):
+        steps, values, diverged, n = self.kept
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self.rows))]
+            return [self[i] for i in range(*index.indices(n))]
         if index < 0:
-            index += self.rows
-        if not 0 <= index < self.rows:
-            raise IndexError(f"history index {index} out of range: {self.rows} rows kept")
-        return StepStats(int(self.steps[index]), *map(float, self.values[index]), bool(self.diverged[index]))
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(f"history index {index} out of range: {n} rows kept")
+        return StepStats(int(steps[index]), *map(float, values[index]), bool(diverged[index]))
 
     def frame(self) -> pd.DataFrame:
         """The kept rows, one per step, columns step, loss, metric, grad_norm, grad_norm_clipped,
-        diverged (there even before the first step). A copy: training on does not change it."""
-        n = self.rows
-        columns = {"step": self.steps[:n].copy()}
-        columns.update({name: self.values[:n, i].copy() for i, name in enumerate(VALUES)})
-        columns["diverged"] = self.diverged[:n].copy()
+        diverged (there even before the first step). A copy: training on does not change it. Needs
+        no lock: it reads the rows published (`kept`)."""
+        steps, values, diverged, n = self.kept
+        columns = {"step": steps[:n].copy()}
+        columns.update({name: values[:n, i].copy() for i, name in enumerate(VALUES)})
+        columns["diverged"] = diverged[:n].copy()
         return pd.DataFrame(columns, columns=list(COLUMNS))

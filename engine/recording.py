@@ -84,15 +84,6 @@ class Recording:
     stacks: dict[str, StackTrace | BlockTrace]
     param_grad_norm: dict[str, float]  # ||dL/dW|| for every named parameter, on this sample
     attention_traces: dict[Site, AttentionTrace] = field(default_factory=dict)
-    kept: dict = field(default_factory=dict, repr=False, compare=False)  # derived(): what was worked out from it
-
-    def derived(self, key, make):
-        """make(), worked out once for this recording and kept with it. A recording never changes
-        once made, so what a page works out from it (a figure's frame, a table of units) holds for
-        as long as the recording does, and goes with it."""
-        if key not in self.kept:
-            self.kept[key] = make()
-        return self.kept[key]
 
     @property
     def main(self) -> StackTrace | BlockTrace:

@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.charts.labels import STEP_AXIS
-from app.charts.log_lines import PALETTE, empty_or, lines_by, log_axis
+from app.charts.log_lines import PALETTE, empty_or
 from app.charts.style import GREY, LEGEND_ROW, UNDER_AXIS, finish, legend_below, legend_rows
 
 TIMES_ROW = 42  # px per network in the step-time bars
@@ -40,26 +39,6 @@ def level(value: float, x_end: float, name: str) -> go.Scatter:
     would cover the lines that run along it)."""
     return go.Scatter(x=[0, x_end], y=[value, value], name=name, mode="lines",
                       line=dict(color=GREY, dash="dash", width=1.5), hovertemplate=f"{name} {value:.4g}<extra></extra>")
-
-
-def loss_over_training(log: pd.DataFrame, colours: dict[str, str], units: str,
-                       baseline: float | None = None) -> go.Figure:
-    """The held-out loss of every run against the training step, log axis, one line per run; a
-    dashed "baseline" line when given.
-
-    log    columns run, step, loss
-    units  what the loss is, for the axis title: "cross-entropy, nats"
-    """
-    log = empty_or(log, ["run", "step", "loss"])
-    fig = lines_by(log, "run", "step", "loss", "held-out loss", "step")
-    fig.for_each_trace(lambda t: t.update(line_color=colours[t.name]), selector=lambda t: t.name in colours)
-    y_axis = log_axis(fig, *([] if baseline is None else [baseline]))
-    if baseline is not None:  # across every step drawn, and 0 to 10 before the first one
-        fig.add_trace(level(baseline, max([10, *log["step"]]), "baseline"))
-    fig.update_xaxes(title_text=STEP_AXIS)
-    # A log axis, as its ticks show: "held-out loss (cross-entropy, nats, log)" ran into the title.
-    fig.update_yaxes(title_text=f"loss ({units})", **y_axis)
-    return legend_under(finish(fig, "Held-out loss of each network over training"))
 
 
 def accuracy_by_length(by_length: pd.DataFrame, colours: dict[str, str], title: str, length_axis: str,

@@ -16,7 +16,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from app.charts.labels import T_AXIS, visible
-from app.charts.refill import frame_in, refilled
+from app.charts.refill import as_dict, frame_of, refilled
 from app.charts.sites import label, trace_of, whose
 from app.charts.style import (
     BLUE,
@@ -68,16 +68,16 @@ def lstm_only(rec: Recording, stack: str | None, layer: int, direction: int) -> 
 
 
 def gate_heatmaps(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0,
-                  tokens: list[str] | None = None, frames: dict | None = None) -> go.Figure:
+                  tokens: list[str] | None = None, frames_with: object | None = None) -> go.Figure:
     """One heatmap per gate (units up, time steps across), and for an LSTM a last one of c_t,
     on a shared time axis. Each panel has its own small colourbar: 0..1 for a sigmoid gate, −1..1
     for a tanh candidate, ±max|c_t| for the cell state.
 
     tokens   one label per step (e.g. the characters read): the ticks when T <= 60 (every k-th past
              TOKEN_TICKS), and every one in the hover
-    frames   a session's store of figure frames (refill.frame_in): the panels are laid out once
-             for the model and choices, and each recording's values put in (a playing page
-             redraws this on every tick)
+    frames_with  what the laid-out panels are kept with (a lab's probes: one per model): laid out
+                 once for the model and choices, and each recording's values put in (a playing
+                 page redraws this on every tick); None lays them out every time
     """
     panels = gate_panels(rec, stack, layer, direction)
     T, H = next(iter(panels.values())).shape
@@ -85,11 +85,16 @@ def gate_heatmaps(rec: Recording, stack: str | None = None, layer: int = 0, dire
         raise ValueError(f"tokens must give one label per step: {T} of them, got {len(tokens)}")
     words = None if tokens is None else tuple(tokens)
     key = ("gate_heatmaps", rec.arch, T, H, tuple(panels), stack, layer, direction, words)
-    frame = frame_in(frames, key, lambda: gate_heatmaps_frame(rec, stack, layer, direction, tokens))
+    frame = laid_out(frames_with, key, lambda: gate_heatmaps_frame(rec, stack, layer, direction, tokens))
     values = {k: dict(z=v.numpy().T) for k, v in enumerate(panels.values())}  # each [H, T]
     if "c" in panels:
         values[len(panels) - 1].update(cell_scale(values[len(panels) - 1]["z"]))
     return refilled(frame, traces=values)
+
+
+def laid_out(source: object | None, key: tuple, build) -> dict:
+    """The frame build() lays out, kept with `source` (refill.frame_of), or made now without one."""
+    return as_dict(build()) if source is None else frame_of(source, key, build)
 
 
 def gate_panels(rec: Recording, stack: str | None, layer: int, direction: int) -> dict[str, torch.Tensor]:
@@ -234,13 +239,13 @@ def carousel_unit(rec: Recording, stack: str | None = None, layer: int = 0, dire
 
 
 def constant_error_carousel(rec: Recording, stack: str | None = None, layer: int = 0, direction: int = 0,
-                            unit: int | None = None, frames: dict | None = None) -> go.Figure:
+                            unit: int | None = None, frames_with: object | None = None) -> go.Figure:
     """Over t: f_t and i_t on the left axis (0..1), c_t on the right. The mean over units, with
-    mean |c_t| (a mean of signed c_t would cancel), or one unit's f_t, i_t and c_t. `frames`, a
-    session's store (refill.frame_in): laid out once for the model and choices, refilled after."""
+    mean |c_t| (a mean of signed c_t would cancel), or one unit's f_t, i_t and c_t. `frames_with`,
+    as gate_heatmaps': laid out once for the model and choices, refilled after."""
     f, i, c = carousel_lines(rec, stack, layer, direction, unit)  # each [T]
     key = ("carousel", len(f), stack, layer, direction, unit)
-    frame = frame_in(frames, key, lambda: carousel_frame(rec, stack, layer, direction, unit))
+    frame = laid_out(frames_with, key, lambda: carousel_frame(rec, stack, layer, direction, unit))
     scale = {"yaxis2": dict(range=[0, 1.1 * max(float(c.max()), 1e-9)])} if unit is None else None  # mean |c_t|'s
     return refilled(frame, ys=[f, i, c], axes=scale)
 

@@ -3,11 +3,11 @@
 Building a plotly figure checks every property it is given (make_subplots, update_yaxes, ...):
 22-37 ms for the Unroll page's bars at one step, most of what moving its slider cost. Those
 figures keep their panels, axes and ranges as t moves; only the bars' heights, a frame's position
-and the title change. So the figure is built once per recording (its frame, kept with the
-recording: Recording.derived), and each step copies it and puts the step's values in, unchecked
+and the title change. So the figure is built once per recording (its frame, kept in the cache
+of views: app/charts/views.py), and each step copies it and puts the step's values in, unchecked
 (about 2 ms): what goes in has the type and place the checked frame gave it. Figures whose shape
 does not change from one recording to the next (the Gates page's heatmaps, redrawn on every tick
-of a playing page) keep their frame in the session's store instead (frame_in).
+of a playing page) keep their frame with the model instead (`frame_of`'s source).
 """
 from __future__ import annotations
 
@@ -16,23 +16,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from engine import Recording
+from app.charts.views import view
 
 
-def frame_of(rec: Recording, key: tuple, build: Callable[[], go.Figure]) -> dict:
-    """The figure build() makes, as a dict, built once for this recording and key."""
-    return rec.derived(("frame", *key), lambda: as_dict(build()))
-
-
-def frame_in(frames: dict | None, key: tuple, build: Callable[[], go.Figure]) -> dict:
-    """The figure build() makes, as a dict, built once for `key` in `frames` (a session's, held
-    across recordings: for figures whose shape depends on the model and the choices, not on the
-    values), or every time when there is no store."""
-    if frames is None:
-        return as_dict(build())
-    if key not in frames:
-        frames[key] = as_dict(build())
-    return frames[key]
+def frame_of(source: object, key: tuple, build: Callable[[], go.Figure]) -> dict:
+    """The figure build() makes, as a dict, built once for this source and key: a recording, or
+    for a figure whose shape depends on the model and the choices, not on the values, the model."""
+    return view(source, "frame", key, lambda: as_dict(build()))
 
 
 def as_dict(fig: go.Figure) -> dict:

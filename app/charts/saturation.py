@@ -9,11 +9,9 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from app.charts import runs
 from app.charts.architectures import legend_under, level
-from app.charts.labels import STEP_AXIS
-from app.charts.log_lines import empty_or, lines_by
 from app.charts.style import BLUE, GREY, ORANGE, finish
-from app.charts.training import whole_steps
 from engine.multihead import softmax_entropy
 
 COLOURS = {"divided by √d_k": BLUE, "not divided": ORANGE}  # the page's two runs, as in the theory figure
@@ -66,21 +64,8 @@ def spread_by_width(frame: pd.DataFrame, keys: int = KEYS) -> go.Figure:
 
 
 def over_training(log: pd.DataFrame, column: str, y_title: str, log_y: bool) -> go.Figure:
-    """One line per run of `column` against the training step, in the runs' colours: on a log axis
-    (exact zeros drawn at a floor and marked, log_lines), or on a linear one from 0."""
-    log = empty_or(log, ["run", "step", column])
-    if log_y:
-        fig = lines_by(log, "run", "step", column, y_title, "step")
-        fig.for_each_trace(lambda t: t.update(line_color=COLOURS[t.name]), selector=lambda t: t.name in COLOURS)
-    else:
-        fig = go.Figure([go.Scatter(x=rows["step"], y=rows[column], name=run, mode="lines+markers",
-                                    line=dict(color=COLOURS.get(run, GREY), width=1.8), marker=dict(size=5),
-                                    hovertemplate=f"{run}<br>step %{{x}}<br>{y_title} %{{y:.4g}}<extra></extra>")
-                         for run, rows in log.groupby("run", sort=False)])
-        fig.update_yaxes(rangemode="tozero")
-    fig.update_xaxes(title_text=STEP_AXIS)
-    whole_steps(fig, log["step"].max() if len(log) else 0)
-    return fig.update_yaxes(title_text=y_title)
+    """One line per run of `column` against the training step, in the two runs' colours (runs.over_training)."""
+    return runs.over_training(log, column, y_title, COLOURS, log_y)
 
 
 def metric_over_training(log: pd.DataFrame, metric_name: str) -> go.Figure:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from app.charts import runs
 from app.charts.architectures import legend_under, level
 from app.charts.labels import STEP_AXIS
 from app.charts.log_lines import empty_or, lines_by
@@ -33,10 +34,7 @@ def accuracy_over_training(log: pd.DataFrame, unfreeze_at: int | None, what: str
     """Held-out accuracy of each run against the step, a coin toss's 50% dashed, and the step the
     recipe unfreezes at (None: it never does)."""
     log = empty_or(log, ["run", "step", "metric"])
-    fig = go.Figure([go.Scatter(x=rows["step"], y=rows["metric"], name=run, mode="lines+markers",
-                                line=dict(color=COLOURS.get(run, ORANGE), width=2), marker=dict(size=5),
-                                hovertemplate=f"{run}<br>step %{{x}}<br>held-out accuracy %{{y:.1%}}<extra></extra>")
-                     for run, rows in log.groupby("run", sort=False)])
+    fig = runs.over_training(log, "metric", "held-out accuracy", COLOURS, y_format=".1%")
     last = int(log["step"].max()) if len(log) else 0
     fig.add_trace(level(0.5, max(10, last, unfreeze_at or 0), "coin toss (50%)"))
     step_axis(fig, last, unfreeze_at, what)

@@ -27,6 +27,7 @@ from app.session.link import Setup
 from app.session.playback import Playback
 from app.session.probes import RECORD_EVERY, first_step_ratios, probe_samples
 from app.session.rows import BoundedRows
+from engine.config import DECODER, SHAPE, START, fields_of
 
 # The cell of each run; the rest of the network is the student's (KEPT).
 CELLS = {
@@ -35,8 +36,7 @@ CELLS = {
     "LSTM": {"arch": "lstm", "activation": "tanh"},
     "GRU": {"arch": "gru", "activation": "tanh"},
 }
-KEPT = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "init", "spectral_radius", "attention",
-        "reverse_source")
+KEPT = fields_of(SHAPE, START, DECODER, every_cell=True)
 # How each run of an initialisation experiment starts; everything else is the student's network.
 # "forget bias 1" is for an LSTM only (Gers, Schmidhuber & Cummins 2000; Jozefowicz et al. 2015).
 # The identity start of a ReLU RNN is Le et al.'s IRNN, and named so (initialisation_configs).
@@ -243,7 +243,8 @@ class RoundRobin(Playback):
         return pd.DataFrame([row for run in self.runs for row in run.log.rows()])
 
     def history_frame(self) -> pd.DataFrame:
-        """Every training step of every run: run, then the Trainer's columns."""
+        """Every training step of every run: run, then the Trainer's columns. Read without the lock:
+        each history is published whole after every step (engine.History.kept)."""
         frame = pd.concat([run.trainer.history_frame().assign(run=run.name) for run in self.runs], ignore_index=True)
         return frame[["run", *frame.columns.drop("run")]]
 
@@ -283,7 +284,6 @@ class Comparison(RoundRobin):
                                      "task with one answer per sequence or per step")
                 run.trainer.freeze(*[part for part in parts if part != "head"])
         self.seconds = 0.0  # spent training them, measurements included
-        self.drawn_history: pd.DataFrame | None = None  # history_frame() as the page drew it last
 
     def compares(self, setup: Setup, upload: str | bytes | None = None, kind: str | None = None) -> bool:
         """Whether `setup` (and `kind`, unless None) would give these same runs: the same task,

@@ -61,7 +61,6 @@ class Probes:
         self.truncated: tuple[tuple, engine.Recording] | None = None
         self.initial: dict[tuple, pd.DataFrame] = {}  # gradients at initialisation, by sample and stack
         self.spectra: tuple[int, dict[str, engine.Spectra], str | None] = (-1, {}, None)  # (steps, by stack, why not)
-        self.frames: dict = {}  # the laid-out figures its recordings are put into (app/charts/refill.frame_in)
         self.measure()
 
     def recording(self, index: int = 0, renew_after: float = 0.0) -> engine.Recording:

@@ -124,7 +124,6 @@ class Sweep:
     def __init__(self, source: Source, index: int):
         self.source, self.index = source, index
         self.curves: dict[tuple[str, float, str], Curve] = {}  # at most len(GRID) x 2 x 2
-        self.drawn: dict[tuple, object] = {}  # the page's figures of these curves, by what they show
 
     def same(self, source: Source, index: int) -> bool:
         """Whether this sweep is of that source's task (the same object), network and sample."""

@@ -1,9 +1,10 @@
 """What every page's download buttons share. A download is made when clicked, by Streamlit, in
 another thread than the page's run, and the browser gives up on it after 180 s (the frontend's
-deferred-file timeout: "deferredFile timed out"). So a download never waits for a lock that a
-playing training loop takes step after step: it reads what is published without the lock (the
-gradient logs), or makes its numbers under the lock when the lock is free at that moment, and
-otherwise takes what the page drew last."""
+deferred-file timeout: "deferredFile timed out"). So a download reads what training publishes
+whole after each step, without the lock: the histories (engine.History.kept), the logs
+(BoundedRows), the recordings the page drew (Probes.recordings). It is the numbers of the figure
+on the screen. Only what nothing has published yet (a page's first drawing, a restore that forgot
+the recordings) is made under the lock, taken between two training steps (Playback.hold)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -20,29 +21,23 @@ PNG_NOTE = "Every chart also saves as PNG from the camera icon in its top-right 
 T = TypeVar("T")
 
 
-def now_or_drawn(trainee, make: Callable[[], T], drawn: Callable[[], T | None]) -> T:
-    """make() under the lab's (or a comparison's) lock if no one holds it now; else drawn(), what
-    the page drew last (read without the lock), when there is one. Waits for the lock only when
-    nothing was drawn yet, which a page that shows the button has done."""
-    if trainee.lock.acquire(blocking=False):
-        try:
-            return make()
-        finally:
-            trainee.lock.release()
-    last = drawn()
-    if last is not None:
-        return last
-    with trainee.hold():  # nothing drawn yet (a restore forgot it): between two training steps
+def published_or_held(trainee, published: Callable[[], T | None], make: Callable[[], T]) -> T:
+    """published(), read without the lock: what the page drew. make() under the trainee's lock,
+    between two training steps, only when nothing is published yet."""
+    found = published()
+    if found is not None:
+        return found
+    with trainee.hold():
         return make()
 
 
 def chosen_recording(lab: Lab) -> Callable[[], tuple[engine.Recording, str | None]]:
     """A function giving the recording of the sample and stack chosen on the page now, and
-    that stack (None for the first), made when called (or as drawn last, see now_or_drawn)."""
+    that stack (None for the first): the one the page drew (see published_or_held)."""
     index, stack = state.probe_index(), state.get(state.STACK)
 
     def recorded() -> tuple[engine.Recording, str | None]:
-        rec = now_or_drawn(lab, lambda: lab.recording(index), lambda: lab.probes.drawn_recording(index))
+        rec = published_or_held(lab, lambda: lab.probes.drawn_recording(index), lambda: lab.recording(index))
         return rec, stack if stack in rec.stacks else None
 
     return recorded
@@ -51,7 +46,7 @@ def chosen_recording(lab: Lab) -> Callable[[], tuple[engine.Recording, str | Non
 def held(lab, make: Callable, *args):
     """make(*args) under the lab's (or a comparison's) lock, taken between two training steps even
     while it plays (Playback.hold): for what must be read as it is now (a checkpoint's weights).
-    Prefer now_or_drawn for anything a page draws."""
+    Prefer published_or_held for anything a page draws."""
     with lab.hold():
         return make(*args)
 

@@ -2,14 +2,11 @@
 projector) and the camera button's export (size, PNG or SVG) apply to all of them in one place."""
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import plotly.graph_objects as go
 import streamlit as st
 
 from app.charts.style import PAGE_CHARS, export_config, for_projector, wrap_title
 from app.widgets import state
-from engine import Recording
 
 EXPORT_FORMATS = ("png", "svg")  # what plotly.js's toImage draws that a slide can hold
 
@@ -46,26 +43,6 @@ def camera_config(fig: go.Figure) -> dict:
     config = export_config(fig)
     config["toImageButtonOptions"]["format"] = state.get(state.EXPORT_FORMAT) or "png"
     return config
-
-
-def kept(rec: Recording, name: str, choices: tuple, build: Callable[[], go.Figure]) -> go.Figure:
-    """build(), made once per recording and choices, and kept with the recording (which never
-    changes once made): a rerun that moved nothing the figure shows sends it as it was, and going
-    back to a sample finds its figures drawn."""
-    return rec.derived(("figure", name, *choices), build)
-
-
-def drawn_once(name: str, shows: tuple, build: Callable[[], go.Figure], version: tuple = ()) -> go.Figure:
-    """build(), made again only when what it shows changed: `shows` holds the objects it is drawn
-    from, by identity (a recording: new weights are a new one; a Lab's probes or trainer, or a
-    comparison's runs: a new model brings new ones, where the Lab itself stays the same object),
-    and `version` the values (steps trained, settings). One per name in the session: the last drawn."""
-    drawn = st.session_state.setdefault(state.FIGURES_DRAWN, {})
-    key = (tuple(id(item) for item in shows), version)
-    held = drawn.get(name)
-    if held is None or held[0] != key:
-        drawn[name] = (key, build(), shows)  # holding `shows` keeps their ids from being reused
-    return drawn[name][1]
 
 
 def show(fig: go.Figure, key: str, where=st, diagram: bool = False, narrow: bool | None = None) -> None:

@@ -7,11 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.lesson_band import lesson_band, live_series
+from app.charts.views import view
 from app.session import ensembles
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.widgets import state
-from app.widgets.figures import drawn_once, show
+from app.widgets.figures import show
 
 
 def open_ensemble() -> ensembles.Ensemble | None:
@@ -39,14 +40,15 @@ def for_lab(lab: Lab) -> None:
         return lesson_band({run: ensemble.band(run, series)}, {run: live_series(log, series)}, series,
                            len(ensemble.members), lab.task.metric_name)
 
-    version = (run, len(log), log["step"].iloc[-1] if len(log) else 0)  # a measurement every 25 steps
-    show(drawn_once("lesson_band", (source, ensemble), build, version), "lesson_band")
+    version = (state.get(state.LESSON), run, len(log), log["step"].iloc[-1] if len(log) else 0)  # every 25 steps
+    show(view(source, "lesson_band", (), build, version), "lesson_band")
     caption(ensemble)
 
 
-def for_runs(log: pd.DataFrame, metric_name: str) -> None:
+def for_runs(trainee: object, log: pd.DataFrame, metric_name: str) -> None:
     """On a page that trains runs side by side (Compare cells, Why √d_k, Transfer learning) as the open
-    lesson does: each run's log (run, step, and the series) over its band."""
+    lesson does: each run's log (run, step, and the series) over its band. `trainee`, the session's
+    object that trains them, keeps the figure (the ensemble is every session's)."""
     ensemble = open_ensemble()
     if ensemble is None or not len(log):
         return
@@ -61,5 +63,5 @@ def for_runs(log: pd.DataFrame, metric_name: str) -> None:
         return lesson_band(bands, live, series, len(ensemble.members), metric_name)
 
     measured = tuple((run, len(frame), frame["step"].iloc[-1] if len(frame) else 0) for run, frame in live.items())
-    show(drawn_once("lesson_band", (ensemble,), build, version=measured), "lesson_band")
+    show(view(trainee, "lesson_band", (), build, version=(state.get(state.LESSON), measured)), "lesson_band")
     caption(ensemble)

@@ -32,9 +32,7 @@ UNROLL_PLAYING = "unroll_playing"
 UNROLL_CLICKED = "unroll_play_clicked"  # set by the Play/Pause button for the run it starts
 UNROLL_LAST_STEP = "unroll_last_step"  # the last t of the sample shown, for Play to know it is at the end
 UNROLL_UNIT = "unroll_unit"
-FIGURES_DRAWN = "figures_drawn"  # figures.drawn_once: each live figure as last drawn, and what it showed
 # Gradients
-GRADIENTS_DRAWN = "gradients_drawn"  # what the live figures show, for downloads made on click
 TRUNCATION_OPEN = "gradients_truncation_open"  # whether its expander is open (st.expander's state)
 INITIALISATION_OPEN = "gradients_initialisation_open"
 # Gradients: the spectral radius swept
@@ -49,7 +47,6 @@ BEAM_WIDTH = "beam_width"
 FORCED_TOKEN = "forced_token"  # the token the decoder is made to write at step t, or None
 LINKED_OPEN = "attention_linked_open"  # whether the linked alignment's expander is open
 YEAR_DIGITS = "attention_year_digits"  # (weakref to the probes, step, hits, digits): encoder_decoder.year_digits
-DECODED = "attention_decoded"  # the free run and beams of the recording drawn (encoder_decoder.decoded)
 SOURCE_TEXT = "attention_source_text"  # a source the student types (a date), instead of a probe sample
 BEAM_STEP = "beam_step"  # the output step whose attention rows the beam's hypotheses show
 # Compare cells

@@ -1,5 +1,7 @@
 from pathlib import Path
 
+from app.widgets.state import window_key
+
 APP = Path(__file__).resolve().parents[2] / "app"
 MAIN = str(APP / "main.py")
 
@@ -40,3 +42,12 @@ def shown(markdown: str) -> str:
     from app.widgets.literal import ACTIVE, ZERO_WIDTH_SPACE
 
     return re.sub(r"\\" + ACTIVE.pattern, r"\1", markdown).replace(ZERO_WIDTH_SPACE, "")
+
+
+def shown_window(at) -> int:
+    """The truncation window the Gradients page shows (its look_window): the model's own, else the
+    slider's, a quarter of the sequence until it moves."""
+    lab = at.session_state["lab"]
+    T = lab.recording(0).seq_len
+    looked = at.session_state[window_key(T)] if window_key(T) in at.session_state else max(1, T // 4)
+    return lab.setup.train.bptt_window or looked

@@ -213,17 +213,18 @@ def test_the_saturation_rule_names_the_candidates_the_cell_has():
 
 def test_heatmaps_laid_out_once_are_refilled_with_each_recordings_values(monkeypatch):
     """A playing Gates page redraws the heatmaps on every tick: their layout is made once for the
-    model and choices (refill.frame_in), and each new recording's gates and cell state put in,
-    the cell state's colour range with them."""
+    model and choices (kept with the model: refill.frame_of), and each new recording's gates and
+    cell state put in, the cell state's colour range with them."""
     task = engine.make_task("adding", seq_len=T)
     model = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=6), task, seed=0)
     x, y = task.batch(4)
-    frames, laid_out = {}, []
-    real = cgt.gate_heatmaps_frame
+    laid_out, carousels = [], []
+    real, real_carousel = cgt.gate_heatmaps_frame, cgt.carousel_frame
     monkeypatch.setattr(cgt, "gate_heatmaps_frame", lambda *a: laid_out.append(a) or real(*a))
+    monkeypatch.setattr(cgt, "carousel_frame", lambda *a: carousels.append(a[-1]) or real_carousel(*a))
     for index in (0, 3):
         rec = engine.record(model, x, y, index=index, jacobians=False)
-        fig = cgt.gate_heatmaps(rec, frames=frames)
+        fig = cgt.gate_heatmaps(rec, frames_with=model)
         go.Figure(fig.to_dict())  # plotly's checks pass on what was put in unchecked
         for heatmap, gate in zip(fig.data, "ifgo"):
             assert np.array_equal(heatmap.z, rec.gates[gate][0, 0].numpy().T)
@@ -233,7 +234,7 @@ def test_heatmaps_laid_out_once_are_refilled_with_each_recordings_values(monkeyp
         assert list(fig.data[-1].colorbar.tickvals) == pytest.approx([-reach, 0, reach])
         assert fig.data[-1].colorbar.len == pytest.approx(real(rec, None, 0, 0, None).data[-1].colorbar.len)
         for unit in (None, 2):
-            carousel = cgt.constant_error_carousel(rec, unit=unit, frames=frames)
+            carousel = cgt.constant_error_carousel(rec, unit=unit, frames_with=model)
             go.Figure(carousel.to_dict())
             f, c = rec.gates["f"][0, 0].double(), rec.cell[0, 0].double()
             expected = (f.mean(1), c.abs().mean(1)) if unit is None else (f[:, unit], c[:, unit])
@@ -242,7 +243,7 @@ def test_heatmaps_laid_out_once_are_refilled_with_each_recordings_values(monkeyp
             if unit is None:
                 assert list(carousel.layout.yaxis2.range) == pytest.approx([0, 1.1 * float(expected[1].max())])
     assert len(laid_out) == 1
-    assert sum(key[0] == "carousel" for key in frames) == 2  # one each: the mean, unit 2
+    assert carousels == [None, 2]  # one each: the mean, unit 2
 
 
 @pytest.mark.parametrize("arch", ["lstm", "gru"])

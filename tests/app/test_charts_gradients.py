@@ -484,14 +484,14 @@ def test_the_jacobian_lines_and_the_theory_line_differ_by_more_than_colour(stack
 def test_compare_cells_figures_keep_their_legends_under_the_plot():
     """Compare cells draws its three figures in half a page: a legend at the right left 60-80 px
     of plot at 1024 px (issue 28, item 4); under the x axis's title it takes none of the width."""
-    from app.charts import compare as charts_compare
+    from app.charts import runs as charts_runs
 
     runs = ["tanh RNN", "ReLU RNN", "LSTM", "GRU"]
     log = pd.DataFrame([dict(step=s, run=r, ratio=10.0 ** -(s + k), loss=1.0 / (s + 1)) for s in (1, 2)
                         for k, r in enumerate(runs)])
     curves = pd.DataFrame([dict(run=r, t=t, value=10.0 ** -t) for r in runs for t in range(5)])
     for fig in (cg.compare_runs(curves), cg.gradient_ratio_over_training(log),
-                charts_compare.loss_over_training(log, "MSE", baseline=0.17)):
+                charts_runs.loss_over_training(log, "MSE", baseline=0.17)):
         legend = fig.layout.legend
         assert legend.orientation == "h" and legend.y < 0 and legend.yanchor == "top", fig.layout.title.text
         assert fig.layout.margin.b >= UNDER_AXIS, fig.layout.title.text  # room under the axis title for it

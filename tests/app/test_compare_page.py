@@ -282,11 +282,12 @@ def test_each_kinds_runs_are_kept_while_another_kind_is_looked_at_and_on_other_p
 
 
 def test_a_rerun_that_moved_nothing_sends_the_figures_as_drawn_and_a_step_redraws_them(monkeypatch):
-    from app.charts import compare as charts_compare
+    from app.charts import runs as charts_runs
 
     drawn = []
-    real = charts_compare.loss_over_training
-    monkeypatch.setattr(charts_compare, "loss_over_training", lambda log, *a: drawn.append(len(log)) or real(log, *a))
+    real = charts_runs.loss_over_training
+    monkeypatch.setattr(charts_runs, "loss_over_training",
+                        lambda log, *a, **kw: drawn.append(len(log)) or real(log, *a, **kw))
     at = page()
     at.run()
     assert len(drawn) == 1

@@ -25,7 +25,7 @@ from app.charts.labels import visible
 from app.session.probes import RECORD_EVERY
 from app.widgets import state
 
-from .conftest import MAIN, chart, plotted
+from .conftest import MAIN, chart, plotted, shown_window
 
 LONG = 3000  # the Vanishing lesson's budget, on a small model so the test stays fast
 SMALL = {"hidden_size": "4", "seq_len": "8"}
@@ -138,7 +138,7 @@ def test_every_gradients_download_works_while_training_holds_the_lock_after_a_lo
     assert not guard.waited
     assert len(made) == 7
     with lab.lock:  # what each file must hold, made here under the lock
-        rec, window = lab.recording(0), at.session_state["gradients_drawn"]["window"]
+        rec, window = lab.recording(0), shown_window(at)
         log = lab.probes.log_frame()
         expected = {
             "Gradients per step (.csv)": gradient_table(rec, None),

@@ -121,7 +121,7 @@ def test_a_layer_normalised_lstm_with_zoneout_shows_both_equations_and_opens_its
 
 def test_each_figure_is_drawn_once_per_recording_and_choice(monkeypatch):
     """A rerun that moved nothing, and going back to a sample, send the figures drawn before
-    (figures.kept); a step of training is a new recording, drawn anew."""
+    (app/charts/views.py); a step of training is a new recording, drawn anew."""
     drawn = []
     real = cgates.gate_heatmaps
     monkeypatch.setattr(cgates, "gate_heatmaps", lambda rec, *a: drawn.append(rec) or real(rec, *a))

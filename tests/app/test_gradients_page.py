@@ -11,7 +11,7 @@ from app.charts import gradients as cg
 from app.session.probes import RECORD_EVERY
 from app.widgets.state import INITIALISATION_OPEN, TRUNCATION_OPEN
 
-from .conftest import MAIN, chart, plotted
+from .conftest import MAIN, chart, plotted, shown_window
 from .test_page_reruns import tick
 
 GRADIENTS = nav.PATHS["gradients"]
@@ -352,7 +352,7 @@ def test_open_experiments_are_drawn_by_whole_page_runs_and_rebuilt_only_when_wha
     assert not at.exception
     assert built == ["truncated_bptt", "initialisation_gradients", "truncated_bptt"]  # fresh models: not again
     spec = chart(at, "Truncated backpropagation")
-    cut = at.session_state["lab"].probes.truncated_recording(0, at.session_state["gradients_drawn"]["window"])
+    cut = at.session_state["lab"].probes.truncated_recording(0, shown_window(at))
     assert customdata(spec, "layer 0 → truncated") == pytest.approx(cut.grad_norm_h[0, 0].tolist(), rel=1e-6)
 
 

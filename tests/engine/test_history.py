@@ -28,14 +28,24 @@ def filled(n: int, max_rows: int) -> History:
 
 def test_a_million_steps_keep_at_most_max_rows_in_the_same_memory():
     history = History(4096)
-    arrays = [history.steps, history.values, history.diverged]
-    size = sum(a.nbytes for a in arrays)
+    size = sum(a.nbytes for a in history.kept[:3])
     for step in range(1, 1_000_001):
         history.add(stats(step))
     assert history.total == 1_000_000 and len(history) <= 4096
-    assert [history.steps, history.values, history.diverged] == arrays  # the same buffers, never grown
-    assert sum(a.nbytes for a in arrays) == size
+    assert sum(a.nbytes for a in history.kept[:3]) == size  # thinning writes into new buffers of the same size
     assert len(history.frame()) == len(history)
+
+
+def test_what_a_reader_took_never_changes_as_training_goes_on():
+    """A page or a download reads `kept` without the training lock while steps are added and
+    thinned: the rows it took stay as they were."""
+    history = filled(60, 64)
+    taken = history.kept
+    before = [a[:taken.rows].copy() for a in taken[:3]]
+    for step in range(61, 1000):  # past max_rows: thinned many times
+        history.add(stats(step))
+    assert all(np.array_equal(a[:taken.rows], b) for a, b in zip(taken[:3], before))
+    assert history.kept.rows < 64 < 1000 and history[-1].step == 999
 
 
 @pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 12_345])

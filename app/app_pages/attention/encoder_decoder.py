@@ -15,6 +15,7 @@ from app.charts import attention_linked as clinked
 from app.charts import labels
 from app.charts.beam_rows import beam_rows
 from app.charts.beam_tree import beam_tree
+from app.charts.views import view
 from app.session import decoding
 from app.session.lab import Lab
 from app.session.link import preset_setup
@@ -328,13 +329,7 @@ def decoded(lab: Lab, index: int, what: str, make):
     of a typed source: `what` names it) is kept until the weights change (a training step, a
     restored best step: the lab records the sample anew), so moving a slider, a whole-page run,
     does not decode again."""
-    rec = lab.recording(index)
-    kept = state.get(state.DECODED)
-    if kept is None or kept["rec"] is not rec:
-        kept = st.session_state[state.DECODED] = {"rec": rec}
-    if what not in kept:
-        kept[what] = make()
-    return kept[what]
+    return view(lab.recording(index), "decoded", (what,), make)
 
 
 def forced_continuation(lab: Lab, source, greedy: tuple[int, ...], words: tuple[str, ...]) -> None:
@@ -366,7 +361,6 @@ def downloads(lab: Lab) -> None:
     recorded = exports.chosen_recording(lab)
     index, source = state.probe_index(), typed(lab, lambda *args, **kwargs: None)  # read now, not on the click
     words = decoding.target_words(lab.task)
-    kept = state.get(state.DECODED) or {}  # the decodings drawn last: a download's while training holds the lock
 
     def teacher_forced():
         rec, _ = recorded()
@@ -378,8 +372,9 @@ def downloads(lab: Lab) -> None:
         return frame.assign(decoded=f"sample {index}, teacher-forced")
 
     def free_running():
-        free = exports.now_or_drawn(lab, lambda: decoding.free_run(lab.model, source.x, None, 0),
-                                    lambda: kept.get("free" + source.key))
+        rec, _ = recorded()  # the one the page drew: its decoding was kept with it
+        free = view(rec, "decoded", ("free" + source.key,),
+                    lambda: exports.held(lab, decoding.free_run, lab.model, source.x, None, 0))
         site = decoding.alignment_site(free.rec)
         shown = decoding.first_rows(free.rec.attention_traces[site], len(free.tokens))
         trace, keys, _ = decoding.without_padding(shown, decoding.source_words(lab.task, source.x[0], site))

@@ -9,9 +9,10 @@ from functools import partial
 import streamlit as st
 
 import engine
-from app.charts import compare as charts_compare
 from app.charts import gradients as cg
+from app.charts import runs as charts_runs
 from app.charts.labels import LOSS_UNITS
+from app.charts.views import view
 from app.session import ensembles
 from app.session.comparison import KINDS, Comparison, cell_name, setup_text
 from app.session.lab import Lab
@@ -21,7 +22,7 @@ from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import lesson_band, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
-from app.widgets.figures import drawn_once, show
+from app.widgets.figures import show
 from app.widgets.header import lesson_banner, page_header
 from app.widgets.literal import literal
 
@@ -196,20 +197,18 @@ def ratio(comparison: Comparison):
 
 def loss(comparison: Comparison):
     task = comparison.task
-    return charts_compare.loss_over_training(
-        comparison.log_frame(), LOSS_UNITS.get(task.metric_name, "per batch"), task.baseline_loss,
-        EACH[comparison.kind],
-    )
+    units = LOSS_UNITS.get(task.metric_name, "per batch")
+    return charts_runs.loss_over_training(comparison.log_frame(), units, task.baseline_loss,
+                                          title=f"Loss of each {EACH[comparison.kind]} over training")
 
 
 def draw(comparison: Comparison) -> None:
     until = state.get(STEPS)
     each = EACH[comparison.kind]
-    comparison.drawn_history = comparison.history_frame()  # as of this redraw (under the lock), for its download
     round_robin_progress(comparison, until, each)
     lesson = opened_here()
     if lesson is not None and the_lesson(comparison, lesson.key, any_seed=True):
-        lesson_band.for_runs(comparison.log_frame(), comparison.task.metric_name)
+        lesson_band.for_runs(comparison, comparison.log_frame(), comparison.task.metric_name)
     stopped = comparison.stopped()
     for run in stopped:
         others = f"the other {each}s train on" if len(stopped) < len(comparison.runs) else f"so did every other {each}"
@@ -229,8 +228,10 @@ def draw(comparison: Comparison) -> None:
             )
     progress = tuple(run.trainer.steps_done for run in comparison.runs)  # the figures move only as runs train
     left, right = st.columns(2)
-    drawn = partial(drawn_once, shows=(comparison, *comparison.runs), version=progress)  # Reset makes new runs
-    show(drawn(name="compare_through_time", build=partial(through_time, comparison)), "compare_curves", left)
+    def drawn(name: str, build):  # kept with the first run: Reset, a seed, a setting make new runs
+        return view(comparison.runs[0], name, (), build, version=progress)
+
+    show(drawn("compare_through_time", partial(through_time, comparison)), "compare_curves", left)
     lesson = lesson_of(comparison)  # its data file's sentences quote what its ensemble measured
     esn = lesson is not None and lesson.key == "echo-state"
     left.caption(
@@ -240,7 +241,7 @@ def draw(comparison: Comparison) -> None:
         + (" A reservoir's recurrent weights never change: only its read-out does." if esn else "")
         + (BIDIRECTIONAL if comparison.setup.model.bidirectional else "")
     )
-    show(drawn(name="compare_ratio", build=partial(ratio, comparison)), "compare_ratio", right)
+    show(drawn("compare_ratio", partial(ratio, comparison)), "compare_ratio", right)
     both = BIDIRECTIONAL if comparison.setup.model.bidirectional else ""
     right.caption(
         "The share of the gradient that reaches the first step."
@@ -249,7 +250,7 @@ def draw(comparison: Comparison) -> None:
         + both
     )
     left, right = st.columns(2)
-    show(drawn(name="compare_loss", build=partial(loss, comparison)), "compare_loss", left)
+    show(drawn("compare_loss", partial(loss, comparison)), "compare_loss", left)
     left.caption(
         f"Loss on the same {len(comparison.held_out[1]):,} held-out samples for every {each} (those Build & "
         f"Train scores), every {RECORD_EVERY} steps. "
@@ -298,7 +299,7 @@ def latest(comparison: Comparison):
 def downloads(comparison: Comparison) -> None:
     """Made when clicked, in another thread, from the runs as they are then: the logs and curves
     are read without the lock, the history under it when it is free, else as drawn last (see
-    exports.now_or_drawn), so no download waits for a training step."""
+    exports.published_or_held), so no download waits for a training step."""
 
     name = f"unrolled-{comparison.setup.task}-compare"
     with st.expander("Download the numbers and the figures"):
@@ -313,8 +314,7 @@ def downloads(comparison: Comparison) -> None:
         )
         top.download_button(
             "Training steps, thinned past 4,096 (.csv)",
-            lambda: exports.now_or_drawn(comparison, comparison.history_frame, lambda: comparison.drawn_history
-                                         ).to_csv(index=False),
+            lambda: comparison.history_frame().to_csv(index=False),  # published after every step
             f"{name}-history.csv", mime="text/csv",
         )
         bottom = exports.button_row()

@@ -4,11 +4,12 @@ from __future__ import annotations
 import streamlit as st
 
 from app.charts import gates as cgates
+from app.charts.views import view
 from app.session.lab import Lab
 from app.widgets import downloads as exports
 from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
-from app.widgets.figures import kept, show
+from app.widgets.figures import show
 from app.widgets.header import page_header
 from engine.cells import EQUATIONS
 
@@ -65,11 +66,11 @@ def draw(lab: Lab) -> None:
     index, rec, stack, layer, direction = part.index, part.rec, part.stack, part.layer, part.direction
     tokens = lab.symbols(index, stack) if stack in (None, "encoder") else None  # the chart escapes them
     parts.recorded_caption(lab, index)
-    show(kept(rec, "gate_heatmaps", (stack, layer, direction, tuple(tokens or ())),
-              lambda: cgates.gate_heatmaps(rec, stack, layer, direction, tokens, lab.probes.frames)), "gate_heatmaps")
+    show(view(rec, "gate_heatmaps", (stack, layer, direction, tuple(tokens or ())),
+              lambda: cgates.gate_heatmaps(rec, stack, layer, direction, tokens, lab.probes)), "gate_heatmaps")
     st.caption(HEATMAPS_CAPTION[rec.arch])
     left, right = st.columns(2) if rec.arch == "lstm" else (st.container(), None)  # a GRU has no carousel
-    show(kept(rec, "saturation", (stack,), lambda: cgates.saturation(rec, stack)), "saturation", left,
+    show(view(rec, "saturation", (stack,), lambda: cgates.saturation(rec, stack)), "saturation", left,
          narrow=rec.arch == "lstm")
     left.caption(
         "A gate near 0 or 1 acts as a switch; its gradient is small there, so a saturated gate "
@@ -77,8 +78,8 @@ def draw(lab: Lab) -> None:
     )
     if rec.arch == "lstm":
         unit = cgates.carousel_unit(rec, stack, layer, direction)
-        show(kept(rec, "carousel", (stack, layer, direction, unit),
-                  lambda: cgates.constant_error_carousel(rec, stack, layer, direction, unit, lab.probes.frames)),
+        show(view(rec, "carousel", (stack, layer, direction, unit),
+                  lambda: cgates.constant_error_carousel(rec, stack, layer, direction, unit, lab.probes)),
              "carousel", right)
         right.caption(
             f"Unit {unit}, the one whose forget gate stays most open. Where f_t ≈ 1 and i_t ≈ 0, "

@@ -11,6 +11,7 @@ import engine
 from app.charts import gradients as cg
 from app.charts import spectral_sweep as cs
 from app.charts.training import gradient_norm_curve
+from app.charts.views import view
 from app.session import spectral_sweep as sw
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
@@ -19,7 +20,7 @@ from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
-from app.widgets.figures import drawn_once, kept, show
+from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
 from engine.truncated import check_truncation
@@ -73,7 +74,7 @@ def draw(lab: Lab) -> None:
     diverged(lab, part.trace, index)
     spectra_problem = None if part.trace.spectra is not None else lab.probes.weight_spectra()[1]
     vanilla = theory(rec, stack)  # the ρ^(T−t) theory is the vanilla RNN's
-    show(kept(rec, "through_time", (stack, vanilla), lambda: cg.gradient_through_time(rec, stack, theory=vanilla)),
+    show(view(rec, "through_time", (stack, vanilla), lambda: cg.gradient_through_time(rec, stack, theory=vanilla)),
          "through_time")
     st.caption(
         "Each line is ‖∂L/∂h_t‖ for one layer and direction; dashed, ‖∂h_T/∂h_t‖. Where the line "
@@ -83,9 +84,9 @@ def draw(lab: Lab) -> None:
     )
     if spectra_problem is None:
         left, right = st.columns(2)
-        spectra = (part.trace.spectra,)  # W_hh's, one object for every sample of these weights (Probes.recording)
-        show(drawn_once("eigenvalues", spectra, lambda: cg.eigenvalue_plane(rec, stack), (stack,)), "eigenvalues", left)
-        show(drawn_once("singular_values", spectra, lambda: cg.singular_values(rec, stack), (stack,)),
+        spectra = part.trace.spectra  # W_hh's, one object for every sample of these weights (Probes.recording)
+        show(view(spectra, "eigenvalues", (stack,), lambda: cg.eigenvalue_plane(rec, stack)), "eigenvalues", left)
+        show(view(spectra, "singular_values", (stack,), lambda: cg.singular_values(rec, stack)),
              "singular_values", right)
         st.caption(
             "Outside the unit circle (σ > 1) a direction of h is stretched at every step and its "
@@ -97,9 +98,9 @@ def draw(lab: Lab) -> None:
     left, right = st.columns(2)
     # The probes hold the gradient log: a new model (Reset, a lesson, a setting) brings new probes,
     # and the log only grows as the model trains.
-    steps = (lab.trainer.steps_done,)
-    show(drawn_once("ratio", (lab.probes,), partial(ratio_figure, lab), steps), "ratio", left)
-    show(drawn_once("param_norms", (lab.probes,), partial(norms_figure, lab), steps), "param_norms", right)
+    steps = lab.trainer.steps_done
+    show(view(lab.probes, "ratio", (), partial(ratio_figure, lab), steps), "ratio", left)
+    show(view(lab.probes, "param_norms", (), partial(norms_figure, lab), steps), "param_norms", right)
     st.caption(
         f"Measured every {RECORD_EVERY} training steps on sample 0. "
         + (ADDING_RATIO if measured_cell(lab.setup) else
@@ -203,7 +204,8 @@ def truncation(lab: Lab, rec, index: int) -> None:
             )
         window = look_window(lab, T)
         cut = lab.probes.truncated_recording(index, window)
-        show(drawn_once("truncated", (rec, cut), lambda: cg.truncated_bptt(rec, cut, window), (window,)), "truncated")
+        # cut is recorded from rec's weights: one is renewed whenever the other is
+        show(view(cut, "truncated", (window,), lambda: cg.truncated_bptt(rec, cut, window)), "truncated")
         st.caption(f"Recorded at step {lab.trainer.steps_done:,}; while the network plays, this picture follows "
                    "it when the page redraws (Pause, or any control).")
         if window >= T:
@@ -226,9 +228,8 @@ def clipping(lab: Lab) -> None:
     """The Trainer's gradient norm before and after clipping, and how often clipping acted."""
     with st.expander("Clipping: the gradient before and after", icon=":material/compress:"):
         train, history = lab.setup.train, lab.trainer.history_frame()
-        st.session_state.setdefault(state.GRADIENTS_DRAWN, {})["history"] = history  # for the download
-        show(drawn_once("clipping", (lab.trainer,), lambda: gradient_norm_curve(history, train.clip_norm),
-                        (lab.trainer.steps_done, train.clip_norm)), "clipping")
+        show(view(lab.trainer, "clipping", (train.clip_norm,), lambda: gradient_norm_curve(history, train.clip_norm),
+                  lab.trainer.steps_done), "clipping")
         if train.clip_norm is None and train.clip_value is None:
             st.info(
                 "Clipping is off: the optimizer takes every gradient as it comes, however large. Turn it "
@@ -262,7 +263,7 @@ def initialisation(lab: Lab, index: int, stack: str | None) -> None:
         if not box.open:
             return
         curves = lab.probes.initial_gradients(index, stack)  # built once per sample, stack and seed
-        show(drawn_once("initialisation", (curves,), lambda: cg.initialisation_gradients(curves)), "initialisation")
+        show(view(curves, "initialisation", (), lambda: cg.initialisation_gradients(curves)), "initialisation")
         st.caption(
             f"Each line is ‖∂L/∂h_t‖ of the first layer{' of the ' + stack if stack else ''} on this sample, "
             f"for a fresh copy of this network (seed {lab.setup.train.seed}, as Reset builds it) under one "
@@ -284,13 +285,10 @@ def spectral_sweep(lab: Lab) -> None:
         st.markdown(sw.CONDITIONS)
         sweep, rho, start = sweep_controls(lab)
         tanh, linear = (sweep.curve(activation, rho, start) for activation in sw.ACTIVATIONS)
-        key = (rho, start)  # built once per slider position and start: 60 ms of the 0.34 s a move took
-        if key not in sweep.drawn:
-            sweep.drawn[key] = (
-                cs.fan(sweep.frame(sorted({*sw.FAN, rho}), start), rho),
-                cs.ratios(sweep.ratios(start), rho, len(tanh.grad_norm_h), tanh.sigma_max / tanh.radius),
-            )
-        fan, ratios = sweep.drawn[key]
+        fan, ratios = view(sweep, "sweep", (rho, start), lambda: (  # 60 ms of the 0.34 s a slider's move took
+            cs.fan(sweep.frame(sorted({*sw.FAN, rho}), start), rho),
+            cs.ratios(sweep.ratios(start), rho, len(tanh.grad_norm_h), tanh.sigma_max / tanh.radius),
+        ))
         show(fan, "sweep_fan")
         st.caption(sw.fan_words(sweep, tanh, linear, start))
         show(ratios, "sweep_ratios")
@@ -338,7 +336,7 @@ def truncation_table(full, cut, window: int) -> pd.DataFrame:
 
 def downloads(lab: Lab) -> None:
     """Made when clicked, from the model as it is then, or as drawn last while a training step
-    holds the lock (see exports.now_or_drawn)."""
+    holds the lock (see exports.published_or_held)."""
     index = state.probe_index()
     recorded = exports.chosen_recording(lab)
     name = exports.stem(lab)
@@ -363,23 +361,22 @@ def downloads(lab: Lab) -> None:
             ),
             f"{name}-gradients.html", mime="text/html",
         )
-        drawn = st.session_state.setdefault(state.GRADIENTS_DRAWN, {})  # read on click: what was drawn last
-        window = drawn["window"] = look_window(lab, lab.recording(index).seq_len)  # the one the page shows
+        window = look_window(lab, lab.recording(index).seq_len)  # the one the page shows, read now
 
         def truncated():
-            pair = exports.now_or_drawn(
-                lab, lambda: (lab.recording(index), lab.probes.truncated_recording(index, window)),
-                lambda: lab.probes.drawn_truncated(index, window),
+            pair = exports.published_or_held(
+                lab, lambda: lab.probes.drawn_truncated(index, window),
+                lambda: (lab.recording(index), lab.probes.truncated_recording(index, window)),
             )
             return truncation_table(*pair, window)
 
         def clipping_frame():
-            return cg.clipping_frame(exports.now_or_drawn(lab, lab.trainer.history_frame, lambda: drawn.get("history")))
+            return cg.clipping_frame(lab.trainer.history_frame())  # published after every step
 
         def initial():
             stack = recorded()[1]
-            return exports.now_or_drawn(lab, lambda: lab.probes.initial_gradients(index, stack),
-                                        lambda: lab.probes.drawn_initial(index, stack))
+            return exports.published_or_held(lab, lambda: lab.probes.drawn_initial(index, stack),
+                                             lambda: lab.probes.initial_gradients(index, stack))
 
         more = exports.button_row()
         more.download_button(

@@ -10,6 +10,7 @@ from app.charts import step_labels
 from app.charts import unroll as cu
 from app.charts import unroll_bars as cb
 from app.charts import unroll_time as ct
+from app.charts.views import view
 from app.session.lab import Lab
 from app.widgets import downloads as exports
 from app.widgets import parts, state
@@ -134,10 +135,10 @@ def hunt_units(lab: Lab, rec, stack, trace, layer: int, direction: int, t: int, 
     hidden = trace.hidden[layer, direction]  # [T, H]
     table = None
     if stack != "decoder":
-        features = rec.derived(("unit features", stack), lambda: lab.task.unit_features(symbols, rec.x))
+        features = view(rec, "unit features", (stack,), lambda: lab.task.unit_features(symbols, rec.x))
         real = np.ones(hidden.shape[0], dtype=bool) if pads is None else ~pads  # [T]
         if real.any():  # both worked out once per recording (and layer): stepping through t moves neither
-            table = rec.derived(("units", stack, layer, direction), lambda: correlated_units(
+            table = view(rec, "units", (stack, layer, direction), lambda: correlated_units(
                 hidden[torch.from_numpy(real)], {k: v[real] for k, v in features.items()}))
     H = hidden.shape[1]
     if state.get(state.UNROLL_UNIT, H) >= H:  # none chosen yet, or for a wider model: the best lead

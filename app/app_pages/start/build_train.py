@@ -8,6 +8,7 @@ import streamlit as st
 import engine
 from app.charts.network import layer_table, network_diagram
 from app.charts.training import gradient_norm_curve, training_curves
+from app.charts.views import view
 from app.session.heldout import EVAL_EVERY
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
@@ -15,7 +16,7 @@ from app.widgets import memory_span, review_lengths, settings_form, state, uploa
 from app.widgets.controls import live, training_controls
 from app.widgets.downloads import held, stem
 from app.widgets.export_script import script_button
-from app.widgets.figures import drawn_once, show
+from app.widgets.figures import show
 from app.widgets.header import page_header, this_tab_only, write_link
 from app.widgets.literal import literal
 from app.widgets.torch_upload import torch_upload
@@ -77,7 +78,7 @@ def upload_box(lab: Lab):
         return None
     label = "Your own text (UTF-8)" if what == "text" else "Your own reviews (CSV with review,sentiment columns)"
     file = st.file_uploader(label, key=state.upload_key(lab.setup.task))
-    if lab.setup.task == "sentiment":  # the file just given (parsed once, shared), else the one the lab reads
+    if what == "csv_text":  # reviews: the file just given (parsed once, shared), else the one the lab reads
         try:
             reviews = uploads.task_data(what, file.getvalue()) if file is not None else lab.upload
         except ValueError:
@@ -94,7 +95,7 @@ def upload_box(lab: Lab):
 def network(lab: Lab) -> None:
     st.subheader("The network as built")
     left, right = st.columns([3, 2])
-    diagram = drawn_once("network", (lab.model,), partial(network_diagram, lab.model))  # 15 ms, once a model
+    diagram = view(lab.model, "network", (), partial(network_diagram, lab.model))  # 15 ms, once a model
     show(diagram, "diagram", left, diagram=True)  # in a column: a long title breaks
     with right:
         # A table that wraps to its column: a dataframe's grid scrolled sideways in the column's 215 px
@@ -183,7 +184,7 @@ def save_and_load(lab: Lab) -> None:
         )
         right.download_button(
             "Download the training history (.csv)",
-            lambda: held(lab, lambda: lab.trainer.history_frame().to_csv(index=False)),
+            lambda: lab.trainer.history_frame().to_csv(index=False),  # published after every step
             f"{name}-history.csv", mime="text/csv",
         )
         script_button(lab)

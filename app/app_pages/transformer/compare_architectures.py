@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.charts import architectures as charts
+from app.charts import runs as charts_runs
 from app.charts.labels import LOSS_UNITS
 from app.session.architectures import (
     ARCHITECTURES,
@@ -128,8 +129,8 @@ def controls(architectures: Architectures) -> None:
 
 def loss(architectures: Architectures):
     task = architectures.task
-    return charts.loss_over_training(architectures.log_frame(), COLOURS,
-                                     LOSS_UNITS.get(task.metric_name, "per batch"), task.baseline_loss)
+    return charts_runs.loss_over_training(architectures.log_frame(), LOSS_UNITS.get(task.metric_name, "per batch"),
+                                          task.baseline_loss, COLOURS)
 
 
 def by_length(architectures: Architectures):

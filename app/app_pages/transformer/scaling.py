@@ -118,7 +118,7 @@ def draw(runs: ScalingRuns) -> None:
     stopped_runs(runs)
     log = runs.log_frame()
     if state.get(state.LESSON) == LESSON.key and runs.compares(seeded(LESSON.setup, runs.setup.train.seed)):
-        lesson_band.for_runs(log, runs.task.metric_name)
+        lesson_band.for_runs(runs, log, runs.task.metric_name)
     st.table(table(log, runs.task.metric_name), hide_index=True)
     left, right = st.columns(2)
     show(charts.metric_over_training(log, runs.task.metric_name), "sdk_metric", left)

@@ -16,12 +16,13 @@ from app.app_pages.transformer.models import copied, is_transformer, shadowed
 from app.charts import attention as cattention
 from app.charts import attention_lines as clines
 from app.charts import scaling as cscaling
+from app.charts.views import view
 from app.session.lab import Lab
 from app.session.transformers import CHAR_LM, REVERSAL, SENTIMENT_ENCODER
 from app.widgets import downloads as exports
 from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
-from app.widgets.figures import kept, show
+from app.widgets.figures import show
 from app.widgets.header import page_header, sidebar_summary
 from app.widgets.open_model import open_button
 
@@ -187,7 +188,7 @@ def typed_probe(lab: Lab, text: str, index: int, warn) -> Probe | None:
         warn(f"{str(err).capitalize()}. Showing sample {index} instead.", icon=":material/keyboard:")
         return None
     with lab.hold():  # once per recording of the sample, which a tick keeps (Lab.recording): the same weights
-        rec = lab.recording(index).derived(("typed", text), lambda: engine.record(
+        rec = view(lab.recording(index), "typed", (text,), lambda: engine.record(
             lab.model, ids[None, :-1], ids[None, 1:], jacobians=False))
     return Probe(rec, list(text[:-1]), typed=True)
 
@@ -232,12 +233,12 @@ def shown_part(lab: Lab, probe: Probe, warn) -> Probe | None:
     def cut() -> engine.Recording:  # once per recording, so that the figures kept with the cut one hold
         traces = {site: engine.AttentionTrace(site, t.weights[:, :n, :n], t.logits[:, :n, :n], t.context[:, :n])
                   for site, t in probe.rec.attention_traces.items()}
-        return dataclasses.replace(probe.rec, attention_traces=traces, kept={})
+        return dataclasses.replace(probe.rec, attention_traces=traces)
 
     if warn is st.warning:
         st.caption(f"The first {n} of {longest} positions: exact, since a causal model's first {n} queries look "
                    "at no later key.")
-    return Probe(probe.rec.derived(("first positions", n), cut), probe.tokens[:n], probe.typed)
+    return Probe(view(probe.rec, "first positions", (n,), cut), probe.tokens[:n], probe.typed)
 
 
 def focused_trace(rec: engine.Recording, stack: str | None, kind: str, layer: int) -> engine.AttentionTrace:
@@ -262,7 +263,7 @@ def draw(lab: Lab) -> None:
     long = max(max(t.weights.shape[1:]) for t in rec.attention_traces.values()) > GRID_HEADS_UP_TO
     average = long or bool(state.get(state.SA_AVERAGE))
     # Each figure once per recording and choice: a tick between two recordings (Lab.recording) sends them as they were.
-    grid = kept(rec, "sa_grid", (stack, kind, average), lambda: cattention.head_grid(rec, probe.tokens, stack, kind,
+    grid = view(rec, "sa_grid", (stack, kind, average), lambda: cattention.head_grid(rec, probe.tokens, stack, kind,
                                                                                      average=average))
     show(grid, "sa_grid")
     if long:
@@ -273,7 +274,7 @@ def draw(lab: Lab) -> None:
     query_tokens, key_tokens = cattention.tokens_for(trace.site, probe.tokens)
     chosen = state.get(state.SA_HEAD, 0)
     head = None if chosen == MEAN else int(chosen)
-    show(kept(rec, "sa_focused", (trace.site, head), lambda: cattention.focused_head(trace, head, query_tokens,
+    show(view(rec, "sa_focused", (trace.site, head), lambda: cattention.focused_head(trace, head, query_tokens,
                                                                                     key_tokens)), "sa_focused")
     st.caption("One map at full size: point at a cell for its query, key and weight. Each row sums to 1. "
                + ("The mean of the heads hides what each one does: compare it with the heads in the grid."
@@ -282,9 +283,9 @@ def draw(lab: Lab) -> None:
     pair_head = 0 if head is None else head
     query = min(state.get(state.SA_QUERY, 0), trace.weights.shape[1] - 1)
     d_k = cscaling.d_k_of(trace)
-    show(kept(rec, "sa_scaled", (trace.site, pair_head, query),
+    show(view(rec, "sa_scaled", (trace.site, pair_head, query),
               lambda: cscaling.scaled_logits(trace, pair_head, query, key_tokens)), "sa_scaled")
-    show(kept(rec, "sa_entropy", (trace.site, pair_head), lambda: cscaling.row_entropy(trace, pair_head, query_tokens)),
+    show(view(rec, "sa_entropy", (trace.site, pair_head), lambda: cscaling.row_entropy(trace, pair_head, query_tokens)),
          "sa_entropy")
     st.caption(
         f"Why divide by √d_k = √{d_k} ≈ {math.sqrt(d_k):.2f}"
@@ -293,8 +294,8 @@ def draw(lab: Lab) -> None:
         "its weight on one key, where its gradient is nearly 0. Orange is what this head would do without the "
         "scaling: sharper weights and lower entropy; blue is what it does. Far below the dotted line, the "
         "softmax is saturated.")
-    frame = rec.derived(("sa_head_frame", trace.site, head),  # once per recording, as the figures are
-                        lambda: head_frame(trace, head, query_tokens, key_tokens))
+    frame = view(rec, "sa_head_frame", (trace.site, head),  # once per recording, as the figures are
+                 lambda: head_frame(trace, head, query_tokens, key_tokens))
     st.session_state.setdefault(state.SA_DRAWN, {}).update(grid=grid, head=frame)
 
 
@@ -304,7 +305,7 @@ def lines(rec: engine.Recording, trace: engine.AttentionTrace, head: int | None,
     Its numbers are the focused head's CSV: nothing new to download."""
     query = state.get(state.SA_LINES_QUERY)  # in range: pick_lines_query reset one picked on a longer sequence
     figure, words = st.columns([3, 2])  # the lines as narrow as BertViz's: slopes read, and the caption beside
-    show(kept(rec, "sa_lines", (trace.site, head, query),
+    show(view(rec, "sa_lines", (trace.site, head, query),
               lambda: clines.attention_lines(trace, head, query_tokens, key_tokens, query)), "sa_lines", where=figure)
     words.caption(lines_caption(trace, kind, trace.weights.shape[1], query))
 
