@@ -20,18 +20,27 @@ LOCATION_POSITIONS = 64
 POSITION_ENCODINGS = ("sinusoidal", "learned", "none")
 
 # Which models a setting means something for (a field's metadata, read by `applies`): a recurrent
-# network's or a transformer's; and of those, only a model with a decoder (an encoder-decoder's
-# or a pointer network's task), or only a recurrent one (a transformer's decoder always attends, and
-# reading the source backwards means nothing to it).
+# network's or a transformer's, or one cell's (an Elman RNN's activation; an LSTM's peepholes and
+# forget bias); and of those, only a model with a decoder (an encoder-decoder's or a pointer
+# network's task), or only a recurrent one (a transformer's decoder always attends, and reading the
+# source backwards means nothing to it).
 RECURRENT = "recurrent"
 TRANSFORMER = "transformer"
+ELMAN = "rnn"
+LSTM = "lstm"
 ANY_DECODER = "any decoder"
 RECURRENT_DECODER = "recurrent decoder"
+# What part of a recurrent network a setting describes (a field's metadata, read by `fields_of`):
+# the cell's kind, a variant of one cell written out (its own loop), the network's shape, how its
+# weights start, its regularisation between layers, its decoder. A comparison that swaps the cell
+# keeps the shape, start and decoder, and leaves the variants at their defaults (the textbook cells).
+CELL, VARIANT, SHAPE, START, REGULARISATION, DECODER = "cell", "variant", "shape", "start", "regularisation", "decoder"
 
 
-def setting(default, applies_to: str | None = None):
-    """A config field with the models it applies to (None: every model) in its metadata."""
-    return field(default=default, metadata={"applies_to": applies_to})
+def setting(default, applies_to: str | None = None, part: str | None = None):
+    """A config field with the models it applies to (None: every model) and, for a recurrent
+    network's, the part of it it describes, in its metadata."""
+    return field(default=default, metadata={"applies_to": applies_to, "part": part})
 
 
 def applies(config_field: Field, arch: str, decodes: bool) -> bool:
@@ -42,9 +51,18 @@ def applies(config_field: Field, arch: str, decodes: bool) -> bool:
         None: True,
         RECURRENT: family == RECURRENT,
         TRANSFORMER: family == TRANSFORMER,
+        ELMAN: arch == ELMAN,
+        LSTM: arch == LSTM,
         ANY_DECODER: decodes,
         RECURRENT_DECODER: decodes and family == RECURRENT,
     }[config_field.metadata.get("applies_to")]
+
+
+def fields_of(*parts: str, every_cell: bool = False) -> tuple[str, ...]:
+    """The ModelConfig fields that describe these parts of a recurrent network, in the config's
+    order; with every_cell, only those that every recurrent cell has (not an LSTM's forget bias)."""
+    return tuple(f.name for f in fields(ModelConfig) if f.metadata.get("part") in parts
+                 and not (every_cell and f.metadata.get("applies_to") in (ELMAN, LSTM)))
 
 
 MAX_HIDDEN = 1024
@@ -136,21 +154,21 @@ class ModelConfig:
                     spread grows like sqrt(d_k), the softmax saturates and its gradient dies)
     """
 
-    arch: str = "lstm"
-    hidden_size: int = 64
-    num_layers: int = 1
-    bidirectional: bool = False
-    activation: str = setting("tanh", RECURRENT)
-    peephole: bool = setting(False, RECURRENT)
-    layer_norm: bool = setting(False, RECURRENT)
-    zoneout: float = setting(0.0, RECURRENT)
-    embedding_dim: int = setting(16, RECURRENT)
-    dropout: float = 0.0
-    init: str = setting("default", RECURRENT)
-    spectral_radius: float | None = setting(None, RECURRENT)
-    forget_bias: float | None = setting(None, RECURRENT)
-    attention: str | None = setting(None, RECURRENT_DECODER)
-    reverse_source: bool = setting(False, RECURRENT_DECODER)
+    arch: str = setting("lstm", part=CELL)
+    hidden_size: int = setting(64, part=SHAPE)
+    num_layers: int = setting(1, part=SHAPE)
+    bidirectional: bool = setting(False, part=SHAPE)
+    activation: str = setting("tanh", ELMAN, CELL)  # a GRU's and an LSTM's candidate is tanh
+    peephole: bool = setting(False, LSTM, VARIANT)
+    layer_norm: bool = setting(False, RECURRENT, VARIANT)
+    zoneout: float = setting(0.0, RECURRENT, VARIANT)
+    embedding_dim: int = setting(16, RECURRENT, SHAPE)
+    dropout: float = setting(0.0, part=REGULARISATION)
+    init: str = setting("default", RECURRENT, START)
+    spectral_radius: float | None = setting(None, RECURRENT, START)
+    forget_bias: float | None = setting(None, LSTM, START)
+    attention: str | None = setting(None, RECURRENT_DECODER, DECODER)
+    reverse_source: bool = setting(False, RECURRENT_DECODER, DECODER)
     num_heads: int = setting(1, TRANSFORMER)
     dim_feedforward: int | None = setting(None, TRANSFORMER)
     position_encoding: str = setting("sinusoidal", TRANSFORMER)

@@ -4,6 +4,7 @@ band of every run's curve: the lowest and highest value its runs took at each st
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -11,8 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from app.session.lesson_runs import unseeded
-from app.session.link import Setup
+from app.session.link import Setup, parse_query
 
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "ensembles"
 
@@ -44,9 +44,12 @@ class Ensemble:
         return list(self.members[0]["curves"])
 
     def run_of(self, setup: Setup) -> str | None:
-        """The run whose Lab had this setup (whatever its seed), or None."""
-        wanted = unseeded(setup)
-        return next((run for run, link in self.members[0].get("links", {}).items() if link == wanted), None)
+        """The run whose Lab had this setup (whatever its seed), or None. Compared as setups, not as
+        links: a link leaves out what means nothing for its model, and what it leaves out has changed
+        since some ensembles were measured (an LSTM's link named activation=tanh)."""
+        wanted = without_seed(setup)
+        return next((run for run, link in self.members[0].get("links", {}).items()
+                     if setup_of(tuple(link.items())) == wanted), None)
 
     def series(self, run: str) -> list[str]:
         return list(self.members[0]["curves"][run])
@@ -72,3 +75,14 @@ def shipped(key: str) -> Ensemble | None:
     """Lesson `key`'s ensemble, or None when none is shipped."""
     path = FOLDER / f"{key}.json"
     return Ensemble(key, json.loads(path.read_text())) if path.exists() else None
+
+
+def without_seed(setup: Setup) -> Setup:
+    """The setup at seed 0: an ensemble's runs differ only in their seeds."""
+    return dataclasses.replace(setup, train=dataclasses.replace(setup.train, seed=0))
+
+
+@functools.lru_cache(maxsize=256)
+def setup_of(link: tuple[tuple[str, str], ...]) -> Setup:
+    """A run's recorded link (its items, without its seed) as a setup at seed 0, parsed once for the server."""
+    return parse_query(dict(link))

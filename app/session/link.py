@@ -7,7 +7,6 @@ arch=lstm&lr=0.003...`); uploaded text or CSV files cannot travel in a link and 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -50,11 +49,11 @@ class Setup:
             query |= {k: format_value(v) for k, v in values.items() if k not in unused}
         return query
 
-    @functools.cached_property
+    @property
     def decodes(self) -> bool:
-        """Whether the task's model has a decoder (an encoder-decoder's or a pointer network's task;
-        it depends on the parameters, not on the class)."""
-        return self.make_task().spec.mapping in DECODERS
+        """Whether the task's model has a decoder (an encoder-decoder's or a pointer network's
+        task): the task says so without being built."""
+        return engine.TASKS[self.task].decodes
 
 
 def unused_fields(model: engine.ModelConfig | dict, decodes: bool) -> set[str]:

@@ -6,13 +6,13 @@ Streamlit here.
 from __future__ import annotations
 
 from app.session.link import Setup, preset_setup
+from engine.config import REGULARISATION, SHAPE, START, VARIANT, fields_of
 
 # The adding problem's preset (T = 50, 64 units, one layer, Adam at 3e-3, clipping at 1, seed 0):
 # where the vanishing-gradient figures of the Gradients and Compare captions come from, with the
 # cell swapped (tanh RNN, ReLU RNN, LSTM, GRU), as the lessons and Compare cells swap it.
 ADDING = preset_setup("adding")
-NETWORK = ("hidden_size", "num_layers", "bidirectional", "embedding_dim", "dropout", "init", "spectral_radius",
-           "forget_bias", "peephole", "layer_norm", "zoneout")
+NETWORK = fields_of(SHAPE, VARIANT, START, REGULARISATION)  # everything but the cell's kind and a decoder
 
 
 def same_network(setup: Setup) -> bool:

@@ -15,10 +15,11 @@ import engine
 from app.session.link import FILE_PARAMS, OFFERED, Setup, default_where_unused, preset_setup
 from app.widgets import state
 from app.widgets.state import form_key as key
-from engine.config import ACTIVATIONS, INITS, MODEL_ARCHS, POSITION_ENCODINGS, SCORES
+from engine.config import ACTIVATIONS, INITS, MODEL_ARCHS, POSITION_ENCODINGS, SCORES, applies
 from engine.tasks.base import DECODERS
 from engine.train_config import OPTIMIZERS
 
+MODEL_FIELDS = {f.name: f for f in dataclasses.fields(engine.ModelConfig)}
 KEEP = "session"  # widgets keep their values while hidden (a GRU has no forget bias) and across pages
 ARCH_NAMES = {"rnn": "RNN (Elman)", "lstm": "LSTM", "gru": "GRU", "transformer": "Transformer"}
 NO_ATTENTION = "none"
@@ -83,25 +84,27 @@ def task_params_form(current: Setup) -> dict:
 
 
 def model_form(task_spec: engine.TaskSpec) -> dict:
-    """The fields that mean something for the network picked and the task's shape (the others
-    take the configs' defaults: link.default_where_unused)."""
+    """The fields that mean something for the network picked and the task's shape, as the engine's
+    field metadata says (engine.config.applies); the others take the configs' defaults
+    (link.default_where_unused)."""
     s = "model"
     arch = st.selectbox("Network", MODEL_ARCHS, key=key(s, "arch"), persist_state=KEEP, format_func=ARCH_NAMES.get)
     if arch == "transformer":
         return {"arch": arch, **transformer_form(task_spec)}
     values = {"arch": arch}
-    values["activation"] = (
-        st.selectbox("Activation", ACTIVATIONS, key=key(s, "activation"), persist_state=KEEP)
-        if arch == "rnn" else "tanh"
-    )
+
+    def shown(name: str) -> bool:
+        return applies(MODEL_FIELDS[name], arch, task_spec.mapping in DECODERS)
+
+    if shown("activation"):
+        values["activation"] = st.selectbox("Activation", ACTIVATIONS, key=key(s, "activation"), persist_state=KEEP)
     values["hidden_size"] = st.number_input("Hidden units H", key=key(s, "hidden_size"), persist_state=KEEP, step=8)
     values["num_layers"] = st.number_input("Layers (stacked)", key=key(s, "num_layers"), persist_state=KEEP, step=1)
     values["bidirectional"] = st.checkbox("Bidirectional", key=key(s, "bidirectional"), persist_state=KEEP)
-    values["peephole"] = arch == "lstm" and st.checkbox(
-        "Peephole connections", key=key(s, "peephole"), persist_state=KEEP,
-        help="gates also see c_t (Gers & Schmidhuber 2000)",
-    )
-    values["dropout"] = (
+    if shown("peephole"):
+        values["peephole"] = st.checkbox("Peephole connections", key=key(s, "peephole"), persist_state=KEEP,
+                                         help="gates also see c_t (Gers & Schmidhuber 2000)")
+    values["dropout"] = (  # between stacked layers: none to drop with one
         st.number_input("Dropout between layers", key=key(s, "dropout"), persist_state=KEEP, format="%g", step=0.1)
         if values["num_layers"] > 1 else 0.0
     )
@@ -119,16 +122,15 @@ def model_form(task_spec: engine.TaskSpec) -> dict:
         values["embedding_dim"] = st.number_input("Embedding size", key=key(s, "embedding_dim"), persist_state=KEEP,
                                                   step=8)
     values["init"] = st.selectbox("Recurrent weights start", INITS, key=key(s, "init"), persist_state=KEEP)
-    values["spectral_radius"] = (
+    values["spectral_radius"] = (  # the radius W_hh is scaled to: only a scaled start has one
         st.number_input("Spectral radius of W_hh", key=key(s, "spectral_radius"), persist_state=KEEP, format="%g",
                         step=0.1)
         if values["init"] == "scaled" else None
     )
-    values["forget_bias"] = (
-        optional_number(s, "forget_bias", "Forget-gate bias", "start the forget gate open: 1 to 3 are common")
-        if arch == "lstm" else None
-    )
-    if task_spec.mapping in DECODERS:
+    if shown("forget_bias"):
+        values["forget_bias"] = optional_number(s, "forget_bias", "Forget-gate bias",
+                                                "start the forget gate open: 1 to 3 are common")
+    if shown("attention"):
         values |= attention_form()
     return values
 

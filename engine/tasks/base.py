@@ -125,6 +125,8 @@ class Task(ABC):
     help: ClassVar[str]
     symbol_separator: ClassVar[str] = " "  # between symbols written as text: "" for characters
     choices: ClassVar[dict[str, tuple[str, ...]]] = {}  # parameter -> the values it takes; read, never written
+    decodes: ClassVar[bool] = False  # its model writes its answer a step at a time (spec.mapping in DECODERS)
+    writes_text: ClassVar[bool] = False  # it predicts the next character of a text, so a model of it can write more
     seed: int = 0
     spec: TaskSpec = field(init=False)
     vocab: tuple[str, ...] | None = field(init=False, default=None)  # token -> text, for tokens

@@ -56,6 +56,7 @@ class CharLMTask(Task):
 
     help: ClassVar[str] = "predict the next character of real text: Python's own source, Shakespeare, or yours"
     symbol_separator: ClassVar[str] = ""  # characters of a text
+    writes_text: ClassVar[bool] = True
     choices: ClassVar[dict[str, tuple[str, ...]]] = {"corpus": CORPORA}
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=128, embedding_dim=32),

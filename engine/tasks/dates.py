@@ -60,6 +60,7 @@ class DatesTask(Task):
     the characters 0-9 and '-')."""
 
     help: ClassVar[str] = "encoder-decoder: rewrite a date given in one of five formats as YYYY-MM-DD"
+    decodes: ClassVar[bool] = True
     symbol_separator: ClassVar[str] = ""  # characters of a date
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=32, embedding_dim=16, bidirectional=True, attention="dot"),

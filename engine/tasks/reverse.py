@@ -24,6 +24,7 @@ class ReverseTask(Task):
     symbols: int = 8
 
     help: ClassVar[str] = "encoder-decoder: write the input sequence backwards"
+    decodes: ClassVar[bool] = True
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=16),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),

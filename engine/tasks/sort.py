@@ -28,6 +28,7 @@ class SortTask(Task):
     seq_len: int = 5
 
     help: ClassVar[str] = "pointer network: point at the input numbers from the smallest to the largest"
+    decodes: ClassVar[bool] = True
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=16, attention="additive"),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=128, clip_norm=1.0),

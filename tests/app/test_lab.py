@@ -43,12 +43,13 @@ def test_a_link_names_no_setting_that_means_nothing_for_its_model():
     def only(kinds: tuple[str, ...]) -> set[str]:  # the fields the engine says apply to these models only
         return {f.name for f in CONFIG_FIELDS if f.metadata.get("applies_to") in kinds}
 
-    TRANSFORMER_ONLY, RECURRENT_ONLY = only(("transformer",)), only(("recurrent", "recurrent decoder"))
+    TRANSFORMER_ONLY = only(("transformer",))
+    RECURRENT_ONLY = only(("recurrent", "recurrent decoder", "rnn", "lstm"))
     DECODER_ONLY = only(("any decoder", "recurrent decoder"))
     assert TRANSFORMER_ONLY == {"num_heads", "dim_feedforward", "position_encoding", "attention_scale"}
     assert DECODER_ONLY == {"attention", "reverse_source", "scheduled_sampling"}
-    assert only(("recurrent",)) == {"activation", "peephole", "embedding_dim", "init", "spectral_radius", "forget_bias",
-                                    "layer_norm", "zoneout"}
+    assert only(("recurrent",)) == {"embedding_dim", "init", "spectral_radius", "layer_norm", "zoneout"}
+    assert only(("rnn",)) == {"activation"} and only(("lstm",)) == {"peephole", "forget_bias"}
 
     lessons = [lesson.setup for lesson in LESSONS]
     recurrent = [s for s in lessons if s.model.arch != "transformer"]
@@ -56,6 +57,8 @@ def test_a_link_names_no_setting_that_means_nothing_for_its_model():
     for setup in [preset_setup(t) for t in OFFERED] + recurrent:
         named = set(setup.to_query())
         assert not named & set(TRANSFORMER_ONLY), setup.task
+        assert ("activation" in named) == (setup.model.arch == "rnn"), setup.task  # a GRU's and LSTM's is tanh
+        assert ("forget_bias" in named) == ("peephole" in named) == (setup.model.arch == "lstm"), setup.task
         assert ("attention" in named) == setup.decodes and ("scheduled_sampling" in named) == setup.decodes
     for setup in TRANSFORMERS + [s for s in lessons if s.model.arch == "transformer"]:
         named = set(setup.to_query())

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import engine
+from engine.tasks.base import DECODERS
 
 # One small instance of every task (and of every mode that changes the mapping).
 VARIANTS = {
@@ -57,6 +58,23 @@ def same(a, b) -> bool:
 def test_variants_cover_every_task():
     """But the attention tasks, whose shapes test_attention_tasks.py checks."""
     assert {name for name, _ in VARIANTS.values()} == set(engine.TASKS) - set(engine.ATTENTION_TASKS)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_task_says_whether_it_decodes_without_being_built(variant):
+    """The app reads `decodes` off the class (a link, the form) instead of building the task."""
+    name, _ = VARIANTS[variant]
+    assert engine.TASKS[name].decodes == (make(variant).spec.mapping in DECODERS)
+
+
+def test_only_the_character_language_model_writes_text():
+    """The Generate page asks the task, not its name, whether a model of it can write on."""
+    assert [name for name, task in engine.TASKS.items() if task.writes_text] == ["charlm"]
+
+
+@pytest.mark.parametrize("name", engine.ATTENTION_TASKS)
+def test_every_attention_task_decodes(name):
+    assert engine.TASKS[name].decodes and engine.make_task(name).spec.mapping in DECODERS
 
 
 # ---------------------------------------------------------------- shapes and dtypes vs spec

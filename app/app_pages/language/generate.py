@@ -8,6 +8,7 @@ import html
 
 import streamlit as st
 
+import engine
 from app.charts import generation as charts
 from app.charts.unroll_time import coloured_tokens
 from app.session import pretrained
@@ -58,9 +59,10 @@ def run() -> None:
 def writes_text(lab: Lab) -> bool:
     """A character language model that reads left to right, or what to open instead."""
     cfg = lab.setup.model
-    if lab.setup.task == "charlm" and not cfg.bidirectional:
+    next_character = engine.TASKS[lab.setup.task].writes_text
+    if next_character and not cfg.bidirectional:
         return True
-    why = ("reads both ways: it saw each character it would predict" if lab.setup.task == "charlm"
+    why = ("reads both ways: it saw each character it would predict" if next_character
            else f"works on the {lab.setup.task} task, which is not predicting the next character of a text")
     st.info(f"Your model {why}. Open a character-level LSTM trained on Python's own source, or an untrained one "
             "to train on Build & Train yourself (either replaces your model):", icon=":material/info:")
