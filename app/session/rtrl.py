@@ -22,6 +22,8 @@ import pandas as pd
 import torch
 
 import engine
+from app.session.budget import check_cost
+from app.session.link import Setup
 from engine.rtrl import rtrl_gradients, rtrl_online, truncated_gradients
 
 CELLS = {"rnn": "tanh RNN", "gru": "GRU"}
@@ -85,8 +87,10 @@ def training_macs(settings: Settings, batch: int) -> int:
 
 
 def check_budget(settings: Settings, task: engine.Task) -> None:
-    """ValueError, saying what to lower, when RTRL on one sample or the training before it would
-    take longer than a page of a CPU a class shares may."""
+    """ValueError, saying what to lower, when the network is over the app's one gate (budget.check_cost,
+    as every model a page builds), or RTRL on one sample or the training before it would take longer
+    than a page of a CPU a class shares may (RTRL's own H⁴ cost, which no other page pays)."""
+    check_cost(Setup(settings.task, settings.config(), task.preset.train, {"seq_len": settings.seq_len}), task)
     arch, H, T, D = settings.arch, settings.hidden_size, settings.seq_len, task.spec.input_size
     macs = rtrl_macs(arch, H, D, T)
     if macs > MAX_RTRL_MACS:

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from app import pages as nav
+from app.session import budget
 from app.session import rtrl as session
 from engine.rtrl import rtrl_gradients, rtrl_online, truncated_gradients
 
@@ -147,3 +148,13 @@ def test_the_budget_names_a_t_and_an_h_that_fit():
                              engine.make_task("sine", seq_len=100))
     session.check_budget(session.Settings(arch="gru", hidden_size=2, seq_len=50, trained_steps=300),
                          engine.make_task("sine", seq_len=50))
+
+
+def test_the_rtrl_network_passes_the_apps_one_gate_first(monkeypatch):
+    """The page's network is priced by the gate every model a page builds goes through
+    (budget.check_cost), and then by RTRL's own cost: a limit lowered there refuses it here."""
+    settings = session.Settings(arch="rnn", hidden_size=16, seq_len=50)
+    session.check_budget(settings, engine.make_task("sine", seq_len=50))
+    monkeypatch.setattr(budget, "MAX_PARAMETERS", 100)
+    with pytest.raises(ValueError, match="this network has 321 parameters, over this app's limit of 100"):
+        session.check_budget(settings, engine.make_task("sine", seq_len=50))
