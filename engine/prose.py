@@ -12,6 +12,13 @@ PROSE = Path(__file__).resolve().parent / "data" / "prose.txt"
 # Letters with an apostrophe allowed inside (don't, emma's): Gutenberg's _italics_, digits, the double
 # dash and every other mark separate words.
 WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
+# Pairs of words the novels use alike, each word seen at least 50 times (mr 1,749, mrs 1,697; note 50):
+# what a trained embedding should place near each other (tests/engine/test_word2vec.py,
+# benchmarks/word2vec_speed.py). Sisters' names count: Elinor and Marianne share most scenes.
+RELATED = (("mr", "mrs"), ("he", "she"), ("his", "her"), ("brother", "sister"), ("father", "mother"),
+           ("morning", "evening"), ("day", "night"), ("two", "three"), ("three", "four"), ("husband", "wife"),
+           ("elinor", "marianne"), ("letter", "note"), ("sir", "lady"), ("walked", "walking"), ("man", "woman"),
+           ("son", "daughter"))
 
 
 def words(text: str) -> list[str]:
