@@ -12,6 +12,7 @@ from app.session.lab import Lab
 
 LAB = "lab"  # this session's Lab
 LAB_ID = "lab_id"  # its id in the server's LabStore, kept in the address bar across reloads
+OPENED = "model_opened"  # what the last run opened (an upload), said in a toast by the run after it
 LINK_PROBLEM = "link_problem"  # why the link's settings were not used, shown once
 TAB = "tab_token"  # this tab's token: the store hands a lab to one tab at a time (store.Kept.holder)
 LAB_MOVED = "lab_moved"  # the lab id another tab of this browser took from this one: said once, with a button

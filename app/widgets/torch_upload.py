@@ -32,6 +32,8 @@ HOW_TO_SAVE = (
 def torch_upload(lab: Lab) -> None:
     """The uploader, what the file was recognised as, the questions, the tasks it fits and the
     button that opens it. Goes inside Build & Train's "Save or load the model"."""
+    if (what := st.session_state.pop(state.OPENED, None)) is not None:  # opened by the run before this one
+        st.toast(what, icon=":material/check:")
     file = st.file_uploader(
         "Open your own model (.safetensors: a PyTorch state_dict, or a model saved by Unrolled)", key=FILE,
         max_upload_size=MAX_BYTES // 2**20,
@@ -125,7 +127,8 @@ def refused(name: str, err: ValueError) -> None:
 
 
 def opened(what: str) -> None:
-    """A new model: the lesson's text no longer applies, and the whole page draws it."""
+    """A new model: the lesson's text no longer applies, and the whole page draws it, saying so (a
+    toast made before st.rerun() never reached the browser: Streamlit issue #7740)."""
     st.session_state.pop(state.LESSON, None)
-    st.toast(what, icon=":material/check:")
+    st.session_state[state.OPENED] = what
     st.rerun()
