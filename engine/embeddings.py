@@ -107,7 +107,7 @@ class Projection(NamedTuple):
 def pca(points: Tensor) -> Projection:
     """The rows of points [n, d] on their first two principal components: the top two eigenvectors
     of the centred matrix's d x d scatter matrix (in float64; the same as an SVD of the centred
-    matrix, and 5-15x faster for thousands of points: benchmarks/README.md, section 16). Each
+    matrix, and 5-15x faster for thousands of points: benchmarks/word2vec_speed.py). Each
     component's sign is fixed (scikit-learn's svd_flip rule): the point farthest along it lies on
     its positive side, so the picture does not flip between two runs over the same points."""
     if points.dim() != 2 or len(points) < 2 or points.shape[1] < 2:

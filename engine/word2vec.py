@@ -47,7 +47,7 @@ class Word2VecConfig:
                 min(1, sqrt(t / f)), so "the" and "of" rarely crowd a window; 0 keeps every word.
                 1e-3 (gensim's default): Mikolov et al.'s 1e-5 was for billions of words; on the
                 shipped prose's 430,000 it keeps 13% of the text an epoch, and in 3,000 steps its
-                vectors had learned far less (benchmarks/README.md, section 16)
+                vectors had learned far less (benchmarks/word2vec_speed.py)
     centres     centre words a step (each brings up to 2 * window pairs)
     lr          the learning rate of plain SGD on the summed loss of a step's pairs, as word2vec.c
                 updates one pair at a time (its starting rate is 0.025)
@@ -204,9 +204,10 @@ def sgns_loss(positive: Tensor, negative: Tensor) -> Tensor:
 def sgns_gradients(v: Tensor, u_context: Tensor, u_noise: Tensor, positive: Tensor, negative: Tensor
                    ) -> tuple[Tensor, Tensor, Tensor]:
     """The gradient of a pair's loss by v_c [P, d], u_o [P, d] and each u_n [P, k, d], written out
-    (d/ds -log σ(s) = σ(s) - 1, d/ds -log σ(-s) = σ(s)), as word2vec.c computes it: no autograd
-    graph (a step took 0.8x the time of backward() through sparse nn.Embedding rows and
-    torch.optim.SGD on the same batches: benchmarks/word2vec_speed.py)."""
+    (d/ds -log σ(s) = σ(s) - 1, d/ds -log σ(-s) = σ(s)), as word2vec.c computes it and a slide
+    writes it. No faster than backward() through sparse nn.Embedding rows and torch.optim.SGD on
+    the same batches (the same words/s within 3%, the same vectors: benchmarks/word2vec_speed.py),
+    but the update is the equation, and the step's gradient norm comes exact, rows summed."""
     g_pos = torch.sigmoid(positive) - 1  # [P]
     g_neg = torch.sigmoid(negative)  # [P, k]
     grad_v = g_pos[:, None] * u_context + torch.bmm(g_neg.unsqueeze(1), u_noise).squeeze(1)  # [P, d]
