@@ -152,6 +152,11 @@ def test_a_token_models_embedding_reads_out_like_word2vec():
     assert vocab == task.vocab and torch.equal(x, model.embedding.weight.detach())
     word = vocab[5]
     assert len(nearest(x, vocab, word, k=3)) == 3
+    dates = engine.make_task("dates", seed=0)  # an encoder-decoder: the source's symbols
+    translator = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=8, embedding_dim=4,
+                                                       attention="additive"), dates)
+    x, vocab = token_embedding(translator)
+    assert vocab == dates.vocab and torch.equal(x, translator.source_embedding.weight.detach())
     values = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=8), engine.make_task("adding", seq_len=5))
     with pytest.raises(ValueError, match="reads values, not tokens"):
         token_embedding(values)
