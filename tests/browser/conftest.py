@@ -323,8 +323,17 @@ def settle(page: Page) -> str:
                 if not socket.is_closed():  # a timeout; a closed socket left nothing to wait for
                     raise
         seen = runs.seen if runs is not None else 0
-        page.evaluate(AFTER_WIDGET_TIMERS)
-        state = page.wait_for_function(SETTLED, arg=runs and dict(runs.counts), timeout=_ms_left(deadline)).json_value()
+        try:
+            page.evaluate(AFTER_WIDGET_TIMERS)
+            state = page.wait_for_function(SETTLED, arg=runs and dict(runs.counts),
+                                           timeout=_ms_left(deadline)).json_value()
+        except PlaywrightError as err:
+            # The page navigated while it was read (a menu page opened in a new tab replaces its own
+            # address with its opener's: app/widgets/address.py): wait for the new document, read again.
+            if "Execution context was destroyed" not in str(err):
+                raise
+            page.wait_for_load_state(timeout=_ms_left(deadline))
+            continue
         if runs is None or (state != "behind" and runs.answered and runs.seen == seen):
             return state
 

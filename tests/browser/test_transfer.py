@@ -62,6 +62,10 @@ def test_an_uploaded_review_csv_is_trained_on_and_a_broken_one_is_refused(app_pa
     dropzone = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
     dropzone.set_input_files(files=[{"name": "mine.csv", "mimeType": "text/csv", "buffer": "\n".join(rows).encode()}])
     wait_for_app(page)
+    steps = page.get_by_label("Train each up to step", exact=True)
+    steps.fill("100000")  # still playing when Pause is clicked: 300 steps of 40 reviews took about 15 s
+    steps.press("Enter")
+    wait_for_app(page)
     page.get_by_role("button", name="Train with this recipe").click()
     wait_for_app(page)
     assert "40 labelled reviews" in main_text(page)  # 50 distinct reviews, a fifth held out
