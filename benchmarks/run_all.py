@@ -15,6 +15,8 @@ import app_timings
 import attention_bottleneck
 import attention_cost
 import attention_maps
+import csv_memory
+import embeddings_page
 import gradient_log
 import history_tick
 import lesson_speed
@@ -43,6 +45,8 @@ SECTIONS = {
     "rtrl": rtrl.run,
     "sdpa": sdpa.run,
     "memory-span": memory_span.run,
+    "csv-memory": csv_memory.run,
+    "embeddings-page": embeddings_page.run,
 }
 
 

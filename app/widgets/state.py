@@ -66,6 +66,15 @@ ARCH_PROBLEM = "arch_problem"  # why the last choice was refused, until one is t
 # Why √d_k
 SCALING = "scaling"  # this session's ScalingRuns (Why √d_k): its transformer with and without the scaling
 SCALING_STEPS = "scaling_steps"  # "Train each up to step" there
+EMBEDDINGS = "embeddings"  # this session's EmbeddingRun (Embeddings page): word2vec on the shipped prose
+EMBEDDING_STEPS = "embedding_steps"  # "Train up to step" there
+EMBEDDING_WORD = "embedding_word"  # the word whose neighbours the page lists (and marks on the projection)
+EMBEDDING_ANALOGY = ("embedding_a", "embedding_b", "embedding_c")  # a − b + c
+EMBEDDING_AXIS = ("embedding_axis_from", "embedding_axis_to", "embedding_axis_words")
+EMBEDDING_COMPARED = "embedding_compared"  # the words drawn one-hot and learned
+EMBEDDING_SHOWN = "embedding_shown"  # how many words the projection draws
+EMBEDDING_SAMPLING = "embedding_sampling"  # ... picked by frequency or at random
+EMBEDDING_SETTINGS = ("embedding_dim", "embedding_window", "embedding_negatives")
 # Transfer learning
 TRANSFER = "transfer"  # this session's TransferRuns: from scratch and pretrained
 TRANSFER_STEPS = "transfer_steps"  # "Train each up to step" there
