@@ -118,3 +118,21 @@ def test_settings_over_the_budget_are_refused_on_the_page_and_the_vectors_kept()
     no_exception(at)
     assert any("Those settings were not used" in e.value and "lower the dimensions" in e.value for e in at.error)
     assert embedding.cfg == Word2VecConfig() and embedding.run.steps_done == 1
+
+
+def test_a_model_that_reads_values_is_offered_the_sentiment_lstm_whose_words_then_read_out():
+    at = AppTest.from_file(MAIN, default_timeout=120).run().switch_page(EMBEDDINGS).run()
+    no_exception(at)
+    assert any("reads values, not tokens" in i.value for i in at.info)  # the adding LSTM's
+    at.button(key="embedding_open_sentiment").click().run()
+    no_exception(at)
+    lab = at.session_state["lab"]
+    assert lab.setup.task == "sentiment" and lab.origin == "sentiment-lstm"
+    vectors, vocab = readouts.token_embedding(lab.model)
+    token = at.text_input(key="embedding_your_token").value
+    nearest = [(w, round(c, 3)) for w, c in readouts.nearest(vectors, vocab, token, 14) if w not in ("<pad>", "<unk>")]
+    assert table(at, 2) == nearest[:10]
+    spec = chart(at, "of your model's")
+    shown = [c[0] for c in spec["data"][0]["customdata"]]
+    assert not any(t.startswith("<") and t.endswith(">") for t in shown)  # no <pad> or <unk>
+    assert at.session_state["embeddings"].run.steps_done == 0  # the word2vec run is its own

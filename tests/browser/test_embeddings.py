@@ -37,3 +37,18 @@ def test_word2vec_plays_to_its_target_and_answers_a_typed_word(app_page):
     said.wait_for()
     assert "father" in said.inner_text()
     wait_for_app(page)
+
+
+def test_the_sentiment_lstms_own_word_embedding_reads_out_on_the_page(app_page):
+    page = app_page.page
+    page.set_viewport_size(SIZES["wide"])
+    app_page.goto("embeddings")
+    page.get_by_role("button", name="Open the trained sentiment LSTM").click()
+    page.locator(".gtitle", has_text="of your model's").wait_for()
+    wait_for_app(page)
+    box = page.get_by_label("A token of your model", exact=True)
+    box.fill("wonderful")
+    box.press("Enter")
+    page.locator('[data-testid="stCaptionContainer"]', has_text="nearest to 'wonderful' in your model").wait_for()
+    wait_for_app(page)
+    app_page.screenshot("embeddings-sentiment-wide")

@@ -3,19 +3,25 @@ Mikolov et al. 2013) trained live on four Austen novels, with its space read out
 a 2-D projection, nearest neighbours, analogies and the axis between two words."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import streamlit as st
+import torch
 from torch import Tensor
 
 from app.charts import embeddings as charts
 from app.charts.training import training_curves
 from app.charts.views import view
+from app.session import pretrained
 from app.session.embeddings import DIMS, NEGATIVES, WINDOWS, EmbeddingRun, with_settings
+from app.session.lab import Lab
 from app.widgets import state
 from app.widgets.controls import live_training, progress, set_playing
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
+from app.widgets.pretrained import open_shipped
 from engine import embeddings as readouts
 from engine.prose import RELATED
 
@@ -25,6 +31,8 @@ COMPARED = ["mr", "mrs", "he", "she", "morning", "evening", "brother", "sister"]
 ANALOGY = ("mrs", "mr", "he")  # mrs − mr + he: which word is to "he" as "mrs" is to "mr"?
 AXIS = ("he", "she", "mr, mrs, father, mother, brother, sister, husband, wife, son, daughter, sir, lady, man, woman")
 NEIGHBOURS = 10
+SENTIMENT = "sentiment-lstm"  # the shipped checkpoint whose embedding the page offers
+SPECIAL = re.compile(r"<[a-z]+>")  # a vocabulary's own tokens (padding, unknown, start, end): no words
 # The claim the caption quotes, as the training-tier test measured it after STEPS steps over seeds 0-2
 # on two kernel paths (avx2 and default, the same figures): the mean share of the vocabulary nearer to
 # a RELATED word than its partner.
@@ -32,7 +40,7 @@ MEASURED_SHARE = (0.019, 0.073)
 
 
 def run() -> None:
-    page_header("Embeddings")
+    lab = page_header("Embeddings")
     st.markdown(
         "A network reads words as numbers. The simplest code is one-hot: word k of a vocabulary of V is a "
         "vector of V zeros with a 1 at k. Every two words are then orthogonal, their cosine 0, and \"mother\" "
@@ -51,6 +59,7 @@ def run() -> None:
     live_training(embedding, draw, state.EMBEDDING_STEPS, TRAIN_SECONDS)
     read_outs(embedding)
     downloads(embedding)
+    your_model(lab)
 
 
 def current() -> EmbeddingRun | None:
@@ -226,6 +235,44 @@ def downloads(embedding: EmbeddingRun) -> None:
                               mime="text/tab-separated-values")
         st.caption("Load both at projector.tensorflow.org (Load, then each file) to explore them in 3-D. Every chart "
                    "also saves as PNG or SVG from the camera icon in its top-right corner.")
+
+
+def your_model(lab: Lab) -> None:
+    """The same read-outs of the embedding the Lab's own model learnt with its task (the sentiment
+    LSTM's words, a character model's characters, an encoder-decoder's source symbols)."""
+    st.subheader("Your model's own embedding")
+    try:
+        with lab.hold():  # between two training steps of a Lab that plays on another page
+            vectors, vocab = readouts.token_embedding(lab.model)
+    except ValueError as err:
+        st.info(f"Your model ({lab.setup.model.arch.upper()} on {lab.setup.task}): {literal(err)}. The shipped "
+                "sentiment LSTM learnt a word embedding with its task (it replaces your model):",
+                icon=":material/info:")
+        opened = st.button("Open the trained sentiment LSTM", key="embedding_open_sentiment",
+                           icon=":material/download:")
+        if opened and open_shipped(lab, pretrained.named(SENTIMENT)):
+            st.rerun()
+        return
+    real = torch.tensor([not SPECIAL.fullmatch(token) for token in vocab], dtype=torch.int64)  # [V]: 0 = <pad>, <unk>
+    ids = readouts.sample_words(real, min(int(real.sum()), 500), "random", seed=0)  # [n]: no counts, so at random
+    flat = readouts.pca(vectors[ids])
+    shown = [vocab[i] for i in ids.tolist()]
+    fig = charts.projection(flat.coords.numpy(), shown, np.ones(len(shown), dtype=np.int64),
+                            flat.explained.numpy())
+    show(fig.update_layout(title_text=f"{len(shown):,} of your model's {int(real.sum()):,} tokens, projected to 2-D"),
+         "embedding_yours")
+    since = f" after opening the shipped {lab.origin}" if lab.origin else ""
+    st.caption(f"{lab.setup.model.arch.upper()} on {lab.setup.task}, at step {lab.trainer.steps_done:,}{since}: the "
+               f"embedding it learnt for its task, {vectors.shape[1]} numbers a token, drawn at random (its task "
+               "keeps no counts to pick the most frequent by).")
+    token = st.text_input("A token of your model", value=vocab[ids[0]], key="embedding_your_token")
+    table(lambda: words_only(readouts.nearest(vectors, vocab, token, NEIGHBOURS + 4)),
+          f"nearest to '{token}' in your model")
+
+
+def words_only(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The NEIGHBOURS nearest that are words, not a vocabulary's own tokens (<unk> was among them)."""
+    return [(w, c) for w, c in found if not SPECIAL.fullmatch(w)][:NEIGHBOURS]
 
 
 run()
