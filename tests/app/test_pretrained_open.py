@@ -66,6 +66,20 @@ def test_generate_offers_the_trained_char_lstm_and_writes_without_the_untrained_
     assert any("Measured on this shipped model" in c.value for c in at.caption)  # the model as shipped
 
 
+def test_generate_offers_the_shakespeare_char_lstm_which_writes_in_its_characters():
+    at = home().switch_page(nav.PATHS["generate"]).run()
+    at.button(key="generate.shakespeare").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    lab = at.session_state["lab"]
+    assert lab.origin == "charlm-shakespeare-lstm" and lab.setup.task_params["corpus"] == "shakespeare"
+    at.text_area(key="gen_prompt").input("ROMEO:\n")  # in the form: sent with its button
+    at.get("form_submit_button")[0].click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    written = at.session_state["gen_result"].text
+    assert written.startswith("ROMEO:\n") and len(written) > len("ROMEO:\n")
+    assert set(written) <= set(lab.task.vocab)  # every character one of Shakespeare's 65
+
+
 def test_the_sidebar_names_the_cards_figure_beside_the_labs_own():
     """Issue 28, item 3: the char models' cards say 48% and the sidebar said 73% once opened (the Lab
     scores windows of the training text, the card a file never trained on): both show, each named."""

@@ -26,6 +26,7 @@ from engine.units import correlated_units
 
 CHAR_LM = preset_setup("charlm")
 SHIPPED = "charlm-lstm"  # pretrained/: the char-LSTM the page offers ready trained
+SHAKESPEARE = "charlm-shakespeare-lstm"  # ... and the one trained on Tiny Shakespeare (engine/data/shakespeare.md)
 HOW = {
     "greedy": "greedy: always the most likely character",
     "sample": "sample at a temperature",
@@ -64,11 +65,14 @@ def writes_text(lab: Lab) -> bool:
         return True
     why = ("reads both ways: it saw each character it would predict" if next_character
            else f"works on the {lab.setup.task} task, which is not predicting the next character of a text")
-    st.info(f"Your model {why}. Open a character-level LSTM trained on Python's own source, or an untrained one "
-            "to train on Build & Train yourself (either replaces your model):", icon=":material/info:")
-    trained, untrained = st.columns(2)
+    st.info(f"Your model {why}. Open a character-level LSTM trained on Python's own source or on Shakespeare, or "
+            "an untrained one to train on Build & Train yourself (each replaces your model):", icon=":material/info:")
+    trained, shakespeare, untrained = st.columns(3)
     if trained.button("Open the trained char-LSTM", key="generate.shipped", width="stretch", type="primary",
                       icon=":material/download:") and open_shipped(lab, pretrained.named(SHIPPED)):
+        st.rerun()
+    if shakespeare.button("Open the char-LSTM trained on Shakespeare", key="generate.shakespeare", width="stretch",
+                          icon=":material/theater_comedy:") and open_shipped(lab, pretrained.named(SHAKESPEARE)):
         st.rerun()
     open_button(lab, "Open an untrained one (the char LM preset)", CHAR_LM, 1000, key="generate.open", where=untrained)
     return False
