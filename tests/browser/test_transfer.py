@@ -67,10 +67,11 @@ def test_an_uploaded_review_csv_is_trained_on_and_a_broken_one_is_refused(app_pa
     steps.press("Enter")
     wait_for_app(page)
     page.get_by_role("button", name="Train with this recipe").click()
+    pause = page.get_by_role("button", name="Pause", exact=True)  # the button plays the runs it made
+    pause.wait_for()  # a playing page never settles: no wait_for_app until it is paused
+    pause.click()
     wait_for_app(page)
     assert "40 labelled reviews" in main_text(page)  # 50 distinct reviews, a fifth held out
-    page.get_by_role("button", name="Pause", exact=True).click()  # the button plays the runs it made
-    wait_for_app(page)
     dropzone.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"text,label\nfine,1\n"}])
     wait_for_app(page)
     page.get_by_role("button", name="Train with this recipe").click()
