@@ -10,14 +10,13 @@ Run it only to change the snapshot (a new file list), then update what quotes it
 """
 from __future__ import annotations
 
-import argparse
-import hashlib
 import os
 import platform
 import sys
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent / "engine" / "data"
+from corpus_files import DATA, check, parser, sha256, write
+
 CORPUS = DATA / "charlm_corpus.txt"
 PROVENANCE = DATA / "charlm_corpus.md"
 # Real code a char-RNN learns to indent, bracket and `def` from; shlex.py brings the Latin-1
@@ -42,7 +41,7 @@ standard library, joined by one newline each, in this order:
 
 - Taken from: Python {platform.python_version()} ({sys.implementation.name}), `{sys.version.splitlines()[0]}`
 - Size: {len(corpus):,} bytes, UTF-8, {len(set(corpus.decode("utf-8")))} distinct characters
-- sha256: `{hashlib.sha256(corpus).hexdigest()}`
+- sha256: `{sha256(corpus)}`
 - Built by: `python scripts/build_charlm_corpus.py`
 
 ## Licence
@@ -54,17 +53,10 @@ for Python (PSF-2.0): https://docs.python.org/3/license.html
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="compare with the shipped corpus, write nothing")
     corpus = build_corpus().encode("utf-8")
-    if parser.parse_args().check:
-        same = CORPUS.exists() and CORPUS.read_bytes() == corpus
-        print(f"Python {platform.python_version()} {'rebuilds' if same else 'does NOT rebuild'} {CORPUS}")
-        sys.exit(0 if same else 1)
-    DATA.mkdir(exist_ok=True)
-    CORPUS.write_bytes(corpus)  # bytes: no newline translation on any platform
-    PROVENANCE.write_text(provenance(corpus), encoding="utf-8", newline="\n")
-    print(f"wrote {CORPUS} ({len(corpus):,} bytes) and {PROVENANCE}")
+    if parser(__doc__).parse_args().check:
+        check(CORPUS, corpus, f"what Python {platform.python_version()} rebuilds")
+    write(CORPUS, corpus, PROVENANCE, provenance(corpus))
 
 
 if __name__ == "__main__":

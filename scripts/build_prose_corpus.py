@@ -13,17 +13,15 @@ its book by the commit it holds. The word figures of the note come from the engi
 """
 from __future__ import annotations
 
-import argparse
-import hashlib
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
+from corpus_files import DATA, check, parser, read_pinned, sha256, write
+
 from engine.prose import words
 
-DATA = Path(__file__).resolve().parent.parent / "engine" / "data"
 CORPUS = DATA / "prose.txt"
 PROVENANCE = DATA / "prose.md"
 
@@ -60,16 +58,7 @@ SHA256 = "660c0449d1bc386ce369a229fa2c3c80d3ae6fe384a9f0e53424a3b46ef459e4"  # o
 
 def read_book(book: Book, git_dirs: list[Path]) -> bytes:
     """The book's file at its commit, from whichever git directory holds it, or SystemExit."""
-    for git_dir in git_dirs:
-        found = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{book.commit}:{book.path}"],
-                               capture_output=True)
-        if found.returncode == 0:
-            if sha256(found.stdout) != book.sha256:
-                sys.exit(f"{book.path} at {book.commit[:12]} in {git_dir} has sha256 {sha256(found.stdout)}, "
-                         f"not {book.sha256}")
-            return found.stdout
-    sys.exit(f"no --source holds {book.path} at {book.commit[:12]}; give the git directory of a clone of "
-             f"{book.repository}")
+    return read_pinned(git_dirs, book.commit, book.path, book.sha256, book.repository)
 
 
 def cut(book: Book, source: bytes) -> str:
@@ -92,10 +81,6 @@ def build(git_dirs: list[Path]) -> list[str]:
 
 def joined(books: list[str]) -> bytes:
     return (SEPARATOR.join(books) + "\n").encode("ascii")
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def figures(books: list[str], text: str) -> str:
@@ -163,29 +148,16 @@ licence are cut off; what remains is the books' text alone.
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, action="append", default=[],
-                        help="the git directory of a local clone of one of the books' repositories (repeat it)")
-    parser.add_argument("--check", action="store_true", help="compare with the shipped corpus, write nothing")
-    args = parser.parse_args()
+    commands = parser(__doc__, "the git directory of a local clone of one of the books' repositories (repeat it)",
+                      many=True)
+    args = commands.parse_args()
     if args.check:
-        shipped = CORPUS.read_bytes() if CORPUS.exists() else b""
-        if not args.source:
-            same = sha256(shipped) == SHA256
-            print(f"no source given, so not compared byte for byte: {CORPUS} "
-                  f"{'has' if same else 'does NOT have'} the recorded sha256 of the four books' cut")
-        else:
-            same = shipped == joined(build(args.source))
-            print(f"{CORPUS} {'is' if same else 'is NOT'} the four books' cut from the sources, byte for byte")
-        sys.exit(0 if same else 1)
+        rebuilt = joined(build(args.source)) if args.source else None
+        check(CORPUS, rebuilt, "the four books' cut" + (" from the sources" if args.source else ""), SHA256)
     if not args.source:
-        parser.error("give --source for each book's repository: " + ", ".join(b.repository for b in BOOKS))
+        commands.error("give --source for each book's repository: " + ", ".join(b.repository for b in BOOKS))
     books = build(args.source)
-    corpus = joined(books)
-    DATA.mkdir(exist_ok=True)
-    CORPUS.write_bytes(corpus)  # bytes: no newline translation on any platform
-    PROVENANCE.write_text(provenance(books), encoding="utf-8", newline="\n")
-    print(f"wrote {CORPUS} ({len(corpus):,} bytes, sha256 {sha256(corpus)}) and {PROVENANCE}")
+    write(CORPUS, joined(books), PROVENANCE, provenance(books))
 
 
 if __name__ == "__main__":

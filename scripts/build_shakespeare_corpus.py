@@ -11,13 +11,10 @@ or a mirror of it), read at the pinned commit by `git show`:
 """
 from __future__ import annotations
 
-import argparse
-import hashlib
-import subprocess
-import sys
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent / "engine" / "data"
+from corpus_files import DATA, check, parser, read_pinned, sha256, write
+
 CORPUS = DATA / "shakespeare.txt"
 PROVENANCE = DATA / "shakespeare.md"
 REPOSITORY = "karpathy/char-rnn"
@@ -30,17 +27,7 @@ SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"  # o
 
 def read_source(git_dir: Path) -> bytes:
     """The file at COMMIT from a local git directory, or SystemExit saying what is wrong."""
-    found = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{COMMIT}:{PATH}"], capture_output=True)
-    if found.returncode:
-        sys.exit(f"{git_dir} has no {PATH} at {COMMIT[:12]} ({found.stderr.decode().strip()}); "
-                 f"give the git directory of a clone of {REPOSITORY}")
-    if sha256(found.stdout) != SHA256:
-        sys.exit(f"{PATH} at {COMMIT[:12]} in {git_dir} has sha256 {sha256(found.stdout)}, not {SHA256}")
-    return found.stdout
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return read_pinned([git_dir], COMMIT, PATH, SHA256, REPOSITORY)
 
 
 def provenance(corpus: bytes) -> str:
@@ -73,27 +60,16 @@ unchanged, with its source named above.
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, help=f"the git directory of a local clone of {REPOSITORY}")
-    parser.add_argument("--check", action="store_true", help="compare with the shipped corpus, write nothing")
-    args = parser.parse_args()
+    commands = parser(__doc__, f"the git directory of a local clone of {REPOSITORY}")
+    args = commands.parse_args()
     if args.check:
-        shipped = CORPUS.read_bytes() if CORPUS.exists() else b""
-        if args.source is None:
-            same = sha256(shipped) == SHA256
-            print(f"no source given, so not compared byte for byte: {CORPUS} "
-                  f"{'has' if same else 'does NOT have'} the recorded sha256 of {PATH} at {COMMIT[:12]}")
-        else:
-            same = shipped == read_source(args.source)
-            print(f"{CORPUS} {'is' if same else 'is NOT'} {PATH} at {COMMIT[:12]} from {args.source}, byte for byte")
-        sys.exit(0 if same else 1)
+        rebuilt = None if args.source is None else read_source(args.source)
+        what = f"{PATH} at {COMMIT[:12]}" + ("" if args.source is None else f" from {args.source}")
+        check(CORPUS, rebuilt, what, SHA256)
     if args.source is None:
-        parser.error(f"give --source: the git directory of a local clone of {REPOSITORY}")
+        commands.error(f"give --source: the git directory of a local clone of {REPOSITORY}")
     corpus = read_source(args.source)
-    DATA.mkdir(exist_ok=True)
-    CORPUS.write_bytes(corpus)  # bytes: no newline translation on any platform
-    PROVENANCE.write_text(provenance(corpus), encoding="utf-8", newline="\n")
-    print(f"wrote {CORPUS} ({len(corpus):,} bytes) and {PROVENANCE}")
+    write(CORPUS, corpus, PROVENANCE, provenance(corpus))
 
 
 if __name__ == "__main__":

@@ -1,56 +1,18 @@
 """Tiny Shakespeare: the shipped file is the one its provenance describes, and the char-LM task
 reads it with the file's own characters and never trains on the share it holds out."""
-import hashlib
-import importlib.util
-import re
-import sys
-from pathlib import Path
-
-import pytest
 import torch
 
 import engine
 from engine.tasks.charlm import char_ids
+from tests.engine.corpus_scripts import ROOT, figure
 
-ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "engine" / "data" / "shakespeare.txt"
 PROVENANCE = CORPUS.with_suffix(".md")
 
 
-def script():
-    """scripts/build_shakespeare_corpus.py as a module (scripts/ is no package)."""
-    path = ROOT / "scripts" / "build_shakespeare_corpus.py"
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def recorded(pattern: str) -> str:
-    return re.search(pattern, PROVENANCE.read_text(encoding="utf-8")).group(1)
-
-
-def test_the_corpus_is_the_file_its_provenance_records():
-    shipped, build = CORPUS.read_bytes(), script()
-    assert hashlib.sha256(shipped).hexdigest() == recorded(r"sha256: `([0-9a-f]{64})`") == build.SHA256
-    assert len(shipped) == int(recorded(r"Size: ([\d,]+) bytes").replace(",", "")) == 1_115_394
-    assert len(set(shipped.decode("utf-8"))) == int(recorded(r"Distinct characters: (\d+)")) == 65
-    assert build.COMMIT in PROVENANCE.read_text(encoding="utf-8")
-
-
-@pytest.mark.parametrize("changed", [False, True])
-def test_the_build_scripts_check_finds_a_changed_corpus(changed, tmp_path, monkeypatch, capsys):
-    """Given no source, --check says it did not compare byte for byte, and still refuses a file
-    whose digest is not the source's."""
-    build = script()
-    copy = tmp_path / "shakespeare.txt"
-    copy.write_bytes(CORPUS.read_bytes().replace(b"First Citizen", b"Second Citizen", int(changed)))
-    monkeypatch.setattr(build, "CORPUS", copy)
-    monkeypatch.setattr(sys, "argv", ["build_shakespeare_corpus.py", "--check"])
-    with pytest.raises(SystemExit) as end:
-        build.main()
-    assert end.value.code == int(changed)
-    assert "not compared byte for byte" in capsys.readouterr().out
+def test_the_note_counts_the_files_characters():
+    text = CORPUS.read_bytes().decode("utf-8")
+    assert len(set(text)) == figure(PROVENANCE, r"Distinct characters: (\d+)") == 65
 
 
 def test_the_task_reads_the_file_with_its_own_characters():
@@ -70,7 +32,7 @@ def test_the_held_out_split_is_nanogpts():
     task = engine.make_task("charlm", corpus="shakespeare", seq_len=64)
     assert task.train_end == int(len(task.ids) * 0.9) == 1_003_854
     assert len(task.ids) - task.train_end == 111_540
-    assert task.train_end == int(recorded(r"from character ([\d,]+) on").replace(",", ""))
+    assert task.train_end == figure(PROVENANCE, r"from character ([\d,]+) on")
 
 
 def test_training_windows_never_reach_the_held_out_text():
