@@ -17,6 +17,11 @@ from engine.tasks.base import DECODERS
 
 FILE_PARAMS = ("text", "csv_text")  # task parameters filled by an upload, never put in a link
 SHARED = ("seed",)  # one seed for the task's data and the training run
+# A page's own settings, not the Lab's: the page reads them from the link (the Embeddings page's
+# word2vec, app/session/embeddings.py), and parse_query leaves them to it.
+EMBEDDING_PARAMS = {"dim": "w2v_dim", "window": "w2v_window", "negatives": "w2v_negatives", "words": "w2v_words",
+                    "pick": "w2v_pick", "projection": "w2v_map"}
+PAGE_PARAMS = frozenset(EMBEDDING_PARAMS.values())
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,7 @@ def parse_query(query: dict[str, str]) -> Setup:
     values = {name: dict(defaults) for name, (defaults, _) in sections.items()}
     problems = []
     for key, text in query.items():
-        if key == "task":
+        if key == "task" or key in PAGE_PARAMS:
             continue
         section = next((s for s, (defaults, _) in sections.items() if key in defaults), None)
         if section is None:
