@@ -74,6 +74,8 @@ EMBEDDING_AXIS = ("embedding_axis_from", "embedding_axis_to", "embedding_axis_wo
 EMBEDDING_COMPARED = "embedding_compared"  # the words drawn one-hot and learned
 EMBEDDING_SHOWN = "embedding_shown"  # how many words the projection draws
 EMBEDDING_SAMPLING = "embedding_sampling"  # ... picked by frequency or at random
+EMBEDDING_PROJECTION = "embedding_projection"  # ... as PCA or a t-SNE map
+EMBEDDING_LINK_PROBLEM = "embedding_link_problem"  # what the link's Embeddings settings had wrong
 EMBEDDING_SETTINGS = ("embedding_dim", "embedding_window", "embedding_negatives")
 # Transfer learning
 TRANSFER = "transfer"  # this session's TransferRuns: from scratch and pretrained
