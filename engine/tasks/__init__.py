@@ -1,7 +1,7 @@
 """Tasks by name: `make_task("adding", seq_len=50, seed=0)`.
 
-TASKS holds every task; ATTENTION_TASKS names those that teach attention (copy, dates, and sort,
-whose pointer network's output is an attention). Which
+TASKS holds every task; ATTENTION_TASKS names those that teach attention (copy, dates, sort,
+whose pointer network's output is an attention, and translate). Which
 tasks the app offers is the app's choice (app/session/link.py)."""
 from __future__ import annotations
 
@@ -20,11 +20,13 @@ from .review_csv import ParsedReviews, parse_reviews
 from .sentiment import SentimentTask
 from .sine import SineTask
 from .sort import SortTask
+from .translate import TranslateTask
 
 ATTENTION_TASKS: dict[str, type[Task]] = {
     "copy": CopyTask,
     "dates": DatesTask,
     "sort": SortTask,
+    "translate": TranslateTask,
 }
 TASKS: dict[str, type[Task]] = {
     "adding": AddingTask,

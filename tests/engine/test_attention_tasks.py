@@ -79,7 +79,8 @@ def test_date_targets_are_what_the_standard_library_reads_in_the_source():
 
 def test_the_attention_tasks_are_tasks_made_by_name_whose_presets_attend():
     """Which of them the app offers is the app's choice (app/session/link.py), tested there."""
-    assert set(engine.ATTENTION_TASKS) == {"copy", "dates", "sort"} and set(engine.ATTENTION_TASKS) <= set(engine.TASKS)
+    assert set(engine.ATTENTION_TASKS) == {"copy", "dates", "sort", "translate"}
+    assert set(engine.ATTENTION_TASKS) <= set(engine.TASKS)
     assert all(task.preset.model.attention is not None for task in engine.ATTENTION_TASKS.values())
     assert engine.task_params("dates") == {"seed": 0}
     raises_saying(lambda: engine.make_task("dates", seq_len=5), "no parameter seq_len")

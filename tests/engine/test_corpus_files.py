@@ -32,6 +32,8 @@ PINNED = [  # corpora read from a pinned git source: --check without a source co
            lambda b: [x for book in b.BOOKS for x in (book.commit, book.sha256, book.repository)]),
     Corpus("shakespeare", "shakespeare.txt", 1_115_394, (b"First Citizen", b"Second Citizen"),
            lambda b: [b.COMMIT, b.REPOSITORY, b.PATH]),
+    Corpus("translation", "eng_fra.tsv", 562_864, (b"Va !", b"Va-t'en !"),
+           lambda b: [b.COMMIT, b.REPOSITORY, b.PATH, b.SOURCE_SHA256]),
 ]
 CHARLM = Corpus("charlm", "charlm_corpus.txt", 78_126, (b"", b""), lambda b: [f"Lib/{f}" for f in b.STDLIB_FILES])
 

@@ -1,0 +1,235 @@
+"""Translation: English sentences in, their French translations out, word by word.
+
+The pairs are Tatoeba's (engine/data/eng_fra.tsv, each line with its CC-BY 2.0 FR attribution;
+engine/data/eng_fra.md says where they come from and how they were cut). Words are cut here, by
+one rule both sides share and the provenance note's figures are counted by: the text NFC
+normalised and lower-cased, French typography's no-break and thin spaces made spaces and the
+typographic apostrophe a plain one; a token is a run of letters and digits with apostrophes and
+hyphens allowed inside it (`don't`, `j'ai`, `peut-être`), or one punctuation mark (`.`, `!`, `«`).
+
+A held-out split of whole source sentences: every pair whose English sentence (as its tokens) was
+drawn for it is held out, so no source sentence is both trained on and scored, and the held-out
+BLEU (engine.bleu) scores each with all its French translations as references.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, NamedTuple
+
+import torch
+
+from ..config import ModelConfig, check_int
+from ..losses import IGNORE
+from ..train_config import TrainConfig
+from .base import Preset, Task, TaskSpec
+from .features import word_features
+from .reverse import ReverseTask
+
+PAIRS_TSV = Path(__file__).resolve().parent.parent / "data" / "eng_fra.tsv"
+# Token ids 0-3 on both sides. Target 0 and 1 are the encoder-decoder's <sos> and <eos>
+# (engine.seq2seq.SOS, EOS); a source ends with </s> and is padded after it with <pad>.
+SPECIALS = ("<s>", "</s>", "<pad>", "<unk>")
+BOS, EOS, PAD, UNK = range(4)
+HELD_OUT_SHARE = 0.1  # of the distinct English sentences
+TOKEN = re.compile(r"[^\W_]+(?:['-][^\W_]+)*|[^\w\s]")
+SPACES = re.compile(r"[\u00a0\u2009\u202f]")  # no-break, thin and narrow no-break spaces
+
+
+def tokens(text: str) -> list[str]:
+    """The tokens of a sentence (the rule in the module's docstring), lower-cased, in order."""
+    text = SPACES.sub(" ", unicodedata.normalize("NFC", text).lower()).replace("\u2019", "'")
+    return TOKEN.findall(text)
+
+
+def words(text: str) -> list[str]:
+    """The tokens that are words, not punctuation marks: what the corpus's length filter counts."""
+    return [t for t in tokens(text) if any(ch.isalnum() for ch in t)]
+
+
+class Pair(NamedTuple):
+    english: str
+    french: str
+    attribution: str  # "CC-BY 2.0 (France) Attribution: tatoeba.org #<id> (<user>) & #<id> (<user>)"
+
+
+def read_pairs(text: str) -> list[Pair]:
+    """Tab-separated lines of English, French and the attribution, as the shipped file holds them;
+    ValueError naming the first line that is not three tab-separated fields."""
+    pairs = []
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split("\t")
+        if len(fields) != 3 or not all(f.strip() for f in fields):
+            raise ValueError(
+                f"line {number} of the pair file is not English<TAB>French<TAB>attribution "
+                f"({len(fields)} tab-separated fields); give one pair a line, three fields separated by tabs")
+        pairs.append(Pair(*fields))
+    return pairs
+
+
+@functools.cache
+def shipped_pairs() -> tuple[Pair, ...]:
+    """The shipped pairs, read once a process."""
+    return tuple(read_pairs(PAIRS_TSV.read_bytes().decode("utf-8")))
+
+
+@functools.cache
+def tokenised_pairs() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """Every shipped pair as (English tokens, French tokens)."""
+    return tuple((tuple(tokens(p.english)), tuple(tokens(p.french))) for p in shipped_pairs())
+
+
+def split_sources(sources: list[tuple[str, ...]], seed: int) -> set[tuple[str, ...]]:
+    """The distinct source sentences held out: HELD_OUT_SHARE of them (at least one), drawn by `seed`."""
+    distinct = sorted(set(sources))
+    order = torch.randperm(len(distinct), generator=torch.Generator().manual_seed(seed)).tolist()
+    n_held = max(1, math.ceil(len(distinct) * HELD_OUT_SHARE))
+    return {distinct[i] for i in order[:n_held]}
+
+
+def vocabulary(sentences, min_count: int) -> tuple[str, ...]:
+    """SPECIALS, then every token seen at least min_count times, most frequent first (ties in
+    alphabetical order)."""
+    counts = Counter(t for sentence in sentences for t in sentence)
+    kept = sorted((w for w, n in counts.items() if n >= min_count), key=lambda w: (-counts[w], w))
+    return SPECIALS + tuple(kept)
+
+
+def ids_of(sentence, index: dict[str, int], length: int, end: int, fill: int) -> list[int]:
+    """A sentence's token ids (unknown tokens <unk>), then `end`, then `fill` up to `length`."""
+    ids = [index.get(t, UNK) for t in sentence] + [end]
+    return ids + [fill] * (length - len(ids))
+
+
+@dataclass
+class TranslateTask(Task):
+    """x: an English sentence as word ids [B, S], ended by </s> and padded after it with <pad>
+    (S: the longest English sentence + 1). y: its French translation as target ids [B, T_out],
+    ended by </s> (<eos>), IGNORE after it (T_out: the longest French sentence + 1). Words seen
+    fewer than min_count times in the training pairs are <unk>, on each side. 10% of the distinct
+    English sentences are held out with all their translations (test_set, references)."""
+
+    min_count: int = 2
+
+    help: ClassVar[str] = "encoder-decoder: translate short English sentences into French (Tatoeba)"
+    decodes: ClassVar[bool] = True
+    preset: ClassVar[Preset] = Preset(
+        model=ModelConfig(arch="gru", hidden_size=64, embedding_dim=32, bidirectional=True, attention="dot"),
+        train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),
+        steps=800,
+        lesson=(
+            "A GRU encoder-decoder with attention learns to translate short English sentences into French "
+            "from 4,462 Tatoeba pairs. Its held-out BLEU, every translation of a sentence counting as a "
+            "reference, passed 10 within 800 steps on seed 0 (about a minute), while the held-out loss "
+            "rose: the held-out sentences hold words it never saw. Read the alignment: each French word "
+            "looks at the English word it translates."
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_int("min_count", self.min_count, 1, 100)
+        pairs = tokenised_pairs()
+        held = split_sources([english for english, _ in pairs], self.seed)
+        train = [p for p in pairs if p[0] not in held]
+        test = [p for p in pairs if p[0] in held]
+        self.vocab = vocabulary((e for e, _ in train), self.min_count)
+        self.target_vocab = vocabulary((f for _, f in train), self.min_count)
+        self.max_source_len = max(len(e) for e, _ in pairs) + 1  # </s>
+        self.spec = TaskSpec(
+            "translate", "encdec", "tokens", input_size=len(self.vocab), output_size=len(self.target_vocab),
+            loss="ce", out_len=max(len(f) for _, f in pairs) + 1, pad_id=PAD,
+        )
+        self.train_x, self.train_y = self.tensors(train)
+        self.test_x, self.test_y = self.tensors(test)
+        grouped: dict[tuple[str, ...], list[str]] = {}
+        for english, french in test:
+            grouped.setdefault(english, []).append(" ".join(french))
+        self.reference_sources = torch.stack([self.source_ids(e) for e in grouped]) if grouped else None
+        self.references = list(grouped.values())  # each held-out sentence's translations, as token text
+
+    def tensors(self, pairs) -> tuple[torch.Tensor, torch.Tensor]:
+        """[N, S] source ids and [N, T_out] target ids of pairs of token sequences."""
+        target_index = {w: i for i, w in enumerate(self.target_vocab)}
+        x = torch.stack([self.source_ids(english) for english, _ in pairs])  # [N, S]
+        y = torch.tensor([ids_of(f, target_index, self.spec.out_len, EOS, IGNORE) for _, f in pairs])  # [N, T_out]
+        return x, y
+
+    def source_ids(self, sentence) -> torch.Tensor:
+        index = {w: i for i, w in enumerate(self.vocab)}
+        return torch.tensor(ids_of(sentence, index, self.max_source_len, EOS, PAD))  # [S]
+
+    @property
+    def source_len(self) -> int:
+        return self.max_source_len
+
+    def sample(self, batch_size, generator):
+        rows = torch.randint(0, len(self.train_x), (batch_size,), generator=generator)  # [B]
+        return self.train_x[rows], self.train_y[rows]  # [B, S], [B, T_out]
+
+    def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every held-out pair: [N_test, S], [N_test, T_out]."""
+        return self.test_x, self.test_y
+
+    # ------------------------------------------------------------ sentences a student types
+
+    def unknown_words(self, text: str) -> list[str]:
+        """The tokens of `text` the source vocabulary lacks (the model reads each as <unk>)."""
+        known = set(self.vocab[len(SPECIALS):])
+        return [t for t in tokens(text) if t not in known]
+
+    def encode(self, text: str) -> torch.Tensor:
+        """An English sentence as the model reads it: [S] ids, </s> and padding after its tokens.
+        ValueError for a sentence with no word, too many tokens, or no word the model knows."""
+        found = tokens(text)
+        if not words(text):
+            raise ValueError("type an English sentence with at least one word, e.g. 'I am cold.'")
+        if len(found) > self.max_source_len - 1:
+            raise ValueError(
+                f"the sentence has {len(found)} words and marks; the model reads at most {self.max_source_len - 1} "
+                "(the longest English sentence it was trained on): type a shorter one, e.g. 'I am cold.'")
+        if len(self.unknown_words(text)) == len(found):
+            raise ValueError(
+                f"none of {', '.join(repr(t) for t in found)} is in the model's English vocabulary; "
+                "use everyday words, e.g. 'I am cold.'")
+        return self.source_ids(found)
+
+    # ------------------------------------------------------------ ids back to words
+
+    def decode(self, ids) -> str:
+        """Source ids back to words, up to </s> (without the padding)."""
+        return " ".join(self.source_words(ids))
+
+    def source_words(self, ids) -> list[str]:
+        found = []
+        for i in ids:
+            if int(i) in (EOS, PAD):
+                break
+            found.append(self.vocab[int(i)])
+        return found
+
+    def target_words(self, ids) -> list[str]:
+        """Target ids (a model's argmax or a beam's tokens) as words, up to </s>."""
+        found = []
+        for i in ids:
+            if int(i) in (EOS, IGNORE):
+                break
+            found.append(self.target_vocab[int(i)])
+        return found
+
+    def decode_target(self, ids) -> str:
+        return " ".join(self.target_words(ids))
+
+    @property
+    def class_names(self):
+        return self.target_vocab
+
+    def input_features(self, symbols, x):
+        return word_features(symbols, pad=self.pad_symbol)
+
+    sequence_accuracy = ReverseTask.sequence_accuracy
