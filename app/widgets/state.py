@@ -83,8 +83,12 @@ TRANSFER_STEPS = "transfer_steps"  # "Train each up to step" there
 TRANSFER_RECIPE = "transfer_recipe"  # the Recipe last asked for in its form
 TRANSFER_CSV = "transfer_csv"  # its uploader: a review CSV to read instead of the shipped reviews
 TRANSFER_REVIEWS = "transfer_reviews"  # that CSV parsed (ParsedReviews, shared read-only), or None
+VECTORS = "vectors"  # this session's VectorRuns (Pretrained embeddings): random, frozen, fine-tuned starts
+VECTORS_STEPS = "vectors_steps"  # "Train each up to step" there
+VECTORS_PLAN = "vectors_plan"  # the Plan last asked for in its form
+VECTORS_YOURS = "vectors_yours"  # the student's own word2vec vectors, copied from the Embeddings page when asked
 # A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
-RESET_BY_A_LESSON = (TRANSFER_RECIPE, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE)
+RESET_BY_A_LESSON = (TRANSFER_RECIPE, VECTORS_PLAN, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE)
 # BPTT and RTRL
 RTRL = "rtrl"  # this session's rtrl.SideBySide: the page's model, its sample and what is computed of them
 RTRL_ARCH = "rtrl_arch"  # the cell: "rnn" or "gru"
