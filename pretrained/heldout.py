@@ -132,19 +132,18 @@ def glob_windows(seq_len: int, generator: torch.Generator | None = None) -> Samp
 
 
 def tail_windows(task: engine.Task, generator: torch.Generator | None = None) -> Samples:
-    """Windows of the text a char-LM task holds out at its end (from task.train_end on): every
-    window of seq_len characters end to end, or FRESH_WINDOWS at random starts drawn from `generator`."""
-    first, last = task.train_end, len(task.ids) - task.seq_len - 1  # the first and last possible window starts
-    tail = f"the corpus's last {len(task.ids) - first:,} characters"
+    """Windows of the text a char-LM task holds out at its end (from task.train_end on, the task's
+    own held_out_windows): every window of seq_len characters end to end, or FRESH_WINDOWS distinct
+    random starts drawn from `generator`."""
+    tail = f"the corpus's last {len(task.ids) - task.train_end:,} characters"
     if generator is None:
-        starts = torch.arange(first, last + 1, task.seq_len)  # [W]
+        x, y = task.held_out_windows()
         what = f"every {task.seq_len}-character window of {tail} end to end"
     else:
-        starts = torch.randint(first, last + 1, (FRESH_WINDOWS,), generator=generator)  # [W]
-        what = f"{FRESH_WINDOWS} random {task.seq_len}-character windows of {tail}"
-    chunk = task.ids[starts[:, None] + torch.arange(task.seq_len + 1)].long()  # [W, T+1]
-    return Samples(chunk[:, :-1], chunk[:, 1:], f"{what} ({len(starts)} windows, {chunk[:, 1:].numel():,} next "
-                   "characters), the share the task holds out and never trains on")
+        x, y = task.held_out_windows(FRESH_WINDOWS, generator)
+        what = f"{len(y)} random {task.seq_len}-character windows of {tail}"
+    return Samples(x, y, f"{what} ({len(y)} windows, {y.numel():,} next characters), the share the task holds "
+                   "out and never trains on")
 
 
 def review_windows(task: engine.Task, generator: torch.Generator | None = None) -> Samples:

@@ -5,8 +5,9 @@ practice). No Streamlit here.
 The training curves score each step's own batch, which a model can learn by heart: on a small
 review CSV the training loss reaches 1e-7 while the held-out loss climbs past a coin toss's.
 The held-out set is fixed when the model is installed, so every point of its curve scores the
-same samples: the task's own test split where it has one (sentiment's held-out reviews), else
-the batch Trainer.evaluate draws from the seed's "held_out" stream (apart from the training
+same samples: the task's own test split where it has one (sentiment's held-out reviews), the
+text a char LM holds out where it holds some (Tiny Shakespeare's last 10%, or an uploaded text's),
+else the batch Trainer.evaluate draws from the seed's "held_out" stream (apart from the training
 batches and the probe samples). It is cut to about SAMPLE_STEPS samples x time steps, so that one
 evaluation (no_grad, eval mode) costs a few percent of the EVAL_EVERY training steps before it.
 Measured on each task preset (one thread, fastest of 25, the 2-core machine shared): samples
@@ -43,14 +44,23 @@ def steps_per_sample(x: torch.Tensor, y: torch.Tensor) -> int:
 
 
 def held_out_set(task: engine.Task, seed: int) -> tuple[torch.Tensor, torch.Tensor, int, bool]:
-    """(x, y, n_available, from_test_split): the samples every evaluation scores. The task's test
-    split if it has one, else Trainer.evaluate's batch from the seed's "held_out" stream; at most
-    SAMPLE_STEPS / (time steps per sample) samples of either (at least MIN_SAMPLES, at most
-    MAX_SAMPLES). A test split is shuffled by the task, so its first samples are a fair subset."""
+    """(x, y, n_available, from_test_split): the samples every evaluation scores, at most
+    SAMPLE_STEPS / (time steps per sample) of them (at least MIN_SAMPLES, at most MAX_SAMPLES):
+    - the task's test split if it has one (a test split is shuffled by the task, so its first
+      samples are a fair subset);
+    - a text the task holds out (a char LM on Tiny Shakespeare or on a student's own text: its last
+      10%): that many distinct windows of it at random starts from the seed's "held_out" stream
+      (CharLMTask.held_out_windows), out of every start it has;
+    - else Trainer.evaluate's batch from the seed's "held_out" stream (apart from the training
+      batches, from the same source: for the Python corpus and the reviews' text, which the task
+      trains on whole, windows of the training text)."""
     if hasattr(task, "test_set"):
         x, y = task.test_set()
         n = budget(steps_per_sample(x[:1], y[:1]))
         return x[:n], y[:n], len(y), True
+    if getattr(task, "holds_out", False):
+        x, y = task.held_out_windows(budget(task.seq_len), stream(seed, "held_out"))
+        return x, y, len(task.ids) - task.train_end - task.seq_len, True  # windows it could score
     x1, y1 = task.batch(1, stream(seed, "held_out"))
     n = budget(steps_per_sample(x1, y1))
     x, y = task.batch(n, stream(seed, "held_out"))  # what trainer.evaluate(n) scores
@@ -102,6 +112,11 @@ class HeldOut:
 
     def describe(self) -> str:
         """What the held-out curve scores, for a caption."""
+        if self.test_split and getattr(self.task, "holds_out", False):
+            tail = len(self.task.ids) - self.task.train_end
+            which = "every one" if self.size == self.available else f"{self.size:,} at random starts"
+            return (f"windows of {self.task.seq_len} characters in the text's last {tail:,} characters, held out "
+                    f"and never trained on: {which} of the {self.available:,} it has")
         if self.test_split:
             of = f" of the task's {self.available:,}" if self.available > self.size else ""
             return f"{self.size:,}{of} held-out samples, set apart before training and never trained on"

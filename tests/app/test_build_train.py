@@ -244,7 +244,7 @@ def test_a_refused_model_upload_says_why_and_keeps_the_model():
 
 def test_an_uploaded_corpus_trains_and_stays_with_its_task():
     at = build_page(app({"task": "charlm"}))
-    text = "def f(x):\n    return x + 1\n" * 20
+    text = "def f(x):\n    return x + 1\n" * 40  # 1,080 characters: seq_len 100 needs 1,001 (10% held out)
     uploader(at, "upload.charlm").set_value(("mine.py", text.encode(), "text/plain")).run()
     assert lab(at).task.vocab == tuple(sorted(set(text)))
     at.button(key="step").click().run()

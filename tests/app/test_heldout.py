@@ -11,6 +11,7 @@ import engine
 from app.session import heldout
 from app.session.lab import Lab
 from app.session.link import DEFAULT, preset_setup
+from engine.rng import stream
 from engine.tasks.reviews import REVIEWS_CSV
 
 SMALL = dataclasses.replace(DEFAULT, model=dataclasses.replace(DEFAULT.model, hidden_size=16))
@@ -171,3 +172,57 @@ def test_going_back_to_the_best_step_after_a_divergence_trains_on():
     before = lab.trainer.steps_done
     lab.step()
     assert lab.trainer.steps_done == before + 1 and lab.trainer.last.step == before + 1
+
+
+# ---------------------------------------------------------------- a char LM's held-out text (issue 30)
+
+SMALL_LM = dataclasses.replace(preset_setup("charlm"),
+                               model=dataclasses.replace(preset_setup("charlm").model, hidden_size=16))
+
+
+def char_lm(corpus: str, seq_len: int = 100):
+    return dataclasses.replace(SMALL_LM, task_params={"seq_len": seq_len, "corpus": corpus})
+
+
+def test_the_shakespeare_curve_scores_only_its_held_out_tenth_sampled_as_budgeted():
+    """Every id the curve scores lies in Tiny Shakespeare's last 10%: the training text is marked
+    with an id no character has, and none of it is scored. The budget is kept (SAMPLE_STEPS /
+    seq_len distinct windows), and the log's first point is the model's score on them."""
+    lab = Lab(char_lm("shakespeare"))
+    task = lab.task
+    assert lab.held_out.test_split and lab.held_out.size == heldout.budget(100) == 102
+    marked = dataclasses.replace(task)  # the same text, whose training part is then marked
+    marked.ids = task.ids.clone()
+    marked.ids[: task.train_end] = 255  # [N]
+    x, y, available, _ = heldout.held_out_set(marked, lab.setup.train.seed)
+    assert (x != 255).all() and (y != 255).all()
+    assert torch.equal(x, lab.held_out.x) and torch.equal(y, lab.held_out.y)  # the lab's, id for id
+    assert len({tuple(row) for row in x.tolist()}) == 102 and available == len(task.ids) - task.train_end - 100
+    assert "last 111,540 characters" in lab.held_out.describe() and "never trained on" in lab.held_out.describe()
+    assert lab.held_out.frame()["loss"][0] == heldout.score(lab.model, task, x, y)[0]
+
+
+def test_an_uploaded_texts_curve_scores_only_the_files_last_tenth():
+    """The scored ids, read back as text, are windows of the file's last 10% and nowhere else in it
+    (random letters: a 33-character window occurs once)."""
+    rng = np.random.default_rng(0)
+    text = "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz .\n"), 5_000))
+    lab = Lab(char_lm("python", seq_len=32), text.encode("utf-8"))
+    tail = text[int(len(text) * 0.9) :]  # 500 characters
+    assert lab.task.train_end == 4_500 and lab.held_out.size == heldout.budget(32) == 320
+    x, y = lab.held_out.x, lab.held_out.y
+    assert torch.equal(x[:, 1:], y[:, :-1])
+    windows = [lab.task.decode(torch.cat([a, b[-1:]])) for a, b in zip(x, y)]
+    assert all(w in tail and text.find(w) >= 4_500 for w in windows)
+    assert len(set(windows)) == 320  # distinct windows, of the 500 - 32 = 468 it has
+    assert "every one" not in lab.held_out.describe() and "of the 468 it has" in lab.held_out.describe()
+
+
+def test_the_python_corpus_curve_still_scores_trainer_evaluates_batch_of_its_training_text():
+    """The Python corpus holds nothing out in the lab (its checkpoints' cards hold out glob.py), so
+    the curve scores the seed's "held_out" batch of windows of the text it trains on, and says so."""
+    lab = Lab(char_lm("python"))
+    assert not lab.held_out.test_split and not lab.task.holds_out
+    x, y = lab.task.batch(lab.held_out.size, stream(lab.setup.train.seed, "held_out"))
+    assert torch.equal(lab.held_out.x, x) and torch.equal(lab.held_out.y, y)
+    assert "windows of the same text" in lab.held_out.describe()

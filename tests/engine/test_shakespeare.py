@@ -53,9 +53,10 @@ def test_the_last_training_window_ends_on_the_last_training_character(monkeypatc
     assert torch.equal(x[0], last[:-1]) and torch.equal(y[0], last[1:])
 
 
-def test_a_text_of_ones_own_has_no_split():
+def test_a_text_of_ones_own_holds_out_its_own_last_tenth():
+    """The text replaces the corpus, and is cut as Tiny Shakespeare is: int(n * 0.9)."""
     task = engine.make_task("charlm", corpus="shakespeare", text="to be or not to be " * 20, seq_len=10)
-    assert task.train_end == len(task.ids) == 380
+    assert len(task.ids) == 380 and task.train_end == 342 and task.holds_out
 
 
 def test_char_ids_index_the_sorted_vocabulary():

@@ -277,20 +277,24 @@ def test_charlm_corpus_does_not_depend_on_the_running_interpreter(monkeypatch, t
 
 
 def test_charlm_draws_every_window_of_a_small_text():
-    text = "abcdefghij"  # distinct characters, so each window is unique
+    text = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"  # 40 distinct characters, so each window is unique
     task = engine.make_task("charlm", text=text, seq_len=3, seed=0)
-    assert task.vocab == tuple(text)
+    assert task.vocab == tuple(sorted(text)) and task.train_end == 36  # the last 10% held out
     x, y = task.batch(600)
     pairs = {(task.decode(a), task.decode(b)) for a, b in zip(x, y)}
-    expected = {(text[s : s + 3], text[s + 1 : s + 4]) for s in range(len(text) - 3)}
-    assert pairs == expected  # including the last window, whose target ends on the last character
+    expected = {(text[s : s + 3], text[s + 1 : s + 4]) for s in range(36 - 3)}
+    assert pairs == expected  # including the last training window, whose target ends on character 35
 
 
-def test_charlm_text_of_seq_len_plus_one_gives_its_one_window():
-    task = engine.make_task("charlm", text="hello", seq_len=4)
-    x, y = task.batch(3)
-    assert [task.decode(r) for r in x] == ["hell"] * 3
-    assert [task.decode(r) for r in y] == ["ello"] * 3
+def test_charlm_text_of_the_shortest_length_gives_one_held_out_window():
+    """At seq_len 4 a text needs 41 characters: 36 to train on, and its last 5 for the one
+    held-out window (4 characters read, each one's next predicted)."""
+    text = "".join(chr(ord("a") + i % 26) for i in range(41))
+    task = engine.make_task("charlm", text=text, seq_len=4)
+    x, y = task.held_out_windows()
+    assert [task.decode(r) for r in x] == [text[36:40]] and [task.decode(r) for r in y] == [text[37:41]]
+    with pytest.raises(ValueError, match="has 40 characters.* at least 41 characters"):
+        engine.make_task("charlm", text=text[:-1], seq_len=4)
 
 
 def test_charlm_accepts_bytes_like_str():

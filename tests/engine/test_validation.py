@@ -182,7 +182,7 @@ def test_charlm_vocabulary_at_the_cap_is_accepted():
 
 
 def test_charlm_encode_unknown_character():
-    task = engine.make_task("charlm", text="abcabcabc", seq_len=3)
+    task = engine.make_task("charlm", text="abc" * 11, seq_len=3)
     raises_saying(lambda: task.encode("abz"), "'z'", "not in this corpus")
 
 
