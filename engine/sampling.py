@@ -2,10 +2,11 @@
 search, one token at a time after a prompt.
 
 A recurrent model carries its state from token to token (one step of its stack per token); a
-causal transformer reads the whole text so far at every token (it has no state to carry), which
-costs O(T^2) and is fine for the few hundred characters a page asks for. Either way the
-distribution over the next token is the one the model gives when it reads the whole text at once
-(the tests check it).
+causal transformer rereads the text at every token (it has no state to carry), but only its last
+`window` tokens: the length of the windows it was trained on (the task's seq_len), as nanoGPT's
+generate crops to block_size. Past that length its positions were never trained (a learned table
+has no row for them at all). Either way the distribution over the next token is the one the model
+gives reading that context at once (`context_logits`; the tests check it).
 
     p(x_t = i) = softmax(z / temperature)_i, then
     top-k: only the k most likely tokens keep their probability (renormalised);
@@ -73,13 +74,51 @@ def next_probabilities(logits: Tensor, sampling: Sampling) -> Tensor:
     return probs / probs.sum(-1, keepdim=True)
 
 
+def context_window(model: nn.Module, window: int | None = None) -> int | None:
+    """How many of the latest tokens the model reads to score the next one: None (all of them,
+    through its state) for a recurrent model; for a transformer `window` (the seq_len it was
+    trained on), and at most its learned position table's rows (a table has none past them)."""
+    if hasattr(model, "rnn"):
+        return None
+    if window is not None and window < 1:
+        raise ValueError(f"the context window must be at least 1 token, got {window}")
+    table = getattr(getattr(model, "positions", None), "table", None)
+    limits = [w for w in (window, None if table is None else table.num_embeddings) if w is not None]
+    return min(limits) if limits else None
+
+
+CHUNK = 64  # windows a transformer reads at once in context_logits: attention holds [CHUNK, heads, W, W]
+
+
+def context_logits(model: nn.Module, text: Tensor, window: int | None = None) -> Tensor:
+    """[T - 1, V]: the scores of the token after each of text[:-1] ([T] token ids), each from the
+    context `generate` gives the model there: everything before for a recurrent model (its state;
+    one pass), and for a transformer the last context_window(model, window) tokens (one pass over
+    the first window, then the window ending at each later token). In eval mode, as generate reads;
+    the model's mode is left as it was."""
+    read = text[:-1]  # [T - 1]
+    W = context_window(model, window)
+    was_training = model.training
+    model.eval()  # as generate reads (no dropout)
+    try:
+        with torch.no_grad():
+            if W is None or len(read) <= W:
+                return model(read[None])[0]  # [T - 1, V]
+            later = read.unfold(0, W, 1)[1:]  # [T - 1 - W, W]: the window ending at each token past the first W
+            return torch.cat([model(read[None, :W])[0]]  # [W, V]
+                             + [model(chunk)[:, -1] for chunk in later.split(CHUNK)])  # each [<=CHUNK, V]
+    finally:
+        model.train(was_training)
+
+
 class Reader:
     """Feeds tokens to a model and gives the scores of the next one: [B, V] logits. Recurrent
-    models carry their state; transformers reread the text so far."""
+    models carry their state; transformers reread the text so far, cropped to their window."""
 
-    def __init__(self, model: nn.Module, prompt: Tensor):
-        """prompt [B, P] token ids, P >= 1."""
+    def __init__(self, model: nn.Module, prompt: Tensor, window: int | None = None):
+        """prompt [B, P] token ids, P >= 1; window: a transformer's context (context_window)."""
         self.model, self.recurrent = model, hasattr(model, "rnn")
+        self.window = context_window(model, window)
         self.state: State | None = None
         self.text = prompt
         self.logits = self.read(prompt)  # [B, V]
@@ -89,7 +128,8 @@ class Reader:
         if self.recurrent:
             out, self.state = self.model.features(self.model.inputs(new), self.state)  # [B, T, H]
             return self.model.head(out[:, -1])  # [B, V]
-        return self.model(self.text)[:, -1]  # [B, T, V] -> [B, V]
+        context = self.text if self.window is None else self.text[:, -self.window:]  # [B, <= window]
+        return self.model(context)[:, -1]  # [B, T, V] -> [B, V]
 
     def take(self, token: Tensor) -> None:
         """token [B]: append it and score what follows."""
@@ -107,9 +147,11 @@ class Reader:
 
 @torch.no_grad()
 def generate(model: nn.Module, prompt: Tensor, length: int, sampling: Sampling,
-             generator: torch.Generator | None = None) -> Tensor:
+             generator: torch.Generator | None = None, window: int | None = None) -> Tensor:
     """The prompt [P] followed by `length` tokens chosen by `sampling`: [P + length]. Eval mode
-    (no dropout) while it runs."""
+    (no dropout) while it runs. window: the length of the windows a transformer was trained on
+    (the task's seq_len), the most of the text it reads at each token (context_window); None
+    reads all it can. A recurrent model ignores it and reads everything through its state."""
     check_language_model(model)
     if prompt.dim() != 1 or len(prompt) == 0:
         raise ValueError("the prompt is empty: give at least one character to start from")
@@ -117,8 +159,8 @@ def generate(model: nn.Module, prompt: Tensor, length: int, sampling: Sampling,
     model.eval()
     try:
         if sampling.method == "beam":
-            return beam(model, prompt, length, sampling.width)
-        reader = Reader(model, prompt[None])
+            return beam(model, prompt, length, sampling.width, window)
+        reader = Reader(model, prompt[None], window)
         for _ in range(length):
             if sampling.method == "greedy":
                 token = reader.logits.argmax(-1)  # [1]
@@ -130,10 +172,10 @@ def generate(model: nn.Module, prompt: Tensor, length: int, sampling: Sampling,
         model.train(was_training)
 
 
-def beam(model: nn.Module, prompt: Tensor, length: int, width: int) -> Tensor:
+def beam(model: nn.Module, prompt: Tensor, length: int, width: int, window: int | None = None) -> Tensor:
     """The most likely continuation a beam of `width` hypotheses finds (sum of log-probabilities,
     every continuation `length` tokens long, so no length normalisation is needed)."""
-    reader = Reader(model, prompt[None])
+    reader = Reader(model, prompt[None], window)
     scores = torch.zeros(1, dtype=torch.float64)  # [B]: log p of each hypothesis's continuation
     for _ in range(length):
         total = scores[:, None] + torch.log_softmax(reader.logits.double(), dim=-1)  # [B, V]
@@ -144,10 +186,10 @@ def beam(model: nn.Module, prompt: Tensor, length: int, width: int) -> Tensor:
     return reader.text[0]  # topk sorts: the first hypothesis scores highest
 
 
-def log_likelihood(model: nn.Module, text: Tensor, start: int) -> float:
-    """sum over t >= start of log p(text[t] | text[:t]) as the model gives it reading the whole
-    text at once: the score a beam's continuation of a prompt of `start` tokens has."""
-    with torch.no_grad():
-        logits = model(text[None, :-1])[0].double()  # [T - 1, V]
+def log_likelihood(model: nn.Module, text: Tensor, start: int, window: int | None = None) -> float:
+    """sum over t >= start of log p(text[t] | context) as the model gives it reading each context at
+    once (context_logits: the whole text before, or a transformer's last `window` tokens): the score
+    a beam's continuation of a prompt of `start` tokens has."""
+    logits = context_logits(model, text, window).double()  # [T - 1, V]
     log_p = torch.log_softmax(logits, dim=-1).gather(1, text[1:, None])[:, 0]  # [T - 1]
     return log_p[start - 1:].sum().item()

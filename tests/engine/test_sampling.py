@@ -1,12 +1,22 @@
 """Text generation against references: the model reading the whole text at once (its next-token
-scores at every position), the filters written out, and greedy decoding as a beam of one."""
+scores at every position), or a transformer its last window, the filters written out, and greedy
+decoding as a beam of one."""
 import math
 
 import pytest
 import torch
 
 import engine
-from engine.sampling import Sampling, generate, log_likelihood, next_probabilities
+from engine.sampling import (
+    Reader,
+    Sampling,
+    context_logits,
+    context_window,
+    generate,
+    log_likelihood,
+    next_probabilities,
+)
+from engine.tasks.base import MAX_SEQ_LEN
 
 from .test_validation import raises_saying
 
@@ -102,3 +112,65 @@ def test_bad_requests_say_what_to_change():
     regression = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=4), adding)
     raises_saying(lambda: generate(regression, torch.zeros(3, dtype=torch.long), 5, Sampling()), "language model")
     assert math.isfinite(log_likelihood(model, task.encode("def f"), 1))
+
+
+# ---------------------------------------------------------------- a transformer's window (issue 30)
+
+WINDOW = 16  # the task's seq_len: the windows language_model's transformers trained on
+
+
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
+def test_a_transformer_reads_only_its_last_window_however_long_the_text(positions):
+    """At each token past its window, the scores the generator acts on are those of the model run
+    on the last WINDOW tokens alone (a direct forward), not on the whole text; greedy text is their
+    argmax at every step."""
+    task, model = language_model("transformer", position_encoding=positions)
+    text = generate(model, task.encode("def "), 60, Sampling("greedy"), window=WINDOW)  # [64]: 4x the window
+    with torch.no_grad():
+        for t in range(4, 64):
+            direct = model(text[None, max(0, t - WINDOW) : t])[0, -1]  # [V]: the cropped context, read at once
+            assert direct.argmax() == text[t], t
+    reader = Reader(model, text[None, :40], window=WINDOW)  # the reader after 40 tokens, then one more
+    with torch.no_grad():
+        cropped, whole = model(text[None, 40 - WINDOW : 40])[0, -1], model(text[None, :40])[0, -1]  # [V] each
+        assert torch.equal(reader.logits[0], cropped) and not torch.allclose(cropped, whole)
+        reader.take(text[40:41])
+        assert torch.equal(reader.logits[0], model(text[None, 41 - WINDOW : 41])[0, -1])
+
+
+@pytest.mark.parametrize("arch", ["transformer", "lstm"])
+def test_context_logits_are_the_direct_forward_on_each_context(arch):
+    """context_logits (what the Generate page plots) at every position: a transformer's on the
+    window ending there, a recurrent model's on everything before (one pass, its state)."""
+    task, model = language_model(arch)
+    text = generate(model, task.encode("re"), 50, Sampling("sample"), torch.Generator().manual_seed(1), WINDOW)
+    logits = context_logits(model, text, WINDOW)  # [51, V]
+    with torch.no_grad():
+        for t in range(51):
+            start = max(0, t + 1 - WINDOW) if arch == "transformer" else 0
+            torch.testing.assert_close(logits[t], model(text[None, start : t + 1])[0, -1], rtol=1e-12, atol=1e-12)
+
+
+def test_sampled_text_past_the_window_draws_each_token_from_its_windows_distribution():
+    task, model = language_model("transformer")
+    sampling = Sampling("top-k", temperature=0.9, k=5)
+    text = generate(model, task.encode("de"), 40, sampling, torch.Generator().manual_seed(2), WINDOW)  # [42]
+    probs = next_probabilities(context_logits(model, text, WINDOW), sampling)  # [41, V]
+    replay = torch.Generator().manual_seed(2)
+    for t in range(1, 41):
+        assert torch.multinomial(probs[t][None], 1, generator=replay)[0, 0] == text[t + 1], t
+    wide = generate(model, task.encode("de"), 30, Sampling("beam", width=4), window=WINDOW)
+    greedy = generate(model, task.encode("de"), 30, Sampling("greedy"), window=WINDOW)
+    assert log_likelihood(model, wide, 2, WINDOW) >= log_likelihood(model, greedy, 2, WINDOW) - 1e-9
+
+
+def test_learned_positions_write_past_their_table_reading_its_last_rows():
+    """A learned table has MAX_SEQ_LEN rows and nothing past them: reading the whole text raised
+    once the text was longer. With no window given, the generator reads the last MAX_SEQ_LEN tokens."""
+    task, model = language_model("transformer", position_encoding="learned")
+    prompt = task.encode((TEXT * 8)[:MAX_SEQ_LEN - 3])  # [1997]
+    text = generate(model, prompt, 8, Sampling("greedy"))  # [2005]
+    assert len(text) == MAX_SEQ_LEN + 5
+    with torch.no_grad():
+        assert model(text[None, -1 - MAX_SEQ_LEN : -1])[0, -1].argmax() == text[-1]
+    assert context_window(model) == MAX_SEQ_LEN and context_window(language_model("gru")[1], WINDOW) is None
