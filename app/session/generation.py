@@ -9,8 +9,9 @@ import numpy as np
 import torch
 
 import engine
+from app.session import pretrained
 from app.session.lab import Lab
-from engine.sampling import Sampling, generate
+from engine.sampling import Sampling, context_logits, context_window, generate
 from engine.tasks.features import char_features
 
 MAX_PROMPT, MAX_LENGTH = 500, 1000  # characters: a recording of 1,500 steps stays well under a second
@@ -25,7 +26,8 @@ class Generated:
     sampling: Sampling
     seed: int
     step: int  # the training step of the model that wrote it
-    logits: torch.Tensor  # [T - 1, V]: the scores of the character after each one but the last
+    logits: torch.Tensor  # [T - 1, V]: the scores of the character after each one but the last, as the
+    # generator read them (a transformer longer than its window: from the window ending there)
     units: dict[str, torch.Tensor]  # "layer 0 h", "layer 0 c", "block 1 output"...: each [T - 1, H]
 
     @property
@@ -48,10 +50,42 @@ def write(lab: Lab, prompt: str, length: int, sampling: Sampling, seed: int) -> 
         raise ValueError(f"a prompt of at most {MAX_PROMPT:,} characters and 1 to {MAX_LENGTH:,} more, please")
     if not hasattr(lab.task, "encode") or lab.task.spec.name != "charlm":
         raise ValueError("generating text needs a character language model (the char LM task)")
-    ids = generate(lab.model, lab.task.encode(prompt), length, sampling, torch.Generator().manual_seed(seed))  # [T]
+    window = lab.task.seq_len  # a transformer reads at most the windows it trained on (engine.sampling)
+    ids = generate(lab.model, lab.task.encode(prompt), length, sampling, torch.Generator().manual_seed(seed),
+                   window)  # [T]
     rec = engine.record(lab.model, ids[None, :-1], ids[None, 1:], jacobians=False)
     text = "".join(lab.task.vocab[i] for i in ids.tolist())
-    return Generated(text, len(prompt), sampling, seed, lab.trainer.steps_done, rec.y_hat.detach(), units_of(rec))
+    logits = rec.y_hat.detach()  # [T - 1, V]: one pass over the whole text
+    cropped = context_window(lab.model, window)
+    if cropped is not None and len(ids) - 1 > cropped:  # a transformer read only its last window: those scores
+        logits = context_logits(lab.model, ids, window)
+    return Generated(text, len(prompt), sampling, seed, lab.trainer.steps_done, logits, units_of(rec))
+
+
+def network(cfg: engine.ModelConfig) -> str:
+    """A model's shape in words: "a 2-layer LSTM of 256 units", "a transformer of 4 blocks, d_model 128"."""
+    if cfg.arch == "transformer":
+        return f"a transformer of {cfg.num_layers} block{'s' * (cfg.num_layers > 1)}, d_model {cfg.hidden_size}"
+    return f"a {cfg.num_layers}-layer {cfg.arch.upper()} of {cfg.hidden_size} units"
+
+
+def counted(n: int, what: str) -> str:
+    return f"{n:,} {what}" + ("s" if n != 1 else "")
+
+
+def trained_on(lab: Lab) -> str:
+    """What the lab's language model learnt from, for the Generate page: a shipped checkpoint's
+    corpus and split as its card states them (and any steps trained here since, on the lab's
+    task), else the lab's own task's text (CharLMTask.trained_on)."""
+    steps, here = lab.trainer.steps_done, lab.task.trained_on()
+    if lab.origin is None:
+        trained = f"trained {counted(steps, 'step')} on" if steps else "not trained yet: it trains on"
+        return f"This model is {network(lab.setup.model)}, {trained} {here}."
+    card = pretrained.named(lab.origin)
+    data, trained = card.fields["data"], card.fields["training"]["steps"]
+    since = f"; since, {counted(steps, 'more step')} here on {here}" if steps else ""
+    return (f"This model is the shipped {card.title} ({card.name}: {network(lab.setup.model)}), trained "
+            f"{trained:,} steps on {data['what']}, {data['trained on']} (held out: {data['held out']}){since}.")
 
 
 @dataclass(frozen=True)

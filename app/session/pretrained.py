@@ -71,10 +71,15 @@ def load(data: bytes) -> tuple[nn.Module, Card]:
 
 
 def setup_for(card: Card) -> Setup:
-    """The task (with the parameters it was trained with), model and training settings of a
-    card, so the lab opens the model on its own task and trains on as it was trained. A char LM
-    was trained on its corpus less one held-out file; in the lab its task reads the whole corpus,
-    with the same vocabulary."""
+    """The Setup a card describes: its task with the preset's parameters overridden by those the
+    card names (a char LM's seq_len and corpus), and the model and training settings it was
+    trained with, so the lab opens the model on its task and trains on as it was trained.
+
+    The lab's task is the app's, with the same vocabulary as the build's, but not always the same
+    training text: a char LM on the Python corpus was built without the corpus's last file
+    (pretrained/heldout.py, CorpusHead), which the lab's task trains on too; on Tiny Shakespeare
+    the lab's task holds out the same last 10% the build never trained on; on the reviews' text it
+    reads what the build read."""
     task = card.fields["task"]
     base = preset_setup(task["name"])
     return Setup(

@@ -65,15 +65,18 @@ def optional_number(section: str, name: str, label: str, help: str) -> float | N
 
 
 def task_params_form(current: Setup) -> dict:
-    """A widget per task parameter: a radio of the values the task lists for it (Task.choices),
-    a checkbox for a flag, a number input otherwise."""
+    """A widget per task parameter: a radio of the values the task lists for it (Task.choices,
+    each shown by the name the task gives it, if any: CharLMTask.choice_names), a checkbox for a
+    flag, a number input otherwise."""
     choices = engine.TASKS[current.task].choices
+    names = getattr(engine.TASKS[current.task], "choice_names", {})  # what each value reads as ("Tiny Shakespeare")
     params = {}
     for param, default in current.task_params.items():
         widget_key = key("task", param)
         if param in choices:
+            shown = names.get(param, {})
             params[param] = st.radio(param.replace("_", " "), choices[param], key=widget_key, persist_state=KEEP,
-                                     horizontal=True)
+                                     horizontal=True, format_func=lambda value, shown=shown: shown.get(value, value))
         elif isinstance(default, bool):
             params[param] = st.checkbox(param.replace("_", " "), key=widget_key, persist_state=KEEP)
         elif isinstance(default, float):

@@ -16,6 +16,8 @@ from .features import char_features
 from .text import char_vocab, charlm_corpus, decode_text, shakespeare
 
 CORPORA = ("python", "reviews", "shakespeare")
+# What a student reads for each corpus where they pick one (the stored value and the link keep the key).
+CORPUS_NAMES = {"python": "Python source", "reviews": "Reviews' text", "shakespeare": "Tiny Shakespeare"}
 # The share of a corpus, from its start, that the task trains on; the rest is held out.
 # Tiny Shakespeare is cut as nanoGPT cuts it (data/shakespeare_char/prepare.py: the first
 # int(n * 0.9) characters train, the rest validate), so its held-out figures compare with nanoGPT's;
@@ -86,6 +88,7 @@ class CharLMTask(Task):
     symbol_separator: ClassVar[str] = ""  # characters of a text
     writes_text: ClassVar[bool] = True
     choices: ClassVar[dict[str, tuple[str, ...]]] = {"corpus": CORPORA}
+    choice_names: ClassVar[dict[str, dict[str, str]]] = {"corpus": CORPUS_NAMES}  # what a picker shows
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=128, embedding_dim=32),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
@@ -149,6 +152,16 @@ class CharLMTask(Task):
                          generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(x, y) [W, T]: windows of the held-out text (held_out_starts), which no training batch reads."""
         return self.windows(self.held_out_starts(count, generator))
+
+    def trained_on(self) -> str:
+        """The text a model of this task trains on, in words: which corpus and which part of it."""
+        n, end = len(self.ids), self.train_end
+        part = (f"its first {end:,} of {n:,} characters ({end / n:.0%}; the rest is held out)" if self.holds_out
+                else f"all {n:,} of its characters")
+        what = {"python": "Python's own source (a few files of its standard library)",
+                "reviews": "the text of the shipped film reviews the char-level sentiment task trains on",
+                "shakespeare": "Tiny Shakespeare (char-rnn's and nanoGPT's corpus)"}[self.corpus]
+        return f"{'your own text' if self.text is not None else what}: {part}"
 
     def decode(self, ids) -> str:
         return "".join(self.vocab[int(i)] for i in ids)

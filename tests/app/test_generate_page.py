@@ -135,3 +135,32 @@ def test_at_low_temperature_the_shipped_char_lstm_closes_brackets_and_indents_wh
 
 def about(value: float, stated: float, within: float) -> bool:
     return stated * (1 - within) < value < stated * (1 + within)
+
+
+@pytest.mark.parametrize("button, name", [("generate.shakespeare", "charlm-shakespeare-lstm"),
+                                          ("generate.shipped", "charlm-lstm")])
+def test_the_caption_says_what_the_opened_checkpoint_trained_on_and_only_the_python_one_quotes_code_shape(
+        button, name):
+    """Issue 30: the code-shape figures (brackets closed, lines indented) describe the char-LSTM on
+    Python's source; under the Shakespeare checkpoint's text they meant nothing. Each says what it
+    read, from its card."""
+    at = page()
+    at.button(key=button).click().run()
+    assert at.session_state["lab"].origin == name
+    at = generate_with(at, prompt="ROMEO:" if "shakespeare" in name else "def ", length=30)
+    assert not at.exception, [e.message for e in at.exception]
+    captions = [c.value for c in at.caption]
+    data = pretrained.named(name).fields["data"]
+    said = next(c for c in captions if c.startswith("This model is the shipped"))
+    assert name in said and data["what"] in said and data["trained on"] in said
+    assert ("Tiny Shakespeare" in said) == ("shakespeare" in name)
+    assert (SHIPPED_SHAPE in captions) == (name == "charlm-lstm")
+    assert not any("reads like Python" in w.value for w in at.warning)
+
+
+def test_an_untrained_shakespeare_model_is_told_what_it_will_read_not_that_it_will_read_like_python():
+    at = page({**SMALL_LM, "corpus": "shakespeare"})
+    assert "has not trained yet" in at.warning[0].value and "Python" not in at.warning[0].value
+    assert any("not trained yet: it trains on Tiny Shakespeare" in c.value for c in at.caption)
+    at = page(SMALL_LM)
+    assert "reads like Python" in at.warning[0].value

@@ -12,7 +12,7 @@ import engine
 from app.charts import generation as charts
 from app.charts.unroll_time import coloured_tokens
 from app.session import pretrained
-from app.session.generation import MAX_LENGTH, MAX_PROMPT, SHIPPED_SHAPE, Generated, write
+from app.session.generation import MAX_LENGTH, MAX_PROMPT, SHIPPED_SHAPE, Generated, trained_on, write
 from app.session.lab import Lab
 from app.session.link import preset_setup
 from app.widgets import state
@@ -25,7 +25,7 @@ from engine.sampling import METHODS, Sampling
 from engine.units import correlated_units
 
 CHAR_LM = preset_setup("charlm")
-SHIPPED = "charlm-lstm"  # pretrained/: the char-LSTM the page offers ready trained
+SHIPPED = "charlm-lstm"  # pretrained/: the char-LSTM the page offers ready trained (SHIPPED_SHAPE measures it)
 SHAKESPEARE = "charlm-shakespeare-lstm"  # ... and the one trained on Tiny Shakespeare (engine/data/shakespeare.md)
 HOW = {
     "greedy": "greedy: always the most likely character",
@@ -46,8 +46,11 @@ def run() -> None:
     if not writes_text(lab):
         return
     if lab.trainer.steps_done == 0 and lab.origin is None:
+        python = lab.task.corpus == "python" and lab.task.text is None
         st.warning("This model has not trained yet: it writes noise. Press Play on Build & Train for a few hundred "
-                   "steps (about 1.3 nats of loss reads like Python), then come back.", icon=":material/school:")
+                   "steps" + (" (about 1.3 nats of loss reads like Python)" if python else "") + ", then come back.",
+                   icon=":material/school:")
+    st.caption(trained_on(lab))
     request(lab)
     generated = state.get(state.GEN_RESULT)
     if generated is None:
@@ -131,7 +134,7 @@ def text(lab: Lab, generated: Generated) -> None:
     prompt, continuation = generated.text[:generated.prompt_length], generated.text[generated.prompt_length:]
     st.html(f'<pre style="white-space: pre-wrap; font-size: 15px; background: #F6F6F6; padding: 12px;">'
             f"<b>{html.escape(prompt)}</b>{html.escape(continuation)}</pre>")
-    if lab.origin == SHIPPED and generated.step == 0:  # the shipped model, as shipped
+    if lab.origin == SHIPPED and generated.step == 0:  # the char-LSTM on Python's source, as shipped
         st.caption(SHIPPED_SHAPE)
 
 
