@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
@@ -101,6 +102,27 @@ def encode(tokens: Sequence[str], vocab: Vocabulary) -> Tensor:
     return torch.tensor([index[t] for t in tokens if t in index], dtype=torch.int64)  # [N]
 
 
+class Corpus(NamedTuple):
+    """A text as runs train on it: its vocabulary's words and counts and its words as ids, in
+    read-only numpy arrays (a write raises, and torch has no read-only tensor: an inference
+    tensor's in-place write is refused only after it is done), so one Corpus serves every run of a
+    process, each with weights of its own. A run reads the ids where they are, never copied whole,
+    and copies the counts (a few KB)."""
+
+    words: tuple[str, ...]  # most frequent first
+    counts: np.ndarray  # [V] int64, read-only
+    ids: np.ndarray  # [N] int64, read-only
+    min_count: int
+
+
+def make_corpus(tokens: Sequence[str], min_count: int) -> Corpus:
+    """The vocabulary of the words seen at least min_count times and the text's ids, read-only."""
+    vocab = build_vocabulary(tokens, min_count)
+    counts, ids = vocab.counts.numpy().copy(), encode(tokens, vocab).numpy()  # [V], [N]
+    counts.flags.writeable = ids.flags.writeable = False
+    return Corpus(vocab.words, counts, ids, min_count)
+
+
 def keep_probability(counts: Tensor, t: float) -> Tensor:
     """[V] the chance a word is kept in an epoch, min(1, sqrt(t / f)) with f its frequency (Mikolov
     et al.'s discard probability is 1 - sqrt(t / f)); t = 0 keeps every word. word2vec.c keeps
@@ -146,8 +168,8 @@ class SkipGramBatches:
     once as a centre, in an order shuffled for that epoch. Windows are cut from the kept words,
     so subsampling also widens them (as in word2vec.c). All draws come from `generator`."""
 
-    def __init__(self, ids: Tensor, counts: Tensor, cfg: Word2VecConfig, generator: torch.Generator):
-        self.ids, self.cfg, self.generator = ids, cfg, generator  # ids: [N]
+    def __init__(self, ids: Tensor | np.ndarray, counts: Tensor, cfg: Word2VecConfig, generator: torch.Generator):
+        self.ids, self.cfg, self.generator = ids, cfg, generator  # ids: [N], read where they are (a Corpus's)
         self.keep = keep_probability(counts, cfg.subsample)  # [V]
         self.noise_keep, self.noise_alias = alias_table(noise_distribution(counts))  # [V], [V]
         reach = torch.arange(1, cfg.window + 1)  # [w]
@@ -156,8 +178,9 @@ class SkipGramBatches:
         self.new_epoch()
 
     def new_epoch(self) -> None:
-        kept = torch.rand(len(self.ids), generator=self.generator) < self.keep[self.ids]  # [N]
-        self.text = self.ids[kept]  # [M]
+        ids = np.asarray(self.ids)  # [N]: the tensor's or the corpus's own memory, only read
+        kept = torch.rand(len(ids), generator=self.generator).numpy() < self.keep.numpy()[ids]  # [N]
+        self.text = torch.from_numpy(ids[kept])  # [M] a copy of the kept words
         self.order = torch.randperm(len(self.text), generator=self.generator)  # [M]
         self.at = 0
         self.epoch += 1
@@ -245,10 +268,16 @@ class Word2Vec:
     `steps_done`, `last`, `diverged_at`. A step's metric is the share of its scores on the right
     side of zero (true pairs above, noise pairs below): how well the vectors tell context from noise."""
 
-    def __init__(self, tokens: Sequence[str], cfg: Word2VecConfig, history_rows: int = MAX_ROWS):
+    def __init__(self, tokens: Sequence[str] | Corpus, cfg: Word2VecConfig, history_rows: int = MAX_ROWS):
+        """`tokens`: the text's words, or a Corpus made from them once (make_corpus) that many runs
+        share read-only; its min_count must be cfg's."""
+        corpus = tokens if isinstance(tokens, Corpus) else make_corpus(tokens, cfg.min_count)
+        if corpus.min_count != cfg.min_count:
+            raise ValueError(f"the corpus keeps words seen {corpus.min_count} times, the config asks "
+                             f"min_count={cfg.min_count}; make the corpus with the config's min_count")
         self.cfg = cfg
-        self.vocab = build_vocabulary(tokens, cfg.min_count)
-        self.ids = encode(tokens, self.vocab)  # [N]
+        self.vocab = Vocabulary(corpus.words, torch.from_numpy(corpus.counts.copy()))  # counts: [V], its own
+        self.ids = corpus.ids  # [N] the corpus's, read-only
         self.model = SkipGram(len(self.vocab.words), cfg.dim, stream(cfg.seed, "init"))
         self.batches = SkipGramBatches(self.ids, self.vocab.counts, cfg, stream(cfg.seed, "batches"))
         self.history = History(history_rows)
