@@ -125,9 +125,10 @@ class TranslateTask(Task):
         lesson=(
             "A GRU encoder-decoder with attention learns to translate short English sentences into French "
             "from 4,462 Tatoeba pairs. Its held-out BLEU, every translation of a sentence counting as a "
-            "reference, passed 10 within 800 steps on seed 0 (about a minute), while the held-out loss "
-            "rose: the held-out sentences hold words it never saw. Read the alignment: each French word "
-            "looks at the English word it translates."
+            "reference, passed 10 within 800 steps on seeds 0-2 (11 to 15 greedy, 12 to 15 with a beam of 3; "
+            "70-95 s on a busy 2-core machine), while the held-out loss rose after the first few hundred: the "
+            "held-out sentences hold words it never saw. Read the alignment: which English words each French "
+            "word looked at as it was written."
         ),
     )
 
@@ -137,7 +138,9 @@ class TranslateTask(Task):
         pairs = tokenised_pairs()
         held = split_sources([english for english, _ in pairs], self.seed)
         train = [p for p in pairs if p[0] not in held]
-        test = [p for p in pairs if p[0] in held]
+        test = [p for p in pairs if p[0] in held]  # shuffled below: its first pairs are a fair subset
+        order = torch.randperm(len(test), generator=torch.Generator().manual_seed(self.seed)).tolist()
+        test = [test[i] for i in order]
         self.vocab = vocabulary((e for e, _ in train), self.min_count)
         self.target_vocab = vocabulary((f for _, f in train), self.min_count)
         self.max_source_len = max(len(e) for e, _ in pairs) + 1  # </s>

@@ -112,6 +112,14 @@ def test_the_split_is_drawn_by_the_seed(task):
     assert {tuple(x.tolist()) for x in other.reference_sources} != {tuple(x.tolist()) for x in task.reference_sources}
 
 
+def test_the_held_out_pairs_are_shuffled_so_the_first_are_a_fair_subset(task):
+    """The app scores the first held-out pairs its budget allows; the file is sorted by length."""
+    lengths = [len(task.source_words(x)) for x in task.test_x]
+    first = lengths[:100]
+    assert first != sorted(first) and min(first) <= 2 and max(first) >= 4
+    assert [task.decode(x) for x in task.reference_sources] != sorted(task.decode(x) for x in task.reference_sources)
+
+
 def test_vocabularies_come_from_the_training_pairs_with_rare_words_unknown(task):
     assert task.vocab[:4] == task.target_vocab[:4] == SPECIALS == ("<s>", "</s>", "<pad>", "<unk>")
     assert (task.target_vocab.index("<s>"), task.target_vocab.index("</s>")) == (MODEL_SOS, MODEL_EOS)
