@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 import engine
+from engine.losses import IGNORE
 from engine.seq2seq import EOS
 from engine.sites import AttentionTrace, Site
 
@@ -70,7 +71,7 @@ def free_run(model, x: torch.Tensor, y: torch.Tensor | None, index: int) -> Free
 
 
 def reads_text(task: engine.Task) -> bool:
-    """An encoder-decoder whose task can encode text a student types as a source (dates)."""
+    """An encoder-decoder whose task can encode text a student types as a source (dates, translate)."""
     return hasattr(task, "encode") and task.spec.mapping == "encdec" and task.spec.input_kind == "tokens"
 
 
@@ -84,8 +85,26 @@ def typed_source(task: engine.Task, text: str) -> torch.Tensor:
 
 
 def as_typed(task: engine.Task, x: torch.Tensor) -> str:
-    """One source ([S] token ids) as a student would type it: its symbols without the padding."""
+    """One source ([S] token ids) as a student would type it: its symbols without the padding (a
+    task that decodes its own sources, as dates and translate do, says it: a sentence without its
+    end marker </s>)."""
+    if hasattr(task, "decode"):
+        return task.decode(x)
     return task.symbol_separator.join(s for s in task.symbols_of(x) if s != task.pad_symbol)
+
+
+def unknown_words(task: engine.Task, text: str) -> list[str]:
+    """The words of a typed source the model's vocabulary lacks, each once in order (a translation
+    model reads them as <unk>); [] for a task that reads characters."""
+    if not hasattr(task, "unknown_words"):
+        return []
+    return list(dict.fromkeys(task.unknown_words(text)))
+
+
+def target_length(y: torch.Tensor) -> int:
+    """How many output steps of a target row y [T_out] hold a token: up to and with its <eos>; a
+    translation's shorter sentences have IGNORE after it (no loss, no word to show)."""
+    return int((y != IGNORE).sum())
 
 
 def target_words(task: engine.Task) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ OPEN = {
     "dates": "Dates to YYYY-MM-DD, dot attention",
     "reverse": "Reverse 8 symbols, no attention (the bottleneck)",
     "sort": "Sort 5 numbers, a pointer network",
+    "translate": "English to French (Tatoeba), dot attention",
 }
 SCORE_EQUATIONS = {
     "dot": r"e_{ti} = s_t^\top h_i",
@@ -138,7 +139,12 @@ def sample_and_step(lab: Lab) -> None:
             placeholder=f"e.g. {decoding.as_typed(lab.task, x[state.probe_index()])}",
             help="the maps, the decoding step, the beam and a forced token then decode what you typed; it has no "
                  "target, so there is no teacher-forced map")
-        typed(lab, st.warning)  # says here, under the box, what to change
+        source = typed(lab, st.warning)  # says here, under the box, what to change
+        unknown = decoding.unknown_words(lab.task, source.typed) if source is not None else []
+        if unknown:
+            st.info(f"Not in the model's vocabulary, so read as {literal('<unk>')}: {literal(', '.join(unknown))}. "
+                    "It knows only the words its training pairs use more than once; try another word.",
+                    icon=":material/translate:")
 
 
 @dataclass(frozen=True)
@@ -185,8 +191,9 @@ def draw(lab: Lab) -> None:
         decoding.first_rows(free.rec.attention_traces[site], len(free.tokens)), keys)
     recorded_caption(lab, source, padding, words)
     if source.typed is None:
-        forced = decoding.without_padding(rec.attention_traces[site], keys)[0]
-        outputs = y[index].tolist()
+        n = decoding.target_length(y[index])  # a translation's target ends before T_out
+        forced = decoding.without_padding(decoding.first_rows(rec.attention_traces[site], n), keys)[0]
+        outputs = y[index, :n].tolist()
         alignment_maps(forced, free, free_trace, shown_keys, words, outputs)
         if lab.setup.task == "dates":
             year_digits(lab)
@@ -232,8 +239,9 @@ def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, .
         return
     values = decoding.input_values(lab.task, source.x[source.i])
     inputs = f" Input: {values}." if values else ""
+    target = source.y[source.i, : decoding.target_length(source.y[source.i])].tolist()
     st.caption(f"Recorded at step {lab.probes.recorded_at:,} on sample {source.i}{score}.{inputs} "
-               f"Target: {' '.join(words[t] for t in source.y[source.i].tolist())}.{left_out}")
+               f"Target: {' '.join(words[t] for t in target)}.{left_out}")
 
 
 def map_columns(keys: list[str]):
@@ -296,8 +304,9 @@ def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple
 def step_figure(rec: engine.Recording, trace, keys: list[str], words: tuple[str, ...], how: str) -> None:
     """Output step t (up to the last the trace has) of the teacher-forced recording, or of the
     free run on a typed source: `how` says which."""
-    t = min(state.get(state.ATTENTION_T, 0), trace.weights.shape[1] - 1)
-    show(cattention.decoding_step(trace, rec.y_hat, t, keys, words), "decoding_step")
+    steps = trace.weights.shape[1]  # a translation's target, or a free run, may end before T_out
+    t = min(state.get(state.ATTENTION_T, 0), steps - 1)
+    show(cattention.decoding_step(trace, rec.y_hat[:steps], t, keys, words), "decoding_step")
     st.caption(f"Output step t = {t}, {how}: the weights α_t over the source, the context c_t they mix from the "
                "encoder's states, and the distribution over the next token (the chosen one in vermillion).")
 
@@ -366,9 +375,10 @@ def downloads(lab: Lab) -> None:
         rec, _ = recorded()
         site = decoding.alignment_site(rec)
         x, y = lab.probes.samples
-        trace, keys, _ = decoding.without_padding(rec.attention_traces[site],
+        n = decoding.target_length(y[index])
+        trace, keys, _ = decoding.without_padding(decoding.first_rows(rec.attention_traces[site], n),
                                                   decoding.source_words(lab.task, x[index], site))
-        frame = clinked.alignment_frame(trace, keys, [words[t] for t in y[index].tolist()], 0)
+        frame = clinked.alignment_frame(trace, keys, [words[t] for t in y[index, :n].tolist()], 0)
         return frame.assign(decoded=f"sample {index}, teacher-forced")
 
     def free_running():

@@ -1,0 +1,94 @@
+"""The Encoder-decoder page on the translate task: its button opens the preset, the alignment is
+drawn over real words (source words across, the target's French words down) and read back
+against the recording, and a typed English sentence is translated with its own alignment, unknown
+words named, and a sentence the model cannot read refused saying what to change."""
+import numpy as np
+import pytest
+
+import engine
+from app.charts.labels import visible
+from app.session import decoding
+from engine.losses import IGNORE
+from engine.sites import ALIGNMENT
+
+from .conftest import chart
+from .test_attention_page import heatmap_z, lab, page
+from .test_downloads import check_holds, csv, files  # noqa: F401 (files: a fixture)
+
+
+def ticks(spec: dict, axis: str) -> list[str]:
+    return spec["layout"][f"{axis}axis"]["ticktext"]
+
+
+def test_the_button_opens_the_translation_preset():
+    at = page()
+    at.button(key="attention.open.translate").click().run()
+    assert not at.exception
+    setup = lab(at).setup
+    assert setup.task == "translate" and setup.model == engine.TASKS["translate"].preset.model
+    assert at.session_state["target_steps"] == engine.TASKS["translate"].preset.steps == 800
+
+
+def test_the_alignment_has_the_source_words_across_and_the_targets_french_words_down():
+    at = page({"task": "translate", "hidden_size": "16", "embedding_dim": "8"})
+    assert not at.exception
+    at.button(key="step").click().run()
+    task, rec = lab(at).task, lab(at).recording(0)
+    x, y = lab(at).probes.samples
+    english, n = task.source_words(x[0]), int((y[0] != IGNORE).sum())
+    french = task.target_words(y[0])
+    assert n == len(french) + 1 < task.spec.out_len or n == task.spec.out_len  # </s>, then nothing to show
+    spec = chart(at, "Teacher forcing: alignment")
+    assert ticks(spec, "x") == [visible(w) for w in [*english, "</s>"]]  # the padding left out
+    assert ticks(spec, "y") == [visible(w) for w in [*french, "</s>"]]
+    weights = rec.attention_traces[ALIGNMENT].weights[0, :n, : len(english) + 1].double().numpy()  # [n, words]
+    np.testing.assert_allclose(heatmap_z(spec), weights, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)  # the pads get exactly nothing
+    caption = " ".join(c.value for c in at.caption)
+    assert f"Target: {' '.join(french)} </s>." in caption
+    assert "IGNORE" not in caption and "-100" not in caption
+
+
+def test_a_typed_sentence_is_translated_with_its_alignment_and_unknown_words_named():
+    at = page({"task": "translate", "hidden_size": "16", "embedding_dim": "8"})
+    at.text_input(key="attention_source_text").set_value("I am zyzzyva.").run()
+    assert not at.exception and not at.warning
+    [info] = [i.value for i in at.info if "vocabulary" in i.value]
+    assert "zyzzyva" in info and "unk" in info
+    task, model = lab(at).task, lab(at).model
+    greedy = engine.beam_search(model, task.encode("I am zyzzyva."), width=1).best.tokens
+    spec = chart(at, "Free running: alignment")
+    assert ticks(spec, "x") == [visible(w) for w in ["i", "am", "<unk>", ".", "</s>"]]
+    assert ticks(spec, "y") == [visible(task.target_vocab[t]) for t in greedy]
+    assert decoding.unknown_words(task, "I am zyzzyva, zyzzyva.") == ["zyzzyva"]
+
+
+@pytest.mark.parametrize("text, says", [
+    ("zyzzyva quux", "None of 'zyzzyva', 'quux' is in the model's English vocabulary"),
+    ("?!", "Type an English sentence with at least one word"),
+    ("   ", "There is nothing but spaces to read"),
+    ("I am very cold and tired today", "The sentence has 7 words and marks; the model reads at most 6"),
+])
+def test_a_sentence_it_cannot_read_says_what_to_change_and_shows_the_sample(text, says):
+    at = page({"task": "translate", "hidden_size": "16", "embedding_dim": "8"})
+    at.text_input(key="attention_source_text").set_value(text).run()
+    assert not at.exception
+    [warning] = at.warning
+    assert warning.value.startswith(says) and warning.value.endswith("Showing sample 0 instead.")
+    assert chart(at, "Teacher forcing: alignment")  # the probe sample is drawn instead
+
+
+def test_the_alignment_download_holds_the_translation_map_shown(files):  # noqa: F811 (the fixture)
+    """The teacher-forced CSV holds the map drawn: the target's words down to its </s>, none of
+    the steps after it (IGNORE in the target); a typed sentence's, its free run."""
+    at = page({"task": "translate", "hidden_size": "16", "embedding_dim": "8"})
+    make, name = files["Alignment α_ti, teacher-forced (.csv)"]
+    forced = csv(make())
+    check_holds(forced, chart(at, "Teacher forcing: alignment"))
+    _, y = lab(at).probes.samples
+    assert forced.t.nunique() == int((y[0] != IGNORE).sum()) and name == "unrolled-translate-gru-alignment.csv"
+    files.clear()
+    at.text_input(key="attention_source_text").set_value("I am cold.").run()
+    free = csv(files["Alignment α_ti, free-running on your source (.csv)"][0]())
+    check_holds(free, chart(at, "Free running: alignment"))
+    assert list(free.groupby("i")["source"].first()) == ["i", "am", "cold", ".", "</s>"]
