@@ -27,6 +27,7 @@ from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
 from app.widgets.settings_form import NO_ATTENTION, SCORE_NAMES
+from engine import bleu
 from engine.beam import Beam, beam_search, forced_search
 from engine.config import SCORES
 
@@ -190,6 +191,8 @@ def draw(lab: Lab) -> None:
     free_trace, shown_keys, padding = decoding.without_padding(
         decoding.first_rows(free.rec.attention_traces[site], len(free.tokens)), keys)
     recorded_caption(lab, source, padding, words)
+    if hasattr(lab.task, "references"):
+        held_out_bleu(lab)
     if source.typed is None:
         n = decoding.target_length(y[index])  # a translation's target ends before T_out
         forced = decoding.without_padding(decoding.first_rows(rec.attention_traces[site], n), keys)[0]
@@ -242,6 +245,31 @@ def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, .
     target = source.y[source.i, : decoding.target_length(source.y[source.i])].tolist()
     st.caption(f"Recorded at step {lab.probes.recorded_at:,} on sample {source.i}{score}.{inputs} "
                f"Target: {' '.join(words[t] for t in target)}.{left_out}")
+
+
+def held_out_bleu(lab: Lab) -> None:
+    """A translation model's corpus BLEU on its task's held-out sentences, every translation of each
+    a reference (engine.bleu): greedy, measured with each held-out evaluation (every EVAL_EVERY
+    steps, and after going back to the best step), so a playing page pays for it once every 25 steps
+    (0.1 s for the preset's 260 sentences); with the beam's width, when asked (1.5 s)."""
+    held = lab.held_out.log.last
+    if held is None:
+        return
+    kept = state.get(state.BLEU)
+    if kept is None or kept[0]() is not lab.trainer or kept[1] is not held:
+        scores = {1: bleu.held_out_bleu(lab.model, lab.task)}
+        kept = st.session_state[state.BLEU] = (weakref.ref(lab.trainer), held, lab.trainer.steps_done, scores)
+    _, _, step, scores = kept
+    width = state.get(state.BEAM_WIDTH, 3)
+    if width > 1 and width not in scores and st.button(
+            f"Held-out BLEU with a beam of {width}", key="attention.bleu_beam",
+            help="decodes every held-out sentence by beam search: about 1.5 s at width 3"):
+        scores[width] = bleu.held_out_bleu(lab.model, lab.task, width)
+    measured = "; ".join(f"{'greedy' if w == 1 else f'beam of {w}'} {score:.1f}" for w, score in sorted(scores.items()))
+    references = sum(map(len, lab.task.references))
+    st.caption(f"Held-out BLEU at step {step:,} (sacrebleu, 0-100, on the {len(lab.task.references):,} English "
+               f"sentences held out, their {references:,} French translations as references): {measured}. An empty "
+               "translation scores 0.")
 
 
 def map_columns(keys: list[str]):
