@@ -106,6 +106,16 @@ def ids_of(sentence, index: dict[str, int], length: int, end: int, fill: int) ->
     return ids + [fill] * (length - len(ids))
 
 
+def words_until(ids, vocab: tuple[str, ...], stops: tuple[int, ...]) -> list[str]:
+    """The words of ids up to the first id in `stops`."""
+    found = []
+    for i in ids:
+        if int(i) in stops:
+            break
+        found.append(vocab[int(i)])
+    return found
+
+
 @dataclass
 class TranslateTask(Task):
     """x: an English sentence as word ids [B, S], ended by </s> and padded after it with <pad>
@@ -209,21 +219,12 @@ class TranslateTask(Task):
         return " ".join(self.source_words(ids))
 
     def source_words(self, ids) -> list[str]:
-        found = []
-        for i in ids:
-            if int(i) in (EOS, PAD):
-                break
-            found.append(self.vocab[int(i)])
-        return found
+        """Source ids as words, up to </s> or the padding."""
+        return words_until(ids, self.vocab, (EOS, PAD))
 
     def target_words(self, ids) -> list[str]:
         """Target ids (a model's argmax or a beam's tokens) as words, up to </s>."""
-        found = []
-        for i in ids:
-            if int(i) in (EOS, IGNORE):
-                break
-            found.append(self.target_vocab[int(i)])
-        return found
+        return words_until(ids, self.target_vocab, (EOS, IGNORE))
 
     def decode_target(self, ids) -> str:
         return " ".join(self.target_words(ids))
