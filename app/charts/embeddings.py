@@ -35,19 +35,74 @@ def projection(coords: np.ndarray, words: list[str], counts: np.ndarray, explain
                marked: list[str] = ()) -> go.Figure:
     """Words at their first two principal components ([n, 2]): the LABELLED most frequent named on
     the plot, `marked` (a word the student asked about and its neighbours) in orange."""
-    order = np.argsort(-counts, kind="stable")  # most frequent first
-    named = set(order[:LABELLED].tolist())
-    marks = set(marked)
-    colour = [ORANGE if w in marks else BLUE for w in words]
-    text = [visible(w) if k in named or w in marks else "" for k, w in enumerate(words)]
+    fig = scatter(coords, words, counts, marked)
+    fig.update_xaxes(title_text=f"first principal component ({explained[0]:.0%} of the variance)")
+    fig.update_yaxes(title_text=f"second ({explained[1]:.0%})")
+    return finish(fig, f"{len(words):,} words projected to 2-D (PCA of their vectors)", height=520)
+
+
+def tsne_map(coords: np.ndarray, words: list[str], counts: np.ndarray, step: int, marked: list[str] = ()
+             ) -> go.Figure:
+    """Words on their t-SNE map ([n, 2]) of the vectors at training step `step`: its axes have no
+    meaning of their own (only who lies near whom), so they are titled as such."""
+    fig = scatter(coords, words, counts, marked)
+    fig.update_xaxes(title_text="t-SNE map, across (no unit: only nearness counts)", showticklabels=False)
+    fig.update_yaxes(title_text="t-SNE map, up", showticklabels=False)
+    return finish(fig, f"{len(words):,} words on a t-SNE map of their vectors at step {step:,}", height=520)
+
+
+def scatter(coords: np.ndarray, words: list[str], counts: np.ndarray, marked: list[str]) -> go.Figure:
+    """The words as points: `marked` ones in orange; the marked words (the looked-up word first) and
+    the LABELLED most frequent named where their names find room (label_places), the others on hover."""
+    marks = list(dict.fromkeys(marked))
+    row = {w: k for k, w in enumerate(words)}
+    frequent = np.argsort(-counts, kind="stable")[:LABELLED].tolist()  # most frequent first
+    order = list(dict.fromkeys([row[w] for w in marks if w in row] + frequent))
+    places = label_places(coords, [visible(words[k]) for k in order], order)
+    text = [visible(w) if k in places else "" for k, w in enumerate(words)]
+    position = [places.get(k, "top center") for k in range(len(words))]
+    colour = [ORANGE if w in set(marks) else BLUE for w in words]
     fig = go.Figure(go.Scatter(
-        x=coords[:, 0], y=coords[:, 1], mode="markers+text", text=text, textposition="top center",
+        x=coords[:, 0], y=coords[:, 1], mode="markers+text", text=text, textposition=position,
         textfont=dict(size=10, color=GREY), marker=dict(size=6, color=colour, opacity=0.75),
         customdata=np.stack([[visible(w) for w in words], counts], axis=1),
         hovertemplate="%{customdata[0]}<br>seen %{customdata[1]} times<extra></extra>", showlegend=False))
-    fig.update_xaxes(title_text=f"first principal component ({explained[0]:.0%} of the variance)", zeroline=False)
-    fig.update_yaxes(title_text=f"second ({explained[1]:.0%})", zeroline=False)
-    return finish(fig, f"{len(words):,} words projected to 2-D (PCA of their vectors)", height=520)
+    fig.update_xaxes(zeroline=False)
+    fig.update_yaxes(zeroline=False)
+    return fig
+
+
+# Where a point's name may stand, by plotly's textposition: the direction of the label's centre from the point.
+PLACES = {"top center": (0, 1), "bottom center": (0, -1), "middle right": (1, 0), "middle left": (-1, 0),
+          "top right": (1, 1), "top left": (-1, 1), "bottom right": (1, -1), "bottom left": (-1, -1)}
+PLOT_PX = (660, 400)  # the plot's inner size at 1024 wide (the narrower screen the browser tests take)
+CHAR_PX, LINE_PX = 6.0, 12.0  # a 10-pixel label's character width and line height
+GAP_PX = 6.0  # from the point's centre to its label: the marker's radius (3) and plotly's padding
+TOUCH_PX = 2.0  # two names' boxes may share this much (a box's edge is blank: the glyphs stand inside it)
+
+
+def label_places(coords: np.ndarray, names: list[str], rows: list[int]) -> dict[int, str]:
+    """A textposition for each of `rows` (in that order: the first ones are surest of a place) whose
+    name (`names`, one a row) clears every name placed before it, at the plot's size in pixels; a
+    row with no room is left out (its point still names itself on hover). Greedy, as a map's
+    labeller does: names that pile up on a crowded spot (a word and its neighbours) spread round it."""
+    low, span = coords.min(0), np.maximum(np.ptp(coords, axis=0), 1e-12)  # [2], [2]
+    pixels = (coords - low) / span * PLOT_PX  # [n, 2]
+    boxes: list[tuple[float, float, float, float]] = []
+    places = {}
+    for row, name in zip(rows, names):
+        width, height = CHAR_PX * len(name), LINE_PX
+        x, y = pixels[row]
+        for place, (dx, dy) in PLACES.items():
+            cx = x + dx * (width / 2 + GAP_PX) if dx else x
+            cy = y + dy * (height / 2 + GAP_PX) if dy else y
+            box = (cx - width / 2, cy - height / 2, cx + width / 2, cy + height / 2)
+            if not any(box[0] < b[2] - TOUCH_PX and b[0] < box[2] - TOUCH_PX and box[1] < b[3] - TOUCH_PX
+                       and b[1] < box[3] - TOUCH_PX for b in boxes):
+                boxes.append(box)
+                places[row] = place
+                break
+    return places
 
 
 def along_axis(positions: np.ndarray, words: list[str], a: str, b: str) -> go.Figure:

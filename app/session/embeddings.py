@@ -5,12 +5,18 @@ other model. Made from a student's settings and kept in their session (never sha
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from functools import cache
 
 from torch import Tensor
 
+from app.session.link import EMBEDDING_PARAMS as LINK_PARAMS
+from app.session.link import echo
 from app.session.playback import Playback
+from app.session.tsne_maps import TsneMaps
+from engine.embeddings import HOW
 from engine.prose import prose_words
-from engine.word2vec import StepStats, Word2Vec, Word2VecConfig
+from engine.word2vec import Corpus, StepStats, Word2Vec, Word2VecConfig, make_corpus
 
 # What one step may cost on a CPU a class shares: pairs x (1 + negatives) x dim multiply-adds for the
 # scores, as many again for the gradient (step_macs). Measured on one thread of the 2-core machine at a
@@ -21,6 +27,21 @@ DIMS = (10, 25, 50, 100, 200, 300)
 WINDOWS = (1, 2, 3, 5, 8, 10)
 NEGATIVES = (1, 2, 5, 10, 20)
 DEFAULT = Word2VecConfig()  # 50 dimensions, a window of 5, 5 noise words, 256 centres a step
+PROJECTIONS = ("pca", "tsne")
+FEWEST_WORDS = 50  # drawn in a projection at least
+SHOWN = 500  # ... by default
+# How many words each projection draws within a 2-second rerun on this 2-core machine
+# (benchmarks/embeddings_tsne.py, benchmarks/README section 17): PCA with its figure handles the whole
+# vocabulary (4,501 words; 200,000 of 50 dimensions fit, section 16); a t-SNE map (openTSNE, 750
+# iterations, one thread) of TSNE_WORDS words took under 2 s quiet.
+TSNE_WORDS = 600
+
+
+@cache
+def prose_corpus(min_count: int) -> Corpus:
+    """The shipped prose's vocabulary and ids, made once a process and shared read-only by every
+    session's run (about 3.5 MB of ids); each run's weights are its own."""
+    return make_corpus(prose_words(), min_count)
 
 
 def step_macs(cfg: Word2VecConfig) -> float:
@@ -45,7 +66,8 @@ class EmbeddingRun(Playback):
         super().__init__()
         check_config(cfg)
         self.cfg = cfg
-        self.run = Word2Vec(prose_words(), cfg)
+        self.run = Word2Vec(prose_corpus(cfg.min_count), cfg)
+        self.maps = TsneMaps()  # the t-SNE maps of this run's vectors
 
     @property
     def steps_taken(self) -> int:
@@ -75,9 +97,9 @@ class EmbeddingRun(Playback):
         cfg = cfg or self.cfg
         check_config(cfg)
         self.playing = False
-        run = Word2Vec(prose_words(), cfg)  # built outside the lock: about a second for the vocabulary
+        run = Word2Vec(prose_corpus(cfg.min_count), cfg)  # built outside the lock
         with self.hold():
-            self.cfg, self.run = cfg, run
+            self.cfg, self.run, self.maps = cfg, run, TsneMaps()  # a map of the old vectors is never shown
 
     def vectors(self) -> Tensor:
         """[V, dim] the input vectors as they are now: read between two steps."""
@@ -92,3 +114,55 @@ class EmbeddingRun(Playback):
 def with_settings(cfg: Word2VecConfig, **changed) -> Word2VecConfig:
     """cfg with some fields changed (a ValueError from the config says which is out of range)."""
     return dataclasses.replace(cfg, **changed)
+
+
+def whole(text: str) -> int | None:
+    """A link's value as a whole number, or None (ASCII digits only: "²".isdigit() is true)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
+
+
+@dataclass(frozen=True)
+class PageSettings:
+    """What a link of the Embeddings page reproduces: word2vec's settings, how many words the
+    projection draws, picked how, and which projection."""
+
+    cfg: Word2VecConfig = DEFAULT
+    words: int = SHOWN
+    pick: str = "frequent"
+    projection: str = "pca"
+
+    def to_query(self) -> dict[str, str]:
+        values = {"dim": self.cfg.dim, "window": self.cfg.window, "negatives": self.cfg.negatives,
+                  "words": self.words, "pick": self.pick, "projection": self.projection}
+        return {LINK_PARAMS[name]: str(value) for name, value in values.items()}
+
+
+def parse_link(query: dict[str, str]) -> PageSettings:
+    """The page's settings from a link's query (its other parameters are the Lab's), the defaults
+    for those it leaves out. ValueError saying every problem (a value not offered, not a whole
+    number, over the step budget, more words than the vocabulary has)."""
+    given = {name: query[param] for name, param in LINK_PARAMS.items() if param in query}
+    problems, values = [], {}
+    for name, offered in (("dim", DIMS), ("window", WINDOWS), ("negatives", NEGATIVES)):
+        if name in given:
+            if whole(given[name]) not in offered:
+                problems.append(f"{LINK_PARAMS[name]} must be one of {', '.join(map(str, offered))}, got "
+                                f"{echo(given[name])}")
+            else:
+                values[name] = whole(given[name])
+    vocabulary = len(prose_corpus(DEFAULT.min_count).words)
+    words = whole(given.get("words", str(SHOWN)))
+    if words is None or not FEWEST_WORDS <= words <= vocabulary:
+        problems.append(f"{LINK_PARAMS['words']} must be a whole number from {FEWEST_WORDS} to {vocabulary:,} (the "
+                        f"words of the vocabulary), got {echo(given['words'])}")
+    for name, offered in (("pick", HOW), ("projection", PROJECTIONS)):
+        if given.get(name, offered[0]) not in offered:
+            problems.append(f"{LINK_PARAMS[name]} must be one of {', '.join(offered)}, got {echo(given[name])}")
+    cfg = with_settings(DEFAULT, **values)
+    try:
+        check_config(cfg)
+    except ValueError as err:
+        problems.append(str(err))
+    if problems:
+        raise ValueError("; ".join(problems))
+    return PageSettings(cfg, words, given.get("pick", "frequent"), given.get("projection", "pca"))

@@ -14,7 +14,19 @@ from app.charts import embeddings as charts
 from app.charts.training import training_curves
 from app.charts.views import view
 from app.session import pretrained
-from app.session.embeddings import DIMS, NEGATIVES, WINDOWS, EmbeddingRun, with_settings
+from app.session.embeddings import (
+    DIMS,
+    FEWEST_WORDS,
+    NEGATIVES,
+    PROJECTIONS,
+    SHOWN,
+    TSNE_WORDS,
+    WINDOWS,
+    EmbeddingRun,
+    PageSettings,
+    parse_link,
+    with_settings,
+)
 from app.session.lab import Lab
 from app.widgets import state
 from app.widgets.controls import live_training, progress, set_playing
@@ -24,6 +36,7 @@ from app.widgets.literal import literal
 from app.widgets.pretrained import open_shipped
 from engine import embeddings as readouts
 from engine.prose import RELATED
+from engine.tsne import perplexity_for
 
 STEPS = 3000  # the measured claim's budget (tests/engine/test_word2vec.py, benchmarks/README section 16)
 TRAIN_SECONDS = 0.5  # a step takes 3-6 ms: about a hundred between two redraws
@@ -31,6 +44,7 @@ COMPARED = ["mr", "mrs", "he", "she", "morning", "evening", "brother", "sister"]
 ANALOGY = ("mrs", "mr", "he")  # mrs − mr + he: which word is to "he" as "mrs" is to "mr"?
 AXIS = ("he", "she", "mr, mrs, father, mother, brother, sister, husband, wife, son, daughter, sir, lady, man, woman")
 NEIGHBOURS = 10
+POLL_SECONDS = 0.5  # how often a paused page looks whether the t-SNE map it waits for is done
 SENTIMENT = "sentiment-lstm"  # the shipped checkpoint whose embedding the page offers
 SPECIAL = re.compile(r"<[a-z]+>")  # a vocabulary's own tokens (padding, unknown, start, end): no words
 # The claim the caption quotes, as the training-tier test measured it after STEPS steps over seeds 0-2
@@ -40,6 +54,7 @@ MEASURED_SHARE = (0.019, 0.073)
 
 
 def run() -> None:
+    embedding = current()  # before the header, which rewrites the link with the Lab's settings alone
     lab = page_header("Embeddings")
     st.markdown(
         "A network reads words as numbers. The simplest code is one-hot: word k of a vocabulary of V is a "
@@ -50,9 +65,9 @@ def run() -> None:
         "word's vector v is pushed towards the output vectors u of the words around it, and away from k "
         "noise words drawn from the unigram distribution to the power 3/4:")
     st.latex(r"\log\sigma(u_{\text{context}}^\top v_w) + \sum_{i=1}^{k}\log\sigma(-u_{\text{noise}_i}^\top v_w)")
-    embedding = current()
-    if embedding is None:
-        return
+    problem = st.session_state.pop(state.EMBEDDING_LINK_PROBLEM, None)
+    if problem:
+        st.warning(problem, icon=":material/link_off:")
     settings(embedding)
     view_settings(embedding)
     controls(embedding)
@@ -60,14 +75,42 @@ def run() -> None:
     read_outs(embedding)
     downloads(embedding)
     your_model(lab)
+    write_link(embedding)
 
 
-def current() -> EmbeddingRun | None:
+def current() -> EmbeddingRun:
+    """This session's run; the first time, made from the link's settings (the defaults, saying
+    what was wrong, when they cannot be used)."""
     embedding = state.get(state.EMBEDDINGS)
     if embedding is None:
-        embedding = st.session_state[state.EMBEDDINGS] = EmbeddingRun()
+        try:
+            page = parse_link(st.query_params.to_dict())
+        except ValueError as err:
+            st.session_state[state.EMBEDDING_LINK_PROBLEM] = (
+                f"This link's Embeddings settings could not be used ({literal(err)}). The page started with its "
+                "defaults instead.")
+            page = PageSettings()
+        embedding = st.session_state[state.EMBEDDINGS] = EmbeddingRun(page.cfg)
         st.session_state.setdefault(state.EMBEDDING_STEPS, STEPS)
+        st.session_state[state.EMBEDDING_SHOWN] = page.words
+        st.session_state[state.EMBEDDING_SAMPLING] = page.pick
+        st.session_state[state.EMBEDDING_PROJECTION] = page.projection
     return embedding
+
+
+def page_settings(embedding: EmbeddingRun) -> PageSettings:
+    """The page's settings as they are: the run's word2vec settings and the figures' choices."""
+    return PageSettings(embedding.cfg, state.get(state.EMBEDDING_SHOWN) or SHOWN,
+                        state.get(state.EMBEDDING_SAMPLING) or "frequent",
+                        state.get(state.EMBEDDING_PROJECTION) or "pca")
+
+
+def write_link(embedding: EmbeddingRun) -> None:
+    """The page's settings beside the Lab's in the address bar (the header wrote the Lab's), so the
+    link reproduces both."""
+    query = page_settings(embedding).to_query()
+    if any(st.query_params.get(k) != v for k, v in query.items()):
+        st.query_params.update(query)
 
 
 def settings(embedding: EmbeddingRun) -> None:
@@ -94,10 +137,18 @@ def view_settings(embedding: EmbeddingRun) -> None:
     with st.expander("What the figures show"):
         st.multiselect("Words compared one-hot and learned", words, default=[w for w in COMPARED if w in words],
                        key=state.EMBEDDING_COMPARED, max_selections=16)
-        left, right = st.columns(2)
-        left.slider("Words in the projection", 50, min(5000, len(words)), 500, step=50, key=state.EMBEDDING_SHOWN)
-        right.radio("Picked", readouts.HOW, key=state.EMBEDDING_SAMPLING, horizontal=True,
-                    format_func={"frequent": "most frequent", "random": "at random"}.get)
+        left, middle, right = st.columns([2, 1, 1])
+        left.number_input("Words in the projection", FEWEST_WORDS, len(words), step=50, key=state.EMBEDDING_SHOWN,
+                          help=f"{FEWEST_WORDS} to {len(words):,} (the whole vocabulary): PCA draws them all within "
+                               f"a 2-second rerun on this machine, a t-SNE map {TSNE_WORDS:,} at most "
+                               "(benchmarks/README section 17)")
+        middle.radio("Picked", readouts.HOW, key=state.EMBEDDING_SAMPLING,
+                     format_func={"frequent": "most frequent", "random": "at random"}.get)
+        right.radio("Projection", PROJECTIONS, key=state.EMBEDDING_PROJECTION,
+                    format_func={"pca": "PCA", "tsne": "t-SNE map"}.get,
+                    help="PCA: the two directions of most variance, made at every step. t-SNE (openTSNE): a map "
+                         "that keeps each word's nearest neighbours near, made beside the training, a few "
+                         "seconds behind it")
 
 
 def rebuild(embedding: EmbeddingRun, wanted) -> None:
@@ -155,20 +206,64 @@ def draw(embedding: EmbeddingRun) -> None:
 
 
 def projection(embedding: EmbeddingRun, vectors: Tensor) -> None:
+    """PCA of the chosen words at this step, or their newest t-SNE map (made off this thread)."""
     run = embedding.run
-    n = min(state.get(state.EMBEDDING_SHOWN) or 500, len(run.words))
+    n = min(state.get(state.EMBEDDING_SHOWN) or SHOWN, len(run.words))
     how = state.get(state.EMBEDDING_SAMPLING) or "frequent"
     ids = readouts.sample_words(run.vocab.counts, n, how, seed=0)  # [n]
-    flat = readouts.pca(vectors[ids])
     words = [run.words[i] for i in ids.tolist()]
+    counts = run.vocab.counts[ids].numpy()
     marked = marked_words(vectors, run.words)
-    fig = charts.projection(flat.coords.numpy(), words, run.vocab.counts[ids].numpy(), flat.explained.numpy(),
-                            marked)
-    show(fig, "embedding_projection")
-    st.caption(f"The {n:,} {'most frequent' if how == 'frequent' else 'randomly drawn'} words at the first two "
-               "principal components of their vectors: a flat shadow of a space of "
-               f"{embedding.cfg.dim} dimensions, so read nearness from the table below (cosine in the full space), "
-               "not from this picture. Orange: the word you look up and its neighbours.")
+    picked = f"{'most frequent' if how == 'frequent' else 'randomly drawn'}"
+    if state.get(state.EMBEDDING_PROJECTION) == "tsne" and tsne(embedding, vectors, ids, words, counts, marked):
+        return
+    flat = view(run, "pca", (n, how), lambda: readouts.pca(vectors[ids]), version=run.steps_done)
+    show(charts.projection(flat.coords.numpy(), words, counts, flat.explained.numpy(), marked),
+         "embedding_pca")
+    st.caption(f"The {n:,} {picked} words at the first two principal components of their vectors at step "
+               f"{run.steps_done:,}: a flat shadow of a space of {embedding.cfg.dim} dimensions, so read nearness "
+               "from the table below (cosine in the full space), not from this picture. Orange: the word you look "
+               "up and its neighbours.")
+
+
+def tsne(embedding: EmbeddingRun, vectors: Tensor, ids: Tensor, words: list[str], counts: np.ndarray,
+         marked: list[str]) -> bool:
+    """The newest t-SNE map of these words, saying at which step it was made, and asking for this
+    step's; False (PCA is drawn instead) while none is made yet or the words are too many."""
+    run, n = embedding.run, len(ids)
+    if n > TSNE_WORDS:
+        st.warning(f"A t-SNE map of {n:,} words would take longer than this page's 2 seconds on this machine: it "
+                   f"maps {TSNE_WORDS:,} at most. Lower \"Words in the projection\" to {TSNE_WORDS:,} or fewer for "
+                   f"a map, or keep PCA, which draws all {len(run.words):,}. Below, PCA.", icon=":material/timer:")
+        return False
+    made = embedding.maps.ask((n, tuple(ids.tolist())), run.steps_done, ids, lambda: vectors[ids])
+    if embedding.maps.error:
+        st.warning(f"The t-SNE map could not be made ({literal(embedding.maps.error)}). Below, PCA.",
+                   icon=":material/error:")
+        return False
+    if not embedding.playing and embedding.maps.busy:
+        wait_for_the_map(embedding)
+    if made is None:
+        st.info(f"The t-SNE map of these {n:,} words is being made beside the training (a few seconds); it "
+                "replaces this PCA when done.", icon=":material/hourglass_top:")
+        return False
+    show(charts.tsne_map(made.coords.numpy(), words, counts, made.step, marked), "embedding_tsne")
+    behind = ("the vectors' step now" if made.step == run.steps_done else
+              f"{run.steps_done - made.step:,} steps behind the vectors now (step {run.steps_done:,}): the map "
+              "of the newest step is being made")
+    st.caption(f"The same words on a t-SNE map (openTSNE, perplexity {perplexity_for(n):.0f}, cosine) of their "
+               f"vectors at step {made.step:,}, {behind}. It keeps each word's nearest neighbours near and gives "
+               "up distances between groups: read who is near whom, not how far apart two groups lie. It "
+               "starts from the PCA, so maps of successive steps look alike. Orange: the word you look up and "
+               "its neighbours.")
+    return True
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def wait_for_the_map(embedding: EmbeddingRun) -> None:
+    """A paused page redraws when the t-SNE map it asked for is done (a playing page redraws anyway)."""
+    if not embedding.maps.busy:
+        st.rerun()
 
 
 def marked_words(vectors: Tensor, words: tuple[str, ...]) -> list[str]:
