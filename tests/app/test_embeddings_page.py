@@ -171,7 +171,7 @@ def test_the_tsne_map_plots_the_engines_map_of_the_words_vectors_and_says_its_st
     trained.button(key="embedding_step").click().run()  # the vectors move on: the map shown is the old one
     no_exception(trained)
     chart(trained, "t-SNE map of their vectors at step 300")
-    assert any("at step 300, 1 steps behind the vectors now (step 301)" in c.value for c in trained.caption)
+    assert any("at step 300, 1 step behind the vectors now (step 301)" in c.value for c in trained.caption)
     assert embedding.maps.wait(120)
     trained.run()
     points = chart(trained, "t-SNE map of their vectors at step 301")["data"][0]
@@ -288,3 +288,11 @@ def test_names_that_would_pile_up_on_a_crowded_spot_spread_round_it_or_are_left_
     shown = dict(zip(fig.data[0].customdata[:, 0], fig.data[0].text))
     assert shown["son"] == "son"  # the looked-up word is named first, wherever the crowd stands
     assert fig.data[0].marker.color[2] == fig.data[0].marker.color[4] != fig.data[0].marker.color[0]
+
+
+def test_back_from_another_page_the_projection_draws_its_500_words_again():
+    at = AppTest.from_file(MAIN, default_timeout=120).run().switch_page(EMBEDDINGS).run()
+    at.switch_page(nav.PATHS["build"]).run().switch_page(EMBEDDINGS).run()
+    no_exception(at)
+    assert at.number_input(key="embedding_shown").value == 500
+    chart(at, "500 words projected to 2-D (PCA")

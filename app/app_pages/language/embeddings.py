@@ -95,6 +95,10 @@ def current() -> EmbeddingRun:
         st.session_state[state.EMBEDDING_SHOWN] = page.words
         st.session_state[state.EMBEDDING_SAMPLING] = page.pick
         st.session_state[state.EMBEDDING_PROJECTION] = page.projection
+    # Streamlit forgets a widget's value on a page that does not draw it: back here, the defaults
+    st.session_state.setdefault(state.EMBEDDING_SHOWN, SHOWN)
+    st.session_state.setdefault(state.EMBEDDING_SAMPLING, "frequent")
+    st.session_state.setdefault(state.EMBEDDING_PROJECTION, "pca")
     return embedding
 
 
@@ -141,7 +145,7 @@ def view_settings(embedding: EmbeddingRun) -> None:
         left.number_input("Words in the projection", FEWEST_WORDS, len(words), step=50, key=state.EMBEDDING_SHOWN,
                           help=f"{FEWEST_WORDS} to {len(words):,} (the whole vocabulary): PCA draws them all within "
                                f"a 2-second rerun on this machine, a t-SNE map {TSNE_WORDS:,} at most "
-                               "(benchmarks/README section 17)")
+                               "(benchmarks/README section 19)")
         middle.radio("Picked", readouts.HOW, key=state.EMBEDDING_SAMPLING,
                      format_func={"frequent": "most frequent", "random": "at random"}.get)
         right.radio("Projection", PROJECTIONS, key=state.EMBEDDING_PROJECTION,
@@ -248,8 +252,9 @@ def tsne(embedding: EmbeddingRun, vectors: Tensor, ids: Tensor, words: list[str]
                 "replaces this PCA when done.", icon=":material/hourglass_top:")
         return False
     show(charts.tsne_map(made.coords.numpy(), words, counts, made.step, marked), "embedding_tsne")
-    behind = ("the vectors' step now" if made.step == run.steps_done else
-              f"{run.steps_done - made.step:,} steps behind the vectors now (step {run.steps_done:,}): the map "
+    late = run.steps_done - made.step
+    behind = ("the vectors' step now" if late == 0 else
+              f"{late:,} step{'s' if late > 1 else ''} behind the vectors now (step {run.steps_done:,}): the map "
               "of the newest step is being made")
     st.caption(f"The same words on a t-SNE map (openTSNE, perplexity {perplexity_for(n):.0f}, cosine) of their "
                f"vectors at step {made.step:,}, {behind}. It keeps each word's nearest neighbours near and gives "
