@@ -180,7 +180,8 @@ def data_part(task: Task, upload: str | bytes | None) -> str:
         values["target"] = tasks.PARITY_TARGETS[task.running]
     if name == "charlm":
         text = charlm_corpus() if task.text is None else task.text
-        values |= dict(vocab_size=len(task.vocab), sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        values |= dict(vocab_size=len(task.vocab), train_end=task.train_end,
+                       sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
                        source="the text you uploaded" if upload is not None else SHIPPED_TEXT)
     return fill(TASK_TEMPLATES[name], **values)
 

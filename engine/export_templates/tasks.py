@@ -107,6 +107,7 @@ CHARLM = '''
 # step the next character. The characters are numbered in sorted order.
 SEQ_LEN = $seq_len  # task: seq_len
 VOCAB_SIZE = $vocab_size  # the text's distinct characters
+TRAIN_END = $train_end  # training windows end before this character; the text from it on is held out
 # the run's text, checked: another would give other batches and another vocabulary
 TEXT_SHA256 = "$sha256"
 
@@ -123,7 +124,7 @@ def read_text(path: str) -> torch.Tensor:
 
 
 def batch(ids: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    starts = torch.randint(0, len(ids) - SEQ_LEN, (BATCH_SIZE,), generator=generator)  # [B]
+    starts = torch.randint(0, TRAIN_END - SEQ_LEN, (BATCH_SIZE,), generator=generator)  # [B]
     window = starts[:, None] + torch.arange(SEQ_LEN + 1)  # [B, T+1]
     chunk = ids[window]  # [B, T+1]
     return chunk[:, :-1], chunk[:, 1:]  # x, y: [B, T]

@@ -28,7 +28,8 @@ from engine.tasks.text import charlm_corpus
 STEPS = 5
 LINE = re.compile(r"step (\d+)  loss (\S+)  (R2|accuracy) (\S+)  gradient norm (\S+)")
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"  # the project's lint settings
-UPLOAD = "\ufeffdef f(x):\n    return [x, (x + 1) * 2]\n".encode() * 12  # bytes with the BOM Excel writes
+# bytes with the BOM Excel writes; 1,169 characters, as seq_len 100 needs 1,001 (the last 10% held out)
+UPLOAD = "\ufeffdef f(x):\n    return [x, (x + 1) * 2]\n".encode() * 30
 
 
 def variant(task: str, model: dict = (), train: dict = (), task_params: dict = ()) -> Setup:
