@@ -35,9 +35,9 @@ class TSNEConfig:
     early_iter  iterations with the attraction exaggerated (`exaggeration`), which lets groups form
     iter        iterations after it: openTSNE's defaults, 250 and 500
     gradient    "bh" (Barnes-Hut) or "fft" (the interpolation of Linderman et al. 2019). On this
-                2-core machine FFT cost 20-25 ms an iteration whatever the count (numpy's FFT on a
+                2-core machine FFT cost 12-25 ms an iteration whatever the count (numpy's FFT on a
                 grid of at least 50 intervals a side), Barnes-Hut 1-4 ms for the few hundred words a
-                2-second map allows, so "bh" (benchmarks/README section 17); FFT overtakes it only
+                2-second map allows, so "bh" (benchmarks/README section 19); FFT overtakes it only
                 at thousands of words, which take 20 s either way
     seed        the nearest-neighbour index's random choices
     """

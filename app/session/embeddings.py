@@ -31,10 +31,11 @@ PROJECTIONS = ("pca", "tsne")
 FEWEST_WORDS = 50  # drawn in a projection at least
 SHOWN = 500  # ... by default
 # How many words each projection draws within a 2-second rerun on this 2-core machine
-# (benchmarks/embeddings_tsne.py, benchmarks/README section 17): PCA with its figure handles the whole
+# (benchmarks/embeddings_maps.py, benchmarks/README section 19): PCA with its figure handles the whole
 # vocabulary (4,501 words; 200,000 of 50 dimensions fit, section 16); a t-SNE map (openTSNE, 750
-# iterations, one thread) of TSNE_WORDS words took under 2 s quiet.
-TSNE_WORDS = 600
+# iterations, one thread) of 500 words took 1.7 s at a load of 3.4-4.7 (300 and 400 fitted in two runs
+# at 5-7.6; 600 took 2.2 s at best).
+TSNE_WORDS = 500
 
 
 @cache
