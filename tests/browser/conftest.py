@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
@@ -114,10 +116,15 @@ def _health(url: str) -> str:
         return ""
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    """Base URL of `streamlit run app/main.py`, started from the repository's root for this session."""
-    port = _free_port()
+@contextmanager
+def streamlit_server(port: int, stdout: Path, stderr: Path | None = None, append: bool = False
+                     ) -> Iterator[subprocess.Popen]:
+    """`streamlit run app/main.py` on 127.0.0.1:port, started from the repository's root, until it
+    answers /_stcore/health; stopped (terminated, killed if it lingers) on the way out. Its output
+    goes to files, not pipes (a pipe nobody reads fills up and blocks the server): `stdout`, and
+    `stderr` (None: into the same file), appended to when `append` (a test starting two servers in
+    turn keeps both logs). A server that exits or does not answer in time fails the test with its
+    command and the end of its errors."""
     url = f"http://127.0.0.1:{port}"
     # The README's command word for word, `streamlit run app/main.py` (not `python -m streamlit`, which
     # puts the repository's root on the import path by itself), from the environment running the tests.
@@ -132,24 +139,22 @@ def app_url():
         "--server.address", "127.0.0.1",
         "--browser.gatherUsageStats", "false",
     ]
-    # Output goes to files, not pipes: a pipe nobody reads fills up and blocks the server.
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with open(SERVER_STDOUT, "wb") as out, open(SERVER_STDERR, "wb") as err:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+    mode = "ab" if append else "wb"
+    with open(stdout, mode) as out, open(stderr or os.devnull, mode) as err:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err if stderr else out, stdin=subprocess.DEVNULL,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while _health(url) != "ok":
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with code {proc.returncode} before answering "
-                            f"{url}/_stcore/health.\n$ {' '.join(cmd)}\n--- stderr ---\n"
-                            f"{SERVER_STDERR.read_text(errors='replace')}", pytrace=False)
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not answer {url}/_stcore/health within "
-                            f"{SERVER_START_TIMEOUT} s.\n$ {' '.join(cmd)}\n--- stderr ---\n"
-                            f"{SERVER_STDERR.read_text(errors='replace')}", pytrace=False)
-            time.sleep(0.2)
-        yield url
+            exited, late = proc.poll() is not None, time.monotonic() > deadline
+            if exited or late:
+                why = (f"exited with code {proc.returncode} before answering" if exited else
+                       f"did not answer within {SERVER_START_TIMEOUT} s at")
+                pytest.fail(f"streamlit {why} {url}/_stcore/health.\n$ {' '.join(cmd)}\n--- its errors ---\n"
+                            f"{(stderr or stdout).read_text(errors='replace')[-3000:]}", pytrace=False)
+            time.sleep(0.2)  # polling the health endpoint, the server's only sign of being up
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -157,6 +162,14 @@ def app_url():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Base URL of `streamlit run app/main.py`, started from the repository's root for this session."""
+    port = _free_port()
+    with streamlit_server(port, SERVER_STDOUT, SERVER_STDERR):
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="session")

@@ -44,10 +44,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,12 +63,10 @@ from engine.tasks.review_csv import MAX_CSV_REVIEWS
 
 from .conftest import (
     ARTIFACTS,
-    REPO,
     SCRIPT_TIMEOUT,
-    SERVER_START_TIMEOUT,
     StreamlitPage,
     _free_port,
-    _health,
+    streamlit_server,
     wait_for_app,
 )
 from .test_build_train import steps_trained
@@ -301,32 +295,6 @@ def test_05_a_csv_of_a_million_tiny_rows_is_refused(server, wide, tmp_path):
     memory.within(server.bound_mb)
 
 
-@contextmanager
-def own_server(port: int, log: Path) -> Iterator[subprocess.Popen]:
-    """`streamlit run app/main.py` on 127.0.0.1:port, as conftest.app_url starts it, until it answers."""
-    streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent))
-    cmd = [streamlit, "run", "app/main.py", "--server.headless", "true", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    with open(log, "ab") as out:  # a file, not a pipe: a pipe nobody reads fills up and blocks the server
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while _health(f"http://127.0.0.1:{port}") != "ok":
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not serve port {port}: {log.read_text(errors='replace')[-3000:]}",
-                            pytrace=False)
-            time.sleep(0.2)  # polling the health endpoint, the server's only sign of being up
-        yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def test_06_a_killed_process_says_the_model_was_lost(browser, server):
     """The page reconnected to another process at step 0 (480 steps lost) and said nothing. Here the
     tab plays when its process is killed; once the process is back, the tab reconnects by itself, and
@@ -337,13 +305,13 @@ def test_06_a_killed_process_says_the_model_was_lost(browser, server):
     context.set_default_timeout(SCRIPT_TIMEOUT)
     try:
         tab = StreamlitPage(context.new_page(), f"http://127.0.0.1:{port}")
-        with own_server(port, log) as first:
+        with streamlit_server(port, log, append=True) as first:
             tab.goto("build")
             tab.page.get_by_role("button", name="Play", exact=True).click()
             tab.page.wait_for_function(TRAINED_PAST, arg=STEPS_BEFORE_THE_KILL, timeout=120_000)
             first.kill()
             first.wait()
-        with own_server(port, log) as second:
+        with streamlit_server(port, log, append=True) as second:
             with measured(second.pid, "6 killed process (the one started after)") as memory:
                 said = alert(tab.page, "is not on this server any more")
             assert "the app process that held it stopped (restarted, or killed)" in said, said
