@@ -2,7 +2,8 @@
 its 3,000 steps on the page's own Play (about 20 s: benchmarks/README section 17) and stops there, the
 related pairs' share it states is within what the training tier measured, and a word typed into
 Nearest words is answered with its neighbours; a word the vocabulary lacks gets the engine's
-suggestions (screenshots: embeddings-trained-<size>.png)."""
+suggestions; then the t-SNE map of the trained vectors, made off the training thread, replaces the PCA
+and the link says so (screenshots: embeddings-trained-<size>.png, embeddings-tsne-<size>.png)."""
 import re
 
 from .conftest import wait_for_app
@@ -37,6 +38,20 @@ def test_word2vec_plays_to_its_target_and_answers_a_typed_word(app_page):
     said.wait_for()
     assert "father" in said.inner_text()
     wait_for_app(page)
+    box.fill("father")  # its neighbours marked on the map too
+    box.press("Enter")
+    wait_for_app(page)
+    page.get_by_text("What the figures show").click()
+    page.get_by_text("t-SNE map", exact=True).click()  # made on the server's worker thread; the page redraws
+    page.locator(".gtitle", has_text="500 words on a t-SNE map of their vectors at step 3,000").wait_for()
+    wait_for_app(page)
+    caption = page.locator('[data-testid="stCaptionContainer"]', has_text="on a t-SNE map (openTSNE")
+    assert "at step 3,000, the vectors' step now" in caption.inner_text()
+    assert "w2v_map=tsne" in page.url and "w2v_words=500" in page.url  # the link reproduces the map
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        wait_for_app(page)
+        app_page.screenshot(f"embeddings-tsne-{size}")
 
 
 def test_the_sentiment_lstms_own_word_embedding_reads_out_on_the_page(app_page):
