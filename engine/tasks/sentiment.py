@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import functools
+import io
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ..bag_of_words import bag_of_words_accuracy
-from ..config import ModelConfig, check_int
+from ..config import ModelConfig, check_choice, check_int
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
 from .features import word_features
@@ -22,12 +25,26 @@ CLASS_NAMES = ("negative", "positive")
 SPECIALS = ("<pad>", "<unk>")  # word ids 0 and 1
 MAX_WORD_VOCAB = 20_000
 TEST_SHARE = 0.2
+# "generated": the shipped template reviews (engine/tasks/reviews.py); "sentences": 3,000 real review
+# sentences, labelled by hand, with a fixed held-out fifth (engine/data/sentences.md)
+CORPORA = ("generated", "sentences")
+SENTENCES_CSV = Path(__file__).resolve().parent.parent / "data" / "sentences.csv"
 
 
 @functools.cache
 def shipped_reviews() -> ParsedReviews:
     """The shipped generated set, parsed once per process."""
     return parse_reviews(REVIEWS_CSV.read_bytes())
+
+
+@functools.cache
+def shipped_sentences() -> tuple[ParsedReviews, np.ndarray]:
+    """The shipped real sentences, parsed once per process, and which of them are held out [N] bool
+    (the file's split column, fixed: pretrained word vectors read only the training sentences)."""
+    data = SENTENCES_CSV.read_bytes()
+    held_out = pd.read_csv(io.BytesIO(data), usecols=["split"])["split"].to_numpy() == "held_out"  # [N]
+    held_out.setflags(write=False)
+    return parse_reviews(data), held_out
 
 
 def last_words(reviews: ParsedReviews, seq_len: int, max_vocab: int) -> np.ndarray:
@@ -65,6 +82,20 @@ def held_out_split(x: np.ndarray, labels: np.ndarray, seed: int) -> tuple[torch.
     order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
     n_test = max(1, int(len(y) * TEST_SHARE))
     return x[order[n_test:]], y[order[n_test:]], x[order[:n_test]], y[order[:n_test]]
+
+
+def fixed_split(x: np.ndarray, labels: np.ndarray, held_out: np.ndarray, seed: int) -> tuple[torch.Tensor, ...]:
+    """held_out_split for a corpus that names its held-out rows [N] bool: each distinct row once,
+    a training row the same as a held-out one (as the model reads it) left out, the training rows
+    shuffled by `seed`, the held-out ones in the file's order."""
+    test = np.flatnonzero(held_out)[first_of_each(x[held_out])]  # [N_test]
+    train = np.flatnonzero(~held_out)[first_of_each(x[~held_out])]  # [distinct training rows]
+    seen = {row.tobytes() for row in x[test]}
+    train = np.array([i for i in train if x[i].tobytes() not in seen], dtype=np.int64)  # [N_train]
+    order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed)).numpy()
+    train = train[order]
+    return (torch.from_numpy(x[train]), torch.from_numpy(labels[train]),
+            torch.from_numpy(x[test]), torch.from_numpy(labels[test]))
 
 
 def first_of_each(rows: np.ndarray) -> np.ndarray:
@@ -111,15 +142,23 @@ class SentimentTask(ReviewTask):
     (others become <unk>). Each is cut to its last seq_len words and padded at the front, so the
     model's last step is always the review's last word. 20% of the reviews are held out.
 
+    corpus: the shipped reviews, "generated" (template sentences where word order decides) or
+    "sentences" (real review sentences with a fixed held-out split: SENTENCES_CSV).
+    train_reviews: train on only the first this many training reviews (0: all of them; the
+    training reviews are shuffled by the seed), the held-out ones unchanged: how far a few
+    labelled reviews go.
     csv_text: a `review,sentiment` CSV (text or bytes), or the ParsedReviews that parse_reviews
-    made of one (parse once, build many tasks from it); None uses the shipped generated set.
+    made of one (parse once, build many tasks from it); it replaces the corpus.
     """
 
     seq_len: int = 40
     max_vocab: int = 2000
+    corpus: str = "generated"
+    train_reviews: int = 0
     csv_text: str | bytes | ParsedReviews | None = None
 
-    help: ClassVar[str] = "positive or negative, word by word (generated reviews, or your CSV)"
+    help: ClassVar[str] = "positive or negative, word by word (generated reviews, real sentences, or your CSV)"
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {"corpus": CORPORA}
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=32),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),
@@ -136,13 +175,23 @@ class SentimentTask(ReviewTask):
         super().__post_init__()
         check_seq_len(self.seq_len)
         check_int("max_vocab", self.max_vocab, 3, MAX_WORD_VOCAB)
-        reviews = reviews_of(self.csv_text)
+        check_choice("corpus", self.corpus, CORPORA)
+        check_int("train_reviews", self.train_reviews, 0, 10_000_000)
+        held_out = None
+        if self.csv_text is None and self.corpus == "sentences":
+            reviews, held_out = shipped_sentences()
+        else:
+            reviews = reviews_of(self.csv_text)
         if self.csv_text is not None:  # kept parsed, so a copy with other settings does not parse again
             self.csv_text = reviews
         self.vocab = SPECIALS + reviews.words[: self.max_vocab - 2]
         # A review is kept once as the model sees it: its last seq_len words, rare ones as <unk>.
         x = last_words(reviews, self.seq_len, self.max_vocab)  # [N, T]
-        self.train_x, self.train_y, self.test_x, self.test_y = held_out_split(x, reviews.labels, self.seed)
+        if held_out is None:
+            train_x, train_y, self.test_x, self.test_y = held_out_split(x, reviews.labels, self.seed)
+        else:
+            train_x, train_y, self.test_x, self.test_y = fixed_split(x, reviews.labels, held_out, self.seed)
+        self.train_x, self.train_y = train_x[: self.train_reviews or None], train_y[: self.train_reviews or None]
         pad = SPECIALS.index("<pad>")
         self.spec = TaskSpec("sentiment", "seq2vec", "tokens", len(self.vocab), output_size=2, loss="ce", pad_id=pad)
 

@@ -32,6 +32,8 @@ PINNED = [  # corpora read from a pinned git source: --check without a source co
            lambda b: [x for book in b.BOOKS for x in (book.commit, book.sha256, book.repository)]),
     Corpus("shakespeare", "shakespeare.txt", 1_115_394, (b"First Citizen", b"Second Citizen"),
            lambda b: [b.COMMIT, b.REPOSITORY, b.PATH]),
+    Corpus("sentences", "sentences.csv", 262_680, (b"aimless movie", b"aimless film"),
+           lambda b: [b.COMMIT, b.REPOSITORY, *(pinned for file in b.FILES.values() for pinned in file)]),
     Corpus("translation", "eng_fra.tsv", 562_864, (b"Va !", b"Va-t'en !"),
            lambda b: [b.COMMIT, b.REPOSITORY, b.PATH, b.SOURCE_SHA256]),
 ]
