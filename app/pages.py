@@ -27,6 +27,7 @@ SECTIONS = {
     ],
     "Language models": [
         ("app_pages/language/embeddings.py", "Embeddings", "embeddings", ":material/scatter_plot:"),
+        ("app_pages/language/word_vectors.py", "Pretrained embeddings", "word-vectors", ":material/input:"),
         ("app_pages/language/generate.py", "Generate text", "generate", ":material/edit_note:"),
         ("app_pages/language/transfer.py", "Transfer learning", "transfer", ":material/move_up:"),
     ],

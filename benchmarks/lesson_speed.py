@@ -30,7 +30,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from timing import load_average, table
 
 from app import pages
-from app.session import pretrained, scaling, transfer
+from app.session import pretrained, scaling, transfer, word_vectors
 from app.session.comparison import CELLS, Comparison, RoundRobin, run_configs
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY, LESSONS, Lesson, by_objective
@@ -69,9 +69,17 @@ def transfer_runs(setup: Setup) -> transfer.TransferRuns:
     return runs
 
 
+def vector_runs(setup: Setup) -> word_vectors.VectorRuns:
+    """The Pretrained embeddings page's runs of its lesson's plan (the setup is the network they train)."""
+    runs = word_vectors.VectorRuns(word_vectors.LESSON_PLAN, word_vectors.shipped_vectors())
+    assert runs.network == setup.model
+    return runs
+
+
 OWN_RUNS = {
     "scaling": OwnRuns(scaling.ScalingRuns, state.SCALING, "Train each up to step", len(scaling.RUNS)),
     "transfer": OwnRuns(transfer_runs, state.TRANSFER, "Train each up to step", 2),
+    "word-vectors": OwnRuns(vector_runs, state.VECTORS, "Train each up to step", 3),
 }
 
 

@@ -30,11 +30,12 @@ def step_axis(fig: go.Figure, last_step: int, unfreeze_at: int | None, what: str
     return fig
 
 
-def accuracy_over_training(log: pd.DataFrame, unfreeze_at: int | None, what: str) -> go.Figure:
-    """Held-out accuracy of each run against the step, a coin toss's 50% dashed, and the step the
-    recipe unfreezes at (None: it never does)."""
+def accuracy_over_training(log: pd.DataFrame, unfreeze_at: int | None, what: str,
+                           colours: dict[str, str] = COLOURS) -> go.Figure:
+    """Held-out accuracy of each run (coloured by `colours`) against the step, a coin toss's 50%
+    dashed, and the step the recipe unfreezes at (None: it never does)."""
     log = empty_or(log, ["run", "step", "metric"])
-    fig = runs.over_training(log, "metric", "held-out accuracy", COLOURS, y_format=".1%")
+    fig = runs.over_training(log, "metric", "held-out accuracy", colours, y_format=".1%")
     last = int(log["step"].max()) if len(log) else 0
     fig.add_trace(level(0.5, max(10, last, unfreeze_at or 0), "coin toss (50%)"))
     step_axis(fig, last, unfreeze_at, what)

@@ -160,7 +160,15 @@ class PretrainedRun(ScratchRun):
         return "trains"
 
 
-class TransferRuns(RoundRobin):
+class PartRuns(RoundRobin):
+    """Runs that each log their parts (ScratchRun's parts_log)."""
+
+    def parts_frame(self) -> pd.DataFrame:
+        """Every part measurement of the runs: run, step, part, state, grad_norm, moved."""
+        return pd.DataFrame([row for run in self.runs for row in run.parts_log.rows()])
+
+
+class TransferRuns(PartRuns):
     """The two runs of a recipe on the char-level sentiment task. `source` is a fresh copy of the
     shipped char LM (the caller loads it from the shared bytes), never trained here."""
 
@@ -191,7 +199,3 @@ class TransferRuns(RoundRobin):
     @property
     def pretrained(self) -> PretrainedRun:
         return self.runs[1]
-
-    def parts_frame(self) -> pd.DataFrame:
-        """Every part measurement of both runs: run, step, part, state, grad_norm, moved."""
-        return pd.DataFrame([row for run in self.runs for row in run.parts_log.rows()])

@@ -80,4 +80,4 @@ def last_step(series: pd.Series, condition: pd.Series) -> int | None:
 
 
 # The lessons' modules register themselves on import.
-from app.session.lesson_runs import attention, comparisons, recurrent, transformers  # noqa: E402, F401
+from app.session.lesson_runs import attention, comparisons, language, recurrent, transformers  # noqa: E402, F401

@@ -1,0 +1,209 @@
+"""Pretrained embeddings: word2vec vectors learnt from unlabelled text as the start of a sentiment
+LSTM's embedding, random, frozen and fine-tuned side by side on real review sentences, from the same
+seed on the same batches ("Recurrent Architectures", section NLP: "train embedding as part of RNN
+or use pre-trained one")."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import streamlit as st
+
+from app.charts import transfer as charts
+from app.charts.style import BLUE, GREEN, GREY
+from app.session.lab import Lab
+from app.session.lessons import BY_KEY
+from app.session.word_vectors import LABELLED, LESSON_PLAN, TRAIN, Plan, VectorRuns, setup_of, shipped_vectors
+from app.widgets import downloads as exports
+from app.widgets import lesson_band, state
+from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
+from app.widgets.figures import show
+from app.widgets.header import page_header
+from app.widgets.literal import literal
+from engine.word_vectors import WordVectors
+
+STEPS = state.VECTORS_STEPS
+TRAIN_SECONDS = 1.0  # training per redraw, as on the other side-by-side pages
+LESSON = BY_KEY["pretrained-embeddings"]
+COLOURS = {"random": GREY, "frozen": BLUE, "fine-tuned": GREEN}
+SOURCES = {"shipped": "word2vec shipped with Unrolled (prose + the training sentences' text)",
+           "yours": "your word2vec from the Embeddings page (prose only), as it stands now"}
+MISSING_SHOWN = 12
+
+
+def run() -> None:
+    lab = page_header("Pretrained embeddings")
+    st.markdown(
+        "An RNN that reads words starts from an embedding: a vector per word. It can learn that embedding "
+        "with its task, from a random start, or **start from vectors learnt elsewhere** on unlabelled text, "
+        "such as word2vec's, and then keep them **frozen** or **fine-tune** them with the rest (\"Recurrent "
+        "Architectures\", section NLP). Labelled data is dear and unlabelled text is cheap: with few labels, "
+        "a word the labelled sentences never taught can still sit near words they did. Here one LSTM reads "
+        "real review sentences (IMDB, Amazon and Yelp; Kotzias et al. 2015) word by word and says positive "
+        "or negative, trained three times from the same seed on the same batches, its embedding starting "
+        "**random**, **frozen** at the word2vec vectors, or **fine-tuned** from them.")
+    plan, train = plan_form()
+    runs = current(plan)
+    if runs is None:
+        return
+    if train and not all(run.stopped for run in runs.runs):
+        runs.playing = True
+    which(runs)
+    round_robin_controls(runs, "vectors", STEPS, "Train each up to step", "run")
+    live_training(runs, draw, STEPS, TRAIN_SECONDS)
+    open_in_lab(runs, lab)
+    downloads(runs)
+
+
+def yours() -> WordVectors | None:
+    """The session's word2vec from the Embeddings page, copied as it stands (None before it trained)."""
+    embedding = state.get(state.EMBEDDINGS)
+    if embedding is None or embedding.steps_taken == 0:
+        return None
+    with embedding.hold():  # between two steps of a run playing on the Embeddings page
+        trained = embedding.run
+        vectors, steps = trained.vectors(), trained.steps_done  # [V, d] a copy
+    about = {"name": f"your word2vec at step {steps:,}", "steps": steps,
+             "corpus": "the shipped prose (engine/data/prose.md)", "config": trained.cfg.to_dict()}
+    return WordVectors(trained.words, vectors, about)
+
+
+def plan_form() -> tuple[Plan, bool]:
+    """The plan the student asks for, and whether to train it now (the form's button plays the runs;
+    a changed plan starts them again)."""
+    plan = state.get(state.VECTORS_PLAN) or LESSON_PLAN
+    with st.form("vectors_form", border=True):
+        left, right = st.columns([2, 3])
+        labelled = left.selectbox("Labelled sentences", LABELLED, index=LABELLED.index(plan.labelled),
+                                  format_func=lambda n: f"{n:,}" if n else "all 2,376",
+                                  help="to train on, of the training sentences (shuffled by the seed); the "
+                                       "596 held out are scored either way")
+        source = right.radio("Word vectors", tuple(SOURCES), format_func=SOURCES.get,
+                             index=tuple(SOURCES).index(plan.vectors))
+        button, said = st.columns([3, 5], vertical_alignment="center")
+        said.caption("Applies the settings in this box and plays the three runs (changed settings start them "
+                     "again). Play alone trains the runs as they are.")
+        if not button.form_submit_button("Train the three runs", type="primary", icon=":material/play_circle:"):
+            return plan, False
+    if source == "yours":
+        found = yours()
+        if found is None:
+            st.warning("You have not trained word2vec on the Embeddings page yet: train it there (a few thousand "
+                       "steps), then come back. The runs you had are unchanged.", icon=":material/info:")
+            return plan, False
+        st.session_state[state.VECTORS_YOURS] = found
+    asked = Plan(labelled=labelled, vectors=source if source == "shipped" else found.about["name"],
+                 seed=plan.seed, hidden_size=plan.hidden_size)
+    st.session_state[state.VECTORS_PLAN] = asked
+    return asked, True
+
+
+def vectors_of(plan: Plan) -> WordVectors:
+    return shipped_vectors() if plan.vectors == "shipped" else state.get(state.VECTORS_YOURS)
+
+
+def current(plan: Plan) -> VectorRuns | None:
+    """This session's three runs of `plan`, made anew when the plan changes; None, with the reason on
+    the page (and the runs the student had kept), when it cannot be run."""
+    runs = state.get(state.VECTORS)
+    if runs is not None and runs.plan == plan:
+        return runs
+    try:
+        made = VectorRuns(plan, vectors_of(plan))
+    except ValueError as err:
+        st.error(f"These runs cannot be trained: {literal(err)}.", icon=":material/block:")
+        st.session_state[state.VECTORS_PLAN] = runs.plan if runs is not None else LESSON_PLAN
+        return runs
+    if runs is not None:
+        runs.playing = False  # a fragment still training them stops at its next step
+    st.session_state[state.VECTORS] = made
+    if state.get(state.LESSON) == LESSON.key or STEPS not in st.session_state:
+        st.session_state[STEPS] = LESSON.steps
+    return made
+
+
+def which(runs: VectorRuns) -> None:
+    covered, about = runs.covered, runs.vectors.about
+    missing = ", ".join(covered.missing[:MISSING_SHOWN])
+    st.markdown(
+        f"**Vectors:** {about['name']}, {runs.vectors.vectors.shape[1]} numbers a word, "
+        f"{len(runs.vectors.words):,} words, from {about['corpus']} ({about['steps']:,} steps). "
+        f"**{covered.found:,} of the {covered.words:,} words** the LSTM reads have one; the rest start at random "
+        f"in every run (the most frequent without: {missing}). **Network:** an LSTM of {runs.network.hidden_size} "
+        f"units over an embedding of {runs.network.embedding_dim}; {TRAIN.optimizer} lr {TRAIN.lr:g}, batch "
+        f"{TRAIN.batch_size}, clip norm {TRAIN.clip_norm:g}, seed {runs.plan.seed}, "
+        f"{len(runs.task.train_y):,} labelled sentences, the last {runs.task.seq_len} words of each.")
+
+
+def standing(log) -> str:
+    """Where the runs stand at the latest step all were scored at."""
+    by_run = log.pivot_table(index="step", columns="run", values="metric").dropna() if len(log) else log
+    if not len(by_run):
+        return ""
+    step, row = by_run.index[-1], by_run.iloc[-1]
+    return f"At step {step:,}: " + ", ".join(f"{run} {row[run]:.1%}" for run in COLOURS if run in row) + " right."
+
+
+def draw(runs: VectorRuns) -> None:
+    until = state.get(STEPS)
+    round_robin_progress(runs, until, "run")
+    stopped_runs(runs)
+    log, parts = runs.log_frame(), runs.parts_frame()
+    plan = dataclasses.replace(runs.plan, seed=LESSON_PLAN.seed)
+    if state.get(state.LESSON) == LESSON.key and plan == LESSON_PLAN:
+        lesson_band.for_runs(runs, log, runs.task.metric_name)
+    left, right = st.columns(2)
+    show(charts.accuracy_over_training(log, None, "", COLOURS), "vectors_accuracy", left)
+    left.caption(f"The three runs scored on the same {len(runs.held_out[1]):,} held-out sentences every 25 steps and "
+                 f"after each Step. {standing(log)}")
+    show(charts.part_gradients(parts, "frozen", None, ""), "vectors_gradients", right)
+    right.caption("‖∂L/∂θ‖ of each part of the frozen run at each measured step. The frozen embedding gets no "
+                  "gradient at all: exactly 0, drawn at the floor and marked ▼; its vectors stay as copied "
+                  "(the table: moved 0), while the fine-tuned run's move.")
+    st.table(charts_table(parts), hide_index=True)
+    if not runs.playing and runs.finished(until) and not runs.stopped():
+        st.success(f"The runs reached step {until:,}. Raise 'Train each up to step' to go on.")
+
+
+def charts_table(parts):
+    """Each run's embedding at its latest measurement: trains or frozen, its gradient, how far it moved."""
+    if not len(parts):
+        return parts
+    rows = parts[(parts["part"] == "embedding") & (parts["step"] == parts.groupby("run")["step"].transform("max"))]
+    frame = rows[["run", "state", "step", "grad_norm", "moved"]].rename(columns={
+        "grad_norm": "embedding ‖∂L/∂θ‖ at that step", "moved": "embedding ‖θ − θ_start‖", "state": "now"})
+    return frame.style.format({"embedding ‖∂L/∂θ‖ at that step": "{:.3g}", "embedding ‖θ − θ_start‖": "{:.3g}",
+                               "step": "{:,}"})
+
+
+def open_in_lab(runs: VectorRuns, lab: Lab) -> None:
+    """The fine-tuned run's model, copied into the Lab, to look inside it on the other pages."""
+    if st.button("Open the fine-tuned run's model in the Lab", key="vectors.open", icon=":material/open_in_new:",
+                 help="Replaces your model on Build & Train with a copy of this one; Unroll and Gates then open it "
+                      "up on a sentence, and the Embeddings page reads its embedding."):
+        run = runs.runs[2]
+        with runs.lock:
+            model = copy.deepcopy(run.model)
+        try:
+            lab.install(setup_of(runs.plan, runs.network), None, model)
+        except ValueError as err:
+            st.error(f"It could not be opened ({literal(err)}). The model you had is unchanged.",
+                     icon=":material/block:")
+            return
+        st.session_state[state.TARGET_STEPS] = run.steps_done
+        st.success(f"Opened at step {run.steps_done:,}: Build & Train, Unroll and Gates now show it.",
+                   icon=":material/check_circle:")
+
+
+def downloads(runs: VectorRuns) -> None:
+    """Every measurement of the runs (read without the lock: rows are only appended, each whole)."""
+    with st.expander(exports.EXPANDER):
+        st.download_button("The three runs' held-out scores (.csv)", lambda: runs.log_frame().to_csv(index=False),
+                           "unrolled-word-vectors-scores.csv", mime="text/csv")
+        st.download_button("Every part's gradient and movement (.csv)",
+                           lambda: runs.parts_frame().to_csv(index=False), "unrolled-word-vectors-parts.csv",
+                           mime="text/csv")
+        st.caption(exports.PNG_NOTE)
+
+
+run()

@@ -1,0 +1,119 @@
+"""Pretrained word vectors fed into a sentiment LSTM, trained: random, frozen and fine-tuned starts
+side by side ("train embedding as part of RNN or use pre-trained one", "Recurrent Architectures",
+section NLP). No Streamlit here.
+
+One LSTM reads real review sentences word by word (the `sentences` corpus: its held-out 596 fixed,
+the training ones shuffled by the seed, the first `labelled` of them trained on) and is trained three
+times from the same seed on the same batches: "random", every part from the seed's start;
+"frozen", its embedding rows for the words the vectors hold copied from word2vec
+(engine.word_vectors.start_embedding) and never trained; "fine-tuned", the same start, trained with
+the rest. They train in turns (comparison.RoundRobin), and every RECORD_EVERY steps each logs its
+held-out loss and accuracy and each part's gradient norm and distance from its start (a frozen
+embedding reads exactly 0 for both).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+import engine
+from app.session.budget import check_cost
+from app.session.link import Setup
+from app.session.transfer import PartRuns, ScratchRun
+from engine.transfer import snapshot
+from engine.word_vectors import STARTS, Covered, WordVectors, from_bytes, start_embedding
+
+LABELLED = (100, 300, 1000, 0)  # training sentences a run may read (0: all 2,376)
+TRAIN = engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0)
+TASK = {"corpus": "sentences", "seq_len": 40, "max_vocab": 5000}  # every word of the training sentences
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the three runs read and are: `labelled` training sentences (0: all), the word vectors
+    ("shipped", or the name of the student's own), the LSTM's hidden size, the seed; the
+    embedding's size is the vectors'."""
+
+    labelled: int = 300
+    vectors: str = "shipped"
+    hidden_size: int = 32
+    seed: int = 0
+
+    def network(self, vectors: WordVectors) -> engine.ModelConfig:
+        return engine.ModelConfig(arch="lstm", hidden_size=self.hidden_size, embedding_dim=vectors.vectors.shape[1])
+
+
+# The lesson's plan (the page opens with it) and its network with the shipped 50-dimensional vectors,
+# written out so that listing the lessons does not load them (tests/app/test_word_vectors_page.py
+# checks it against Plan.network).
+LESSON_PLAN = Plan()
+LESSON_NETWORK = engine.ModelConfig(arch="lstm", hidden_size=32, embedding_dim=50)
+
+
+def setup_of(plan: Plan, network: engine.ModelConfig) -> Setup:
+    """The Lab's Setup for the runs' network and data (what a copy of a run opens with)."""
+    return Setup(task="sentiment", model=network, train=dataclasses.replace(TRAIN, seed=plan.seed),
+                 task_params=TASK | {"train_reviews": plan.labelled})
+
+
+class VectorRun(ScratchRun):
+    """A run whose embedding starts from the word vectors: frozen, or trained with the rest."""
+
+    def __init__(self, start: str, vectors: WordVectors, cfg: engine.ModelConfig, task: engine.Task,
+                 train: engine.TrainConfig, held_out: tuple[torch.Tensor, torch.Tensor]):
+        self.vectors, self.frozen = vectors, start == "frozen"
+        super().__init__(start, cfg, task, train, held_out)
+        if self.frozen:
+            self.trainer.freeze("embedding")
+
+    def starting_model(self, cfg: engine.ModelConfig, task: engine.Task, seed: int) -> nn.Module:
+        """The seed's weights (the random run's), with the vectors in the embedding's word rows."""
+        model = engine.build_model(cfg, task, seed=seed)
+        self.covered: Covered = start_embedding(model.embedding, task.vocab, self.vectors)
+        self.start = snapshot(model)
+        return model
+
+    def state_of(self, part: str) -> str:
+        return "frozen" if self.frozen and part == "embedding" else "trains"
+
+
+class VectorRuns(PartRuns):
+    """The three starts of one plan on the real sentences. `vectors` are read, never trained here."""
+
+    def __init__(self, plan: Plan, vectors: WordVectors):
+        super().__init__()
+        self.plan, self.vectors = plan, vectors
+        self.network = plan.network(vectors)
+        self.task = engine.make_task("sentiment", seed=plan.seed, **setup_of(plan, self.network).task_params)
+        check_cost(setup_of(plan, self.network), self.task)  # each run may cost what the Lab's model may
+        self.train = dataclasses.replace(TRAIN, seed=plan.seed)
+        self.build()
+
+    def build(self) -> None:
+        """Fresh runs from the seed, scored on every held-out sentence."""
+        self.held_out = self.task.test_set()
+        random = ScratchRun(STARTS[0], self.network, self.task, self.train, self.held_out)
+        self.runs = [random, *(VectorRun(start, self.vectors, self.network, self.task, self.train, self.held_out)
+                               for start in STARTS[1:])]
+        self.seconds = 0.0
+
+    @property
+    def covered(self) -> Covered:
+        return self.runs[1].covered
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "pretrained" / "vectors" / "word2vec-sentences.safetensors"
+
+
+@functools.cache
+def shipped_vectors() -> WordVectors:
+    """The shipped word2vec vectors (pretrained/word_vectors.py), read once a process and shared
+    read-only: the runs copy rows out of them, never into them."""
+    found = from_bytes(SHIPPED.read_bytes())
+    found.vectors.requires_grad_(False)
+    return found

@@ -1,0 +1,95 @@
+"""Pretrained embeddings: three runs of one LSTM from the same seed on the same batches, the frozen
+and fine-tuned ones with the word2vec vectors in their embedding's word rows (the frozen one's never
+moving, no gradient reaching it); the page plots the runs' own logs and keeps the runs the student
+had when asked for vectors it does not have."""
+import torch
+from streamlit.testing.v1 import AppTest
+
+from app import pages as nav
+from app.session.word_vectors import LESSON_NETWORK, LESSON_PLAN, Plan, VectorRuns, setup_of, shipped_vectors
+from app.widgets import state
+from engine.word_vectors import scaled
+
+from .conftest import MAIN, chart, plotted
+
+PAGE = nav.PATHS["word-vectors"]
+
+
+def stepped(runs: VectorRuns, steps: int) -> VectorRuns:
+    with runs.lock:
+        while runs.advance(steps):
+            pass
+    return runs
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    return at.run().switch_page(PAGE).run()
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def test_the_lessons_network_is_the_plans():
+    assert LESSON_PLAN.network(shipped_vectors()) == LESSON_NETWORK
+    assert setup_of(LESSON_PLAN, LESSON_NETWORK).make_task().spec.name == "sentiment"
+
+
+def test_the_runs_differ_only_in_the_embeddings_word_rows():
+    runs = VectorRuns(Plan(labelled=100), shipped_vectors())
+    random, frozen, tuned = (dict(run.model.named_parameters()) for run in runs.runs)
+    vocab, found = runs.task.vocab, shipped_vectors()
+    for name in random:
+        if name != "embedding.weight":
+            assert torch.equal(random[name], frozen[name]) and torch.equal(random[name], tuned[name]), name
+    assert torch.equal(frozen["embedding.weight"], tuned["embedding.weight"])
+    index = {w: i for i, w in enumerate(found.words)}
+    copied = [i for i, w in enumerate(vocab) if w in index and not w.startswith("<")]
+    assert len(copied) == runs.covered.found > 0.9 * runs.covered.words
+    expected = scaled(found.vectors[[index[vocab[i]] for i in copied]])  # [S, d]
+    torch.testing.assert_close(frozen["embedding.weight"][copied], expected)
+    kept = [i for i in range(len(vocab)) if i not in set(copied)]
+    assert torch.equal(frozen["embedding.weight"][kept], random["embedding.weight"][kept])
+
+
+def test_the_frozen_embedding_never_moves_and_the_fine_tuned_one_does():
+    runs = stepped(VectorRuns(Plan(labelled=100), shipped_vectors()), 50)
+    start = runs.runs[1].start
+    frozen, tuned = runs.runs[1].model.embedding.weight, runs.runs[2].model.embedding.weight
+    assert torch.equal(frozen, start["embedding.weight"])
+    assert not torch.equal(tuned, start["embedding.weight"])
+    parts = runs.parts_frame()
+    embedding = parts[(parts.part == "embedding") & (parts.step > 0)]
+    by_run = embedding.groupby("run")
+    assert (by_run.get_group("frozen").grad_norm == 0).all() and (by_run.get_group("frozen").moved == 0).all()
+    assert (by_run.get_group("fine-tuned").grad_norm > 0).all() and (by_run.get_group("random").moved > 0).all()
+    assert all(run.steps_done == 50 for run in runs.runs)
+
+
+def test_the_page_plots_the_runs_own_logs():
+    at = page()
+    no_exception(at)
+    runs = at.session_state[state.VECTORS]
+    assert runs.plan == LESSON_PLAN and len(runs.task.train_y) == 300
+    stepped(runs, 50)
+    at.run()
+    no_exception(at)
+    spec = chart(at, "Held-out accuracy of each run")
+    log = runs.log_frame()
+    for run in ("random", "frozen", "fine-tuned"):
+        [trace] = [t for t in spec["data"] if t.get("name") == run]
+        rows = log[log.run == run]
+        assert plotted(trace["x"]) == rows.step.tolist()
+        assert plotted(trace["y"]) == rows.metric.tolist()
+    assert any(f"{runs.covered.found:,} of the {runs.covered.words:,} words" in m.value for m in at.markdown)
+
+
+def test_asking_for_your_vectors_before_training_any_keeps_the_runs():
+    at = page()
+    runs = at.session_state[state.VECTORS]
+    at.radio[0].set_value("yours")
+    at.button(key="FormSubmitter:vectors_form-Train the three runs").click().run()
+    no_exception(at)
+    assert any("not trained word2vec on the Embeddings page" in w.value for w in at.warning)
+    assert at.session_state[state.VECTORS] is runs and not runs.playing
