@@ -221,10 +221,11 @@ def test_the_task_is_made_by_name_with_its_parameters():
 
 @pytest.mark.training
 def test_a_gru_with_attention_learns_to_translate_in_a_few_hundred_steps():
-    """A GRU encoder-decoder with dot attention (H=64), 600 steps (about 30 s on one core): the
-    training loss falls by a third and more, and the held-out BLEU (greedy and beam 3; measured 8.1
-    and about 9 on seed 0) passes the empty translation's 0 and the best constant one's (the most
-    frequent training target, `je suis <unk> .`, for every sentence: 0.97) several times over."""
+    """A GRU encoder-decoder with dot attention (H=64), 600 steps (12 s on one core, 30 s on a busy
+    machine): the mean loss of the last 50 steps under two thirds of the first 50's (measured 4.53
+    -> 1.65), and the held-out BLEU (measured 8.08 greedy, 8.99 with a beam of 3) past three times
+    the best constant translation's (the most frequent training target, `je suis <unk> .`, for
+    every sentence: 0.97) and the empty translation's 0."""
     from engine.bleu import corpus_bleu, held_out_bleu
 
     task = engine.make_task("translate", seed=0)
