@@ -80,15 +80,15 @@ def top_of(settings: dict) -> float:
 
 def legend_rows(fig: go.Figure, font_px: float = 12, width: float = NARROWEST_PLOT) -> int:
     """How many rows a horizontal legend of `fig`'s named traces takes in a plot `width` px wide:
-    each entry is its symbol (40 px) and its name (about 0.55 of the type's size per character)."""
-    names = [t.name for t in fig.data if t.name and t.showlegend is not False]
-    rows, used = 1, 0.0
-    for name in names:
-        entry = 40 + 0.55 * font_px * len(name)
-        if used and used + entry > width:
-            rows, used = rows + 1, 0.0
-        used += entry
-    return rows
+    each entry is its symbol (40 px) and its name (about 0.55 of the type's size per character).
+    When they do not fit in one row, plotly lines the entries up in columns as wide as the widest
+    entry (four entries whose names fit two a row at 230 px took four rows, and the plot shrank
+    under them: the legend then lay on the axis title once the page widened)."""
+    entries = [40 + 0.55 * font_px * len(t.name) for t in fig.data if t.name and t.showlegend is not False]
+    if sum(entries) <= width:
+        return 1
+    per_row = max(1, int(width // max(entries)))
+    return -(-len(entries) // per_row)
 
 
 def legend_below(fig: go.Figure, under_axis: float = UNDER_AXIS, row: float = LEGEND_ROW,

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from app import pages
-from app.charts.style import WIDTH_ENCODES, export_config, for_projector, shown_length, wrap_title
+from app.charts.style import WIDTH_ENCODES, export_config, for_projector, legend_rows, shown_length, wrap_title
 
 from .conftest import MAIN
 
@@ -137,3 +137,13 @@ def test_a_title_wrapped_twice_gets_room_for_its_lines_once_and_one_standing_on_
         58, 86]
     plain = wrap_title(go.Figure().update_layout(title_text=title))
     assert plain.layout.title.pad.b is None  # a title in the margin, as plotly places it, keeps its place
+
+
+def test_a_wrapped_legend_reserves_a_row_for_each_column_of_its_widest_entry():
+    """Plotly lines a wrapped legend's entries up in columns as wide as its widest: four entries at
+    230 px take four rows (drawn in chromium), though two of the names would share a row."""
+    names = ["random", "frozen", "fine-tuned", "coin toss (50%)"]
+    fig = go.Figure([go.Scatter(x=[0], y=[0], name=name) for name in names])
+    assert legend_rows(fig, width=230) == 4
+    assert legend_rows(fig, width=600) == 1  # 40 px and 0.55 x 12 px a character each: 412 px in one row
+    assert legend_rows(fig, width=300) == 2  # two columns of the widest entry (139 px)
