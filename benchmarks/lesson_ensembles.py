@@ -114,20 +114,27 @@ def readme_section() -> str:
     """The shipped ensembles in a table: each lesson's runs, what they cost, how far its values spread."""
     from app.session.lessons import LESSONS
 
-    rows, about = [], None
+    rows, about, measured = [], None, []
     for lesson in LESSONS:
         document = json.loads((OUT / f"{lesson.key}.json").read_text())
         about = document["machine"]
         members = document["members"]
         seconds = {path: sorted(m["seconds"] for m in members if m["path"] == path) for path in document["paths"]}
         held = sum(all(claim.holds(m["values"].get(claim.name)) for m in members) for claim in lesson.claims.values())
-        rows.append([lesson.title, len(members), *(f"{times[len(times) // 2]:.0f}" for times in seconds.values()),
-                     f"{held} of {len(lesson.claims)}"])
-    paths = list(document["paths"])
+        measured.append(seconds)
+        rows.append([lesson.title, len(members), seconds, f"{held} of {len(lesson.claims)}"])
+    paths = [path for path in kernels.PATHS if any(path in seconds for seconds in measured)]
+    everywhere = [path for path in paths if all(path in seconds for seconds in measured)]
+    some = [path for path in paths if path not in everywhere]
+    for row in rows:  # a path a lesson was not measured on: a dash
+        times = row[2]
+        row[2:3] = [f"{times[path][len(times[path]) // 2]:.0f}" if path in times else "–" for path in paths]
     text = paragraph(
         f"benchmarks/lesson_ensembles.py, {about['date']}, {about['cpu']}, torch {about['torch']}, one thread a run, "
         f"two runs at a time: every lesson trained as its page trains it from seeds {', '.join(map(str, SEEDS))} "
-        f"on the kernel paths {' and '.join(paths)} (pretrained/kernels.py). The seconds are each lesson's median "
+        f"on the kernel paths {' and '.join(everywhere)}"
+        + (f" (and {' and '.join(some)} for the lessons with a figure in its column)" if some else "")
+        + " (pretrained/kernels.py). The seconds are each lesson's median "
         "run, every run its card asks for included, with other work on the same two cores part of the time (so "
         "an upper bound). Each lesson's card quotes the ranges of its data file (app/data/lessons), which held on "
         "every run here with a margin; tests/app/test_lesson_claims.py checks them against the shipped runs and "
