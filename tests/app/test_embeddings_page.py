@@ -285,9 +285,12 @@ def test_names_that_would_pile_up_on_a_crowded_spot_spread_round_it_or_are_left_
     assert places[0] == "top center" and places[6] == places[7] == "top center"  # the first word and those alone
     assert len({places[k] for k in range(6) if k in places}) == len([k for k in range(6) if k in places]) >= 4
     fig = charts.projection(coords, names, np.arange(8, 0, -1), np.array([0.5, 0.2]), marked=["son", "wife"])
-    shown = dict(zip(fig.data[0].customdata[:, 0], fig.data[0].text))
-    assert shown["son"] == "son"  # the looked-up word is named first, wherever the crowd stands
-    assert fig.data[0].marker.color[2] == fig.data[0].marker.color[4] != fig.data[0].marker.color[0]
+    points, labels = fig.data
+    assert points.marker.color[2] == points.marker.color[4] != points.marker.color[0]  # the marked words
+    assert labels.mode == "text" and labels.hoverinfo == "skip"  # names drawn over every point, after them
+    assert "son" in labels.text  # the looked-up word is named first, wherever the crowd stands
+    at = {name: (x, y) for name, x, y in zip(labels.text, labels.x, labels.y)}
+    assert at == {names[k]: tuple(coords[k]) for k in range(8) if names[k] in at} and len(at) >= 6
 
 
 def test_back_from_another_page_the_projection_draws_its_500_words_again():
