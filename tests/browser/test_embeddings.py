@@ -43,7 +43,9 @@ def test_word2vec_plays_to_its_target_and_answers_a_typed_word(app_page):
     wait_for_app(page)
     page.get_by_text("What the figures show").click()
     page.get_by_text("t-SNE map", exact=True).click()  # made on the server's worker thread; the page redraws
-    page.locator(".gtitle", has_text="500 words on a t-SNE map of their vectors at step 3,000").wait_for()
+    # a few seconds; under a load of 12 on the 2 cores it took over the 60 s default once
+    page.locator(".gtitle", has_text="500 words on a t-SNE map of their vectors at step 3,000").wait_for(
+        timeout=240_000)
     wait_for_app(page)
     caption = page.locator('[data-testid="stCaptionContainer"]', has_text="on a t-SNE map (openTSNE")
     assert "at step 3,000, the vectors' step now" in caption.inner_text()

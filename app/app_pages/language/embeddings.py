@@ -28,6 +28,7 @@ from app.session.embeddings import (
     with_settings,
 )
 from app.session.lab import Lab
+from app.session.tsne_maps import TsneMap, TsneMaps
 from app.widgets import state
 from app.widgets.controls import live_training, progress, set_playing
 from app.widgets.figures import show
@@ -245,8 +246,8 @@ def tsne(embedding: EmbeddingRun, vectors: Tensor, ids: Tensor, words: list[str]
         st.warning(f"The t-SNE map could not be made ({literal(embedding.maps.error)}). Below, PCA.",
                    icon=":material/error:")
         return False
-    if not embedding.playing and embedding.maps.busy:
-        wait_for_the_map(embedding)
+    if not embedding.playing and (made is None or made.step != run.steps_done):
+        wait_for_the_map(embedding.maps, made)
     if made is None:
         st.info(f"The t-SNE map of these {n:,} words is being made beside the training (a few seconds); it "
                 "replaces this PCA when done.", icon=":material/hourglass_top:")
@@ -265,9 +266,11 @@ def tsne(embedding: EmbeddingRun, vectors: Tensor, ids: Tensor, words: list[str]
 
 
 @st.fragment(run_every=POLL_SECONDS)
-def wait_for_the_map(embedding: EmbeddingRun) -> None:
-    """A paused page redraws when the t-SNE map it asked for is done (a playing page redraws anyway)."""
-    if not embedding.maps.busy:
+def wait_for_the_map(maps: TsneMaps, drawn: TsneMap | None) -> None:
+    """A paused page redraws once a newer t-SNE map than the one it drew (`drawn`) is done, or the
+    map failed (a playing page redraws anyway). Asked whenever the map drawn is not of this step, not
+    only while one is being made: one done between the ask and this call would have gone unseen."""
+    if maps.done is not drawn or maps.error:
         st.rerun()
 
 
