@@ -3,7 +3,6 @@ with a new head; then the top reused layer unfrozen at a lower learning rate (th
 trained side by side with the same network from scratch, from the same seed on the same batches."""
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import streamlit as st
@@ -13,8 +12,7 @@ from app.session import pretrained
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.transfer import LESSON_RECIPE, LR_SCALES, SOURCES, TRAIN, Recipe, TransferRuns, setup_of
-from app.widgets import downloads as exports
-from app.widgets import lesson_band, state
+from app.widgets import lesson_band, part_runs, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
@@ -230,35 +228,13 @@ def parts_table(parts):
 
 def open_in_lab(runs: TransferRuns, lab: Lab) -> None:
     """The pretrained run's model, copied into the Lab, to look inside it on the other pages."""
-    if st.button("Open the pretrained run's model in the Lab", key="transfer.open", icon=":material/open_in_new:",
-                 help="Replaces your model on Build & Train with a copy of this one (all of it trains there); "
-                      "Unroll and Gates then open it up on a review."):
-        run = runs.pretrained
-        with runs.lock:
-            model = copy.deepcopy(run.model)
-        for parameter in model.parameters():  # a frozen part stays frozen in a copy: in the Lab all of it trains
-            parameter.requires_grad_(True)
-        setup = setup_of(runs.recipe, runs.network)
-        try:
-            lab.install(setup, None, model)
-        except ValueError as err:
-            st.error(f"It could not be opened ({literal(err)}). The model you had is unchanged.",
-                     icon=":material/block:")
-            return
-        st.session_state[state.TARGET_STEPS] = run.steps_done
-        st.success(f"Opened at step {run.steps_done:,}: Build & Train, Unroll and Gates now show it.",
-                   icon=":material/check_circle:")
+    part_runs.open_in_lab(runs, runs.pretrained, setup_of(runs.recipe, runs.network), lab, "transfer.open",
+                          "Open the pretrained run's model in the Lab",
+                          "Replaces your model on Build & Train with a copy of this one (all of it trains there); "
+                          "Unroll and Gates then open it up on a review.")
 
 
 def downloads(runs: TransferRuns) -> None:
-    """Every measurement of both runs (read without the lock: rows are only appended, each whole)."""
-    with st.expander(exports.EXPANDER):
-        st.download_button("Both runs' held-out scores (.csv)", lambda: runs.log_frame().to_csv(index=False),
-                           "unrolled-transfer-scores.csv", mime="text/csv")
-        st.download_button("Every part's gradient and movement (.csv)",
-                           lambda: runs.parts_frame().to_csv(index=False), "unrolled-transfer-parts.csv",
-                           mime="text/csv")
-        st.caption(exports.PNG_NOTE)
-
+    part_runs.downloads(runs, "Both runs'", "transfer")
 
 run()

@@ -4,7 +4,6 @@ seed on the same batches ("Recurrent Architectures", section NLP: "train embeddi
 or use pre-trained one")."""
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import streamlit as st
@@ -14,8 +13,7 @@ from app.charts.style import BLUE, GREEN, GREY
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.word_vectors import LABELLED, LESSON_PLAN, TRAIN, Plan, VectorRuns, setup_of, shipped_vectors
-from app.widgets import downloads as exports
-from app.widgets import lesson_band, state
+from app.widgets import lesson_band, part_runs, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
@@ -178,32 +176,13 @@ def charts_table(parts):
 
 def open_in_lab(runs: VectorRuns, lab: Lab) -> None:
     """The fine-tuned run's model, copied into the Lab, to look inside it on the other pages."""
-    if st.button("Open the fine-tuned run's model in the Lab", key="vectors.open", icon=":material/open_in_new:",
-                 help="Replaces your model on Build & Train with a copy of this one; Unroll and Gates then open it "
-                      "up on a sentence, and the Embeddings page reads its embedding."):
-        run = runs.runs[2]
-        with runs.lock:
-            model = copy.deepcopy(run.model)
-        try:
-            lab.install(setup_of(runs.plan, runs.network), None, model)
-        except ValueError as err:
-            st.error(f"It could not be opened ({literal(err)}). The model you had is unchanged.",
-                     icon=":material/block:")
-            return
-        st.session_state[state.TARGET_STEPS] = run.steps_done
-        st.success(f"Opened at step {run.steps_done:,}: Build & Train, Unroll and Gates now show it.",
-                   icon=":material/check_circle:")
+    part_runs.open_in_lab(runs, runs.runs[2], setup_of(runs.plan, runs.network), lab, "vectors.open",
+                          "Open the fine-tuned run's model in the Lab",
+                          "Replaces your model on Build & Train with a copy of this one; Unroll and Gates then open "
+                          "it up on a sentence, and the Embeddings page reads its embedding.")
 
 
 def downloads(runs: VectorRuns) -> None:
-    """Every measurement of the runs (read without the lock: rows are only appended, each whole)."""
-    with st.expander(exports.EXPANDER):
-        st.download_button("The three runs' held-out scores (.csv)", lambda: runs.log_frame().to_csv(index=False),
-                           "unrolled-word-vectors-scores.csv", mime="text/csv")
-        st.download_button("Every part's gradient and movement (.csv)",
-                           lambda: runs.parts_frame().to_csv(index=False), "unrolled-word-vectors-parts.csv",
-                           mime="text/csv")
-        st.caption(exports.PNG_NOTE)
-
+    part_runs.downloads(runs, "The three runs'", "word-vectors")
 
 run()
