@@ -83,6 +83,7 @@ PLOT_PX = (440, 360)  # the plot's inner size at 1024 wide (the narrower screen 
 CHAR_PX, LINE_PX = 6.0, 12.0  # a 10-pixel label's character width and line height
 GAP_PX = 6.0  # from the point's centre to its label: the marker's radius (3) and plotly's padding
 TOUCH_PX = 2.0  # two names' boxes may share this much (a box's edge is blank: the glyphs stand inside it)
+SPACE_PX = 4.0  # kept clear on each side of a name: side by side, names without it read as one word
 
 
 def label_places(coords: np.ndarray, names: list[str], rows: list[int]) -> dict[int, str]:
@@ -95,7 +96,7 @@ def label_places(coords: np.ndarray, names: list[str], rows: list[int]) -> dict[
     boxes: list[tuple[float, float, float, float]] = []
     places = {}
     for row, name in zip(rows, names):
-        width, height = CHAR_PX * len(name), LINE_PX
+        width, height = CHAR_PX * len(name) + 2 * SPACE_PX, LINE_PX
         x, y = pixels[row]
         for place, (dx, dy) in PLACES.items():
             cx = x + dx * (width / 2 + GAP_PX) if dx else x

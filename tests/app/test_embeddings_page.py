@@ -289,6 +289,10 @@ def test_names_that_would_pile_up_on_a_crowded_spot_spread_round_it_or_are_left_
     assert points.marker.color[2] == points.marker.color[4] != points.marker.color[0]  # the marked words
     assert labels.mode == "text" and labels.hoverinfo == "skip"  # names drawn over every point, after them
     assert "son" in labels.text  # the looked-up word is named first, wherever the crowd stands
+    apart = 42 / 440  # 42 px at the plot's width: "daughter" and "father" centred there would touch
+    side_by_side = label_places(np.array([[0.0, 0.0], [apart, 0.0], [1.0, 1.0]]), ["daughter", "father", "x"],
+                                [0, 1, 2])
+    assert side_by_side[0] == "top center" != side_by_side[1]  # not set side by side as one word
     at = {name: (x, y) for name, x, y in zip(labels.text, labels.x, labels.y)}
     assert at == {names[k]: tuple(coords[k]) for k in range(8) if names[k] in at} and len(at) >= 6
 
