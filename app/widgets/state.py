@@ -88,6 +88,8 @@ VECTORS = "vectors"  # this session's VectorRuns (Pretrained embeddings): random
 VECTORS_STEPS = "vectors_steps"  # "Train each up to step" there
 VECTORS_PLAN = "vectors_plan"  # the Plan last asked for in its form
 VECTORS_YOURS = "vectors_yours"  # the student's own word2vec vectors, copied from the Embeddings page when asked
+VECTORS_CSV = "vectors_csv"  # its uploader: a review CSV to read instead of the shipped sentences
+VECTORS_REVIEWS = "vectors_reviews"  # that CSV parsed (ParsedReviews, shared read-only), or None
 # A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
 RESET_BY_A_LESSON = (TRANSFER_RECIPE, VECTORS_PLAN, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE)
 # BPTT and RTRL
