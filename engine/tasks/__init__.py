@@ -13,6 +13,7 @@ from .char_sentiment import CharSentimentTask
 from .charlm import CharLMTask
 from .copy import CopyTask
 from .dates import DatesTask
+from .masked_lm import MaskedLMTask, WordLMTask
 from .parity import ParityTask
 from .recall import RecallTask
 from .reverse import ReverseTask
@@ -37,6 +38,8 @@ TASKS: dict[str, type[Task]] = {
     "sentiment": SentimentTask,
     "char_sentiment": CharSentimentTask,
     "reverse": ReverseTask,
+    "masked_lm": MaskedLMTask,
+    "word_lm": WordLMTask,
     **ATTENTION_TASKS,
 }
 

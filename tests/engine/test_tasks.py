@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import engine
+from engine.losses import IGNORE
 from engine.tasks.base import DECODERS
 
 # One small instance of every task (and of every mode that changes the mapping).
@@ -25,6 +26,8 @@ VARIANTS = {
     "sentiment": ("sentiment", dict(seq_len=20)),
     "char-sentiment": ("char_sentiment", dict(seq_len=30, train_reviews=100)),
     "reverse": ("reverse", dict(seq_len=6, symbols=5)),
+    "masked_lm": ("masked_lm", dict(seq_len=10)),
+    "word_lm": ("word_lm", dict(seq_len=10)),
 }
 
 # What each spec must say, from the task's definition (not read back from the code).
@@ -40,10 +43,12 @@ EXPECTED_SPEC = {
     "sentiment": dict(mapping="seq2vec", input_kind="tokens", output_size=2, loss="ce"),
     "char-sentiment": dict(mapping="seq2vec", input_kind="tokens", input_size=39, output_size=2, loss="ce"),
     "reverse": dict(mapping="encdec", input_kind="tokens", input_size=5, output_size=5 + 2, loss="ce", out_len=7),
+    "masked_lm": dict(mapping="seq2seq", input_kind="tokens", input_size=4000, output_size=4000, loss="ce"),
+    "word_lm": dict(mapping="seq2seq", input_kind="tokens", input_size=4000, output_size=4000, loss="ce"),
 }
 EXPECTED_T = {"adding": 12, "recall": 8, "parity": 9, "parity-running": 9, "sine-forecast": 30,
               "sine-generate": 30, "charlm": 16, "charlm-reviews": 16, "sentiment": 20, "char-sentiment": 30,
-              "reverse": 6}
+              "reverse": 6, "masked_lm": 10, "word_lm": 10}
 
 
 def make(variant: str, seed: int = 0):
@@ -104,7 +109,8 @@ def test_batch_shapes_and_dtypes_match_spec(variant):
     out_steps = {"seq2vec": (), "seq2seq": (T,), "vec2seq": (T,), "encdec": (spec.out_len,)}[spec.mapping]
     if spec.loss == "ce":
         assert y.shape == (B, *out_steps) and y.dtype == torch.long
-        assert 0 <= y.min() and y.max() < spec.output_size
+        scored = y[y != IGNORE]  # the masked LM scores its chosen words only (IGNORE marks the rest)
+        assert len(scored) and 0 <= scored.min() and scored.max() < spec.output_size
     else:
         assert y.shape == (B, *out_steps, spec.output_size) and y.dtype == torch.float32
 
