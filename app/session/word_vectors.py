@@ -3,7 +3,8 @@ side by side ("train embedding as part of RNN or use pre-trained one", "Recurren
 section NLP). No Streamlit here.
 
 One LSTM reads real review sentences word by word (the `sentences` corpus: its held-out 596 fixed,
-the training ones shuffled by the seed, the first `labelled` of them trained on) and is trained three
+the training ones shuffled by the seed, the first `labelled` of them trained on; or a teacher's
+IMDB-layout CSV, a fifth of it held out by the seed) and is trained three
 times from the same seed on the same batches: "random", every part from the seed's start;
 "frozen", its embedding rows for the words the vectors hold copied from word2vec
 (engine.word_vectors.start_embedding) and never trained; "fine-tuned", the same start, trained with
@@ -25,10 +26,12 @@ import engine
 from app.session.budget import check_cost
 from app.session.link import Setup
 from app.session.transfer import PartRuns, ScratchRun
+from engine.tasks import ParsedReviews
 from engine.transfer import snapshot
 from engine.word_vectors import STARTS, Covered, WordVectors, from_bytes, start_embedding
 
 LABELLED = (100, 300, 1000, 0)  # training sentences a run may read (0: all 2,376)
+MAX_SCORED = 600  # held-out reviews scored every RECORD_EVERY steps: all the shipped sentences' 596
 TRAIN = engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0)
 TASK = {"corpus": "sentences", "seq_len": 40, "max_vocab": 5000}  # every word of the training sentences
 
@@ -43,6 +46,7 @@ class Plan:
     vectors: str = "shipped"
     hidden_size: int = 32
     seed: int = 0
+    csv_digest: str = ""  # the sha256 of an uploaded review CSV the runs read; "" for the shipped sentences
 
     def network(self, vectors: WordVectors) -> engine.ModelConfig:
         return engine.ModelConfig(arch="lstm", hidden_size=self.hidden_size, embedding_dim=vectors.vectors.shape[1])
@@ -83,20 +87,25 @@ class VectorRun(ScratchRun):
 
 
 class VectorRuns(PartRuns):
-    """The three starts of one plan on the real sentences. `vectors` are read, never trained here."""
+    """The three starts of one plan on the real sentences, or on `reviews` (an uploaded CSV, parsed,
+    which the plan's csv_digest names). `vectors` are read, never trained here."""
 
-    def __init__(self, plan: Plan, vectors: WordVectors):
+    def __init__(self, plan: Plan, vectors: WordVectors, reviews: ParsedReviews | None = None):
         super().__init__()
-        self.plan, self.vectors = plan, vectors
+        if (reviews.digest if reviews is not None else "") != plan.csv_digest:
+            raise ValueError("the reviews given are not the ones the plan names")
+        self.plan, self.vectors, self.reviews = plan, vectors, reviews
         self.network = plan.network(vectors)
-        self.task = engine.make_task("sentiment", seed=plan.seed, **setup_of(plan, self.network).task_params)
+        self.task = engine.make_task("sentiment", seed=plan.seed, csv_text=reviews,
+                                     **setup_of(plan, self.network).task_params)
         check_cost(setup_of(plan, self.network), self.task)  # each run may cost what the Lab's model may
         self.train = dataclasses.replace(TRAIN, seed=plan.seed)
         self.build()
 
     def build(self) -> None:
-        """Fresh runs from the seed, scored on every held-out sentence."""
-        self.held_out = self.task.test_set()
+        """Fresh runs from the seed, scored on every held-out sentence (the first MAX_SCORED of an
+        upload's: the task shuffled them)."""
+        self.held_out = tuple(t[:MAX_SCORED] for t in self.task.test_set())
         random = ScratchRun(STARTS[0], self.network, self.task, self.train, self.held_out)
         self.runs = [random, *(VectorRun(start, self.vectors, self.network, self.task, self.train, self.held_out)
                                for start in STARTS[1:])]

@@ -17,7 +17,8 @@ from app.widgets.literal import literal
 
 def open_in_lab(runs: PartRuns, run: TrainedRun, setup: Setup, lab: Lab, key: str, label: str, help: str) -> None:
     """A button that copies `run`'s model into the Lab, every part of it training there (a frozen part
-    stays frozen in a copy otherwise), on `setup`; the Lab keeps its model if it is refused."""
+    stays frozen in a copy otherwise), on `setup` and the reviews the runs read (an upload's, which a
+    word-level model's vocabulary comes from); the Lab keeps its model if it is refused."""
     if not st.button(label, key=key, icon=":material/open_in_new:", help=help):
         return
     with runs.lock:
@@ -25,7 +26,7 @@ def open_in_lab(runs: PartRuns, run: TrainedRun, setup: Setup, lab: Lab, key: st
     for parameter in model.parameters():
         parameter.requires_grad_(True)
     try:
-        lab.install(setup, None, model)
+        lab.install(setup, runs.task.csv_text, model)
     except ValueError as err:
         st.error(f"It could not be opened ({literal(err)}). The model you had is unchanged.", icon=":material/block:")
         return

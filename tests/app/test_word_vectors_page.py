@@ -2,12 +2,14 @@
 and fine-tuned ones with the word2vec vectors in their embedding's word rows (the frozen one's never
 moving, no gradient reaching it); the page plots the runs' own logs and keeps the runs the student
 had when asked for vectors it does not have."""
+import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
 from app import pages as nav
 from app.session.word_vectors import LESSON_NETWORK, LESSON_PLAN, Plan, VectorRuns, setup_of, shipped_vectors
 from app.widgets import state
+from engine.tasks import parse_reviews
 from engine.word_vectors import scaled
 
 from .conftest import MAIN, chart, plotted
@@ -93,3 +95,31 @@ def test_asking_for_your_vectors_before_training_any_keeps_the_runs():
     no_exception(at)
     assert any("not trained word2vec on the Embeddings page" in w.value for w in at.warning)
     assert at.session_state[state.VECTORS] is runs and not runs.playing
+
+
+def reviews_csv(n: int = 60) -> bytes:
+    rows = ["review,sentiment"] + [f'"the food was {"great" if i % 2 else "awful"}, visit {i}",'
+                                   f'{"positive" if i % 2 else "negative"}' for i in range(n)]
+    return "\n".join(rows).encode()
+
+
+def test_an_uploaded_csv_is_read_with_its_own_vocabulary_and_must_be_the_one_the_plan_names():
+    reviews = parse_reviews(reviews_csv())
+    plan = Plan(labelled=0, csv_digest=reviews.digest)
+    runs = VectorRuns(plan, shipped_vectors(), reviews)
+    assert "visit" in runs.task.vocab and len(runs.task.train_y) + len(runs.held_out[1]) == 60
+    assert runs.covered.words == len(runs.task.vocab) - 2  # <pad>, <unk>
+    with pytest.raises(ValueError, match="not the ones the plan names"):
+        VectorRuns(Plan(labelled=0), shipped_vectors(), reviews)
+
+
+def test_the_fine_tuned_run_opens_in_the_lab_on_the_reviews_it_read():
+    at = page()
+    runs = at.session_state[state.VECTORS]
+    stepped(runs, 10)
+    at.button(key="vectors.open").click().run()
+    no_exception(at)
+    lab = at.session_state[state.LAB]
+    assert lab.setup == setup_of(runs.plan, runs.network) and lab.task.vocab == runs.task.vocab
+    assert all(torch.equal(a, b) for a, b in zip(lab.model.parameters(), runs.runs[2].model.parameters()))
+    assert all(p.requires_grad for p in lab.model.parameters())

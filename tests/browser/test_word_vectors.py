@@ -37,3 +37,29 @@ def test_three_starts_train_side_by_side_and_the_frozen_one_never_moves(app_page
         page.set_viewport_size(viewport)
         wait_for_app(page)
         app_page.screenshot(f"word-vectors-{size}")
+
+
+def test_an_uploaded_review_csv_is_read_word_by_word_and_a_broken_one_is_refused(app_page):
+    page = app_page.page
+    page.set_viewport_size(SIZES["projector"])
+    app_page.goto("word-vectors")
+    rows = ["review,sentiment"] + [f'"The food was {"great" if i % 2 else "awful"}, visit {i}.",'
+                                   f'{"positive" if i % 2 else "negative"}' for i in range(50)]
+    dropzone = page.locator('[data-testid="stMain"] [data-testid="stFileUploaderDropzoneInput"]')
+    dropzone.set_input_files(files=[{"name": "mine.csv", "mimeType": "text/csv", "buffer": "\n".join(rows).encode()}])
+    wait_for_app(page)
+    page.get_by_role("combobox").first.click()
+    page.get_by_role("option", name="all of them").click()
+    page.get_by_role("button", name="Train the three runs").click()
+    pause = page.get_by_role("button", name="Pause", exact=True)  # the button plays the runs it made
+    pause.wait_for()  # a playing page never settles: no wait_for_app until it is paused
+    pause.click()
+    wait_for_app(page)
+    assert "40 labelled reviews of your CSV (10 more held out)" in main_text(page), main_text(page)
+    dropzone.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv", "buffer": b"text,label\nfine,1\n"}])
+    wait_for_app(page)
+    page.get_by_role("button", name="Train the three runs").click()
+    wait_for_app(page)
+    error = page.locator('[data-testid="stAlertContentError"]').inner_text()
+    assert "Your reviews could not be read" in error and "unchanged" in error
+    assert "40 labelled reviews of your CSV" in main_text(page)

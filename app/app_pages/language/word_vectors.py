@@ -18,6 +18,7 @@ from app.widgets.controls import live_training, round_robin_controls, round_robi
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
+from app.widgets.uploads import parsed_reviews
 from engine.word_vectors import WordVectors
 
 STEPS = state.VECTORS_STEPS
@@ -73,16 +74,25 @@ def plan_form() -> tuple[Plan, bool]:
     with st.form("vectors_form", border=True):
         left, right = st.columns([2, 3])
         labelled = left.selectbox("Labelled sentences", LABELLED, index=LABELLED.index(plan.labelled),
-                                  format_func=lambda n: f"{n:,}" if n else "all 2,376",
+                                  format_func=lambda n: f"{n:,}" if n else "all of them",
                                   help="to train on, of the training sentences (shuffled by the seed); the "
                                        "596 held out are scored either way")
         source = right.radio("Word vectors", tuple(SOURCES), format_func=SOURCES.get,
-                             index=tuple(SOURCES).index(plan.vectors))
+                             index=tuple(SOURCES).index(plan.vectors if plan.vectors in SOURCES else "yours"))
+        csv = st.file_uploader("Your own reviews (optional): a review,sentiment CSV, as Kaggle's IMDB 50K", type="csv",
+                               key=state.VECTORS_CSV, help="Read word by word, the last 40 words of each, a fifth held "
+                               "out by the seed. Leave empty for the shipped sentences.")
         button, said = st.columns([3, 5], vertical_alignment="center")
         said.caption("Applies the settings in this box and plays the three runs (changed settings start them "
                      "again). Play alone trains the runs as they are.")
         if not button.form_submit_button("Train the three runs", type="primary", icon=":material/play_circle:"):
             return plan, False
+    try:
+        reviews = parsed_reviews(csv.getvalue()) if csv is not None else None  # parsed once per server
+    except ValueError as err:
+        st.error(f"Your reviews could not be read: {literal(err)}. The runs you had are unchanged.",
+                 icon=":material/block:")
+        return plan, False
     if source == "yours":
         found = yours()
         if found is None:
@@ -91,7 +101,8 @@ def plan_form() -> tuple[Plan, bool]:
             return plan, False
         st.session_state[state.VECTORS_YOURS] = found
     asked = Plan(labelled=labelled, vectors=source if source == "shipped" else found.about["name"],
-                 seed=plan.seed, hidden_size=plan.hidden_size)
+                 seed=plan.seed, hidden_size=plan.hidden_size, csv_digest=reviews.digest if reviews is not None else "")
+    st.session_state[state.VECTORS_REVIEWS] = reviews
     st.session_state[state.VECTORS_PLAN] = asked
     return asked, True
 
@@ -107,7 +118,7 @@ def current(plan: Plan) -> VectorRuns | None:
     if runs is not None and runs.plan == plan:
         return runs
     try:
-        made = VectorRuns(plan, vectors_of(plan))
+        made = VectorRuns(plan, vectors_of(plan), state.get(state.VECTORS_REVIEWS))
     except ValueError as err:
         st.error(f"These runs cannot be trained: {literal(err)}.", icon=":material/block:")
         st.session_state[state.VECTORS_PLAN] = runs.plan if runs is not None else LESSON_PLAN
@@ -123,6 +134,7 @@ def current(plan: Plan) -> VectorRuns | None:
 def which(runs: VectorRuns) -> None:
     covered, about = runs.covered, runs.vectors.about
     missing = ", ".join(covered.missing[:MISSING_SHOWN])
+    data = "sentences" if runs.reviews is None else f"reviews of your CSV ({len(runs.held_out[1]):,} more held out)"
     st.markdown(
         f"**Vectors:** {about['name']}, {runs.vectors.vectors.shape[1]} numbers a word, "
         f"{len(runs.vectors.words):,} words, from {about['corpus']} ({about['steps']:,} steps). "
@@ -130,7 +142,7 @@ def which(runs: VectorRuns) -> None:
         f"in every run (the most frequent without: {missing}). **Network:** an LSTM of {runs.network.hidden_size} "
         f"units over an embedding of {runs.network.embedding_dim}; {TRAIN.optimizer} lr {TRAIN.lr:g}, batch "
         f"{TRAIN.batch_size}, clip norm {TRAIN.clip_norm:g}, seed {runs.plan.seed}, "
-        f"{len(runs.task.train_y):,} labelled sentences, the last {runs.task.seq_len} words of each.")
+        f"{len(runs.task.train_y):,} labelled {data}, the last {runs.task.seq_len} words of each.")
 
 
 def standing(log) -> str:
