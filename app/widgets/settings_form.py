@@ -64,10 +64,11 @@ def optional_number(section: str, name: str, label: str, help: str) -> float | N
     return value if on else None
 
 
-def task_params_form(current: Setup) -> dict:
+def task_params_form(current: Setup, uploaded: bool = False) -> dict:
     """A widget per task parameter: a radio of the values the task lists for it (Task.choices,
     each shown by the name the task gives it, if any: CharLMTask.choice_names), a checkbox for a
-    flag, a number input otherwise."""
+    flag, a number input otherwise. While the student's own file is `uploaded`, the shipped corpus
+    it replaces is greyed out (it showed "Python source" picked under a file the lab trained on)."""
     choices = engine.TASKS[current.task].choices
     names = getattr(engine.TASKS[current.task], "choice_names", {})  # what each value reads as ("Tiny Shakespeare")
     params = {}
@@ -75,8 +76,11 @@ def task_params_form(current: Setup) -> dict:
         widget_key = key("task", param)
         if param in choices:
             shown = names.get(param, {})
+            replaced = uploaded and param == "corpus"
             params[param] = st.radio(param.replace("_", " "), choices[param], key=widget_key, persist_state=KEEP,
-                                     horizontal=True, format_func=lambda value, shown=shown: shown.get(value, value))
+                                     horizontal=True, format_func=lambda value, shown=shown: shown.get(value, value),
+                                     disabled=replaced,
+                                     help="your file replaces the shipped corpus" if replaced else None)
         elif isinstance(default, bool):
             params[param] = st.checkbox(param.replace("_", " "), key=widget_key, persist_state=KEEP)
         elif isinstance(default, float):
@@ -207,8 +211,9 @@ def train_form(decodes: bool) -> dict:
     }
 
 
-def read(current: Setup, task_spec: engine.TaskSpec) -> Setup:
-    """Draw the form and return the setup it shows. Raises ValueError for a refused value."""
+def read(current: Setup, task_spec: engine.TaskSpec, uploaded: bool = False) -> Setup:
+    """Draw the form and return the setup it shows (`uploaded`: the lab trains on the student's own
+    file). Raises ValueError for a refused value."""
     task_tab, model_tab, train_tab = st.tabs(["Task", "Model", "Training"])
     with task_tab:
         name = st.selectbox(
@@ -217,7 +222,7 @@ def read(current: Setup, task_spec: engine.TaskSpec) -> Setup:
         )
         if name != current.task:  # a new task starts from its own preset
             return preset_setup(name)
-        params = task_params_form(current)
+        params = task_params_form(current, uploaded)
     decodes = task_spec.mapping in DECODERS
     with model_tab:
         model_values = {**dataclasses.asdict(current.model), **model_form(task_spec)}

@@ -64,3 +64,28 @@ def test_uploaded_long_reviews_are_read_whole_at_a_click_on_a_projector(app_page
     wait_for_app(page)
     assert page.get_by_role("button", name="Read the last").count() == 0
     app_page.screenshot("build-long-reviews-projector")
+
+
+def test_an_uploaded_text_trains_a_character_model_on_its_first_90_percent(app_page):
+    """A student's own .txt on Build & Train: the held-out curve's caption names the file's last
+    10% (2,000 of its 20,000 characters), a Step trains on it, and a binary file is refused with the
+    model kept. Screenshot: tests/artifacts/screenshots/build-own-text-projector.png."""
+    page = app_page.page
+    page.set_viewport_size({"width": 1024, "height": 768})
+    app_page.goto("build?task=charlm")
+    line = "It is a truth universally acknowledged, that a single man in possession of a good fortune. "
+    text = (line * 300)[:20_000]
+    dropzone = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploaderDropzoneInput"]')
+    dropzone.set_input_files(files=[{"name": "mine.txt", "mimeType": "text/plain", "buffer": text.encode()}])
+    page.get_by_text("in the text's last 2,000 characters, held out and never trained on").wait_for(timeout=60_000)
+    wait_for_app(page)
+    page.get_by_role("button", name="Step", exact=True).click()
+    wait_for_app(page)
+    assert steps_trained(page) == 1
+    app_page.screenshot("build-own-text-projector")
+    dropzone.set_input_files(files=[{"name": "photo.txt", "mimeType": "text/plain",
+                                     "buffer": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 50}])
+    error = page.locator('[data-testid="stAlertContentError"]')
+    error.wait_for(timeout=60_000)
+    assert "The model you had is unchanged" in error.inner_text(), error.inner_text()
+    assert steps_trained(page) == 1

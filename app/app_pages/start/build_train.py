@@ -46,7 +46,7 @@ def settings(lab: Lab) -> None:
         data = upload_box(lab)
         before = lab.setup
         try:
-            wanted = settings_form.read(lab.setup, lab.task.spec)
+            wanted = settings_form.read(lab.setup, lab.task.spec, uploaded=data is not None or lab.upload is not None)
             # A CSV is parsed once for the server. An empty uploader (after a reload, or back from
             # another page) keeps the file the lab trains on; "Use the shipped data" drops it.
             upload = uploads.task_data(lab.setup.upload_param, data) if data is not None else lab.upload
