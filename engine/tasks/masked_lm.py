@@ -77,8 +77,6 @@ class ProseWordsTask(Task):
     seq_len: int = 32
     max_vocab: int = 4000
 
-    symbol_separator: ClassVar[str] = " "
-
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)
@@ -165,8 +163,12 @@ class MaskedLMTask(ProseWordsTask):
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="transformer", hidden_size=64, num_layers=2, num_heads=4, bidirectional=True),
         train=TrainConfig(optimizer="adam", lr=1e-3, batch_size=64, clip_norm=1.0),
-        steps=1500,
-        lesson="A two-layer bidirectional transformer learns to fill in masked words from both sides.",
+        steps=500,
+        lesson=(
+            "A two-layer bidirectional transformer (d_model 64, 4 heads) fills in Austen's masked words from both "
+            "sides: in 500 steps (2.3 min on a busy 2-core machine, seed 0) its held-out accuracy at the masked "
+            "words rose from 0.05, always guessing 'the', to 0.08, still rising at step 500."
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -212,8 +214,13 @@ class WordLMTask(ProseWordsTask):
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="transformer", hidden_size=64, num_layers=2, num_heads=4, bidirectional=False),
         train=TrainConfig(optimizer="adam", lr=1e-3, batch_size=64, clip_norm=1.0),
-        steps=1500,
-        lesson="A two-layer causal transformer learns to predict the next word of Austen's prose.",
+        steps=500,
+        lesson=(
+            "A two-layer causal transformer of the masked model's size predicts the next word of Austen's prose "
+            "from the words before it: in 500 steps (3 min on a busy 2-core machine, seed 0) its held-out "
+            "accuracy rose from 0.04, always guessing 'the', to 0.12, its loss from 6.17 nats (the words' "
+            "frequencies alone) to 5.27."
+        ),
     )
 
     def __post_init__(self) -> None:
