@@ -26,7 +26,11 @@ SMALL = {  # each task's parameters, small enough that the whole file runs in ab
     "dates": [{}],
     "sort": [{"seq_len": 4}],  # a pointer network: its output is the attention over the inputs
     "translate": [{"min_count": 2}],  # Tatoeba sentences: word vocabularies of 810 and 1,123 tokens
+    "masked_lm": [{"seq_len": 8}],  # Austen's words, 4,000 of them: BERT's objective
+    "word_lm": [{"seq_len": 8}],  # and GPT's
 }
+# A transformer preset's own fields, at the defaults a recurrent network keeps (masked_lm's and word_lm's presets)
+RECURRENT_DEFAULTS = dict(num_heads=1, dim_feedforward=None, position_encoding="sinusoidal", attention_scale=True)
 CELLS = {  # each cell with its own shape: one-way, bidirectional, two layers
     "rnn": dict(bidirectional=True, num_layers=1),
     "lstm": dict(bidirectional=False, num_layers=2),
@@ -42,7 +46,7 @@ def setups() -> list[link.Setup]:
         for params in SMALL[task]:
             for arch, shape in CELLS.items():
                 model = dataclasses.replace(base.model, arch=arch, hidden_size=6, embedding_dim=4,
-                                            forget_bias=None, peephole=False, **shape)
+                                            forget_bias=None, peephole=False, **RECURRENT_DEFAULTS, **shape)
                 found.append(dataclasses.replace(base, model=model, task_params={**base.task_params, **params}))
     return found
 
