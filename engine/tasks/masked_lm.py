@@ -44,12 +44,13 @@ HELD_OUT_MASK_SEED = 0  # the held-out windows' masks are the same whatever the 
 MAX_VOCAB = 20_000
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4)  # a few vocabulary sizes at once, each 1.8 MB of ids
 def prose_ids(max_vocab: int) -> tuple[tuple[str, ...], Tensor, int]:
     """(vocab, ids [N] int32 read-only in spirit, train_end): SPECIALS then the max_vocab - 3 words
     seen most often in the prose's first TRAIN_SHARE (ties alphabetically), every word of the prose
     as its id (<unk> outside the vocabulary), and where the held-out words start. Made once a
-    process for each vocabulary size and shared by every task that asks (never written to)."""
+    process for each vocabulary size (the last few asked) and shared by every task that asks (never
+    written to)."""
     text = prose_words()
     train_end = int(len(text) * TRAIN_SHARE)
     counts = Counter(text[:train_end])
