@@ -30,6 +30,7 @@ import engine
 from engine.tasks.charlm import CharLMTask
 from engine.tasks.reviews import REVIEWS_CSV
 from engine.tasks.text import CHARLM_CORPUS, SHAKESPEARE
+from engine.tasks.translate import PAIRS_TSV
 from pretrained import kernels
 from pretrained.heldout import HELD_OUT_FILE, METRICS, CorpusHead, held_out, held_out_start, scores
 
@@ -105,6 +106,15 @@ RECIPES = (
                                  attention="additive"),
         train=engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0, seed=0),
     ),
+    Recipe(
+        name="translate-gru", title="English-to-French translator with attention", task="translate", steps=2000,
+        shows="A bidirectional GRU encoder and a GRU decoder with additive attention (Bahdanau et al. 2015) "
+              "translating short English sentences into French (Tatoeba); its alignment says which English words "
+              "each French word read",
+        model=engine.ModelConfig(arch="gru", hidden_size=64, embedding_dim=32, bidirectional=True,
+                                 attention="additive"),
+        train=engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0, seed=0),
+    ),
 )
 BY_NAME = {recipe.name: recipe for recipe in RECIPES}
 
@@ -156,6 +166,16 @@ def data_of(recipe: Recipe) -> dict:
             "what": "7 source files of the Python 3.11.7 standard library, joined by newlines (PSF-2.0)",
             "trained on": f"its first {held_out_start():,} characters (every file before {HELD_OUT_FILE})",
             "held out": f"{HELD_OUT_FILE}, its last file",
+        }
+    if recipe.task == "translate":
+        task = engine.make_task("translate", seed=recipe.train.seed)
+        return {
+            "file": relative(PAIRS_TSV), "sha256": sha256(PAIRS_TSV.read_bytes()),
+            "provenance": relative(PAIRS_TSV.with_suffix(".md")),
+            "what": "English-French sentence pairs of the Tatoeba project (CC-BY 2.0 FR), each with its attribution",
+            "trained on": f"{len(task.train_y):,} pairs whose English sentence the task does not hold out",
+            "held out": f"{len(task.test_y):,} pairs: 10% of the distinct English sentences with all their "
+                        "translations",
         }
     if recipe.task == "sentiment":
         return {

@@ -12,6 +12,10 @@ metrics its card states.
 - sentiment: the task's own held-out split (20% of the distinct reviews, set apart by its seed).
 - dates: dates drawn from the seed's "held_out" stream, apart from the training batches. The task
   has no split: some of its 182,625 (date, format) pairs occur in training too.
+- translate: the task's held-out split (10% of the distinct English sentences, set apart by its
+  seed, with all their translations); besides loss and accuracy the card gives corpus BLEU, greedy
+  and with a beam of 3, every translation of a sentence a reference (engine/bleu.py). A fresh draw
+  is a random half of those pairs.
 
 `held_out` gives the card's data, the same every time; `fresh` draws new samples of the same kind
 (another seed), on which a test checks that the card's figures hold.
@@ -24,6 +28,7 @@ import torch
 from torch import Tensor, nn
 
 import engine
+from engine.bleu import corpus_bleu, translate
 from engine.rng import stream
 from engine.tasks.char_sentiment import CharSentimentTask
 from engine.tasks.charlm import CharLMTask
@@ -37,6 +42,7 @@ CLOSING = ")]}"
 FRESH_WINDOWS = 256  # charlm: random windows of held-out text a fresh draw scores (each of glob.py's about 3 times)
 FRESH_REVIEWS = 2000  # sentiment: generated before dropping those trained on
 DATES = 2000
+BEAMS = {"greedy": 1, "beam 3": 3}  # the translator card's BLEU: decoded greedily and by a beam of this width
 
 
 # What each figure of a card means, by task.
@@ -49,6 +55,13 @@ METRICS = {
                                       "spaces and whose first other character is predicted not to be one",
     },
     "sentiment": {"loss": "cross-entropy, nats per review", "accuracy": "reviews classified right"},
+    "translate": {
+        "loss": "cross-entropy, nats per target word, decoding greedily",
+        "accuracy": "target words right at their position (to </s>), decoding greedily",
+        "BLEU, greedy": "corpus BLEU (sacrebleu, 0-100) of the greedy translations of the held-out English sentences, "
+                        "every translation of a sentence a reference",
+        "BLEU, beam 3": "the same with beam search of width 3",
+    },
     "dates": {
         "loss": "cross-entropy, nats per output character, decoding greedily",
         "accuracy": "output characters right (the 10 of YYYY-MM-DD and <eos>), decoding greedily",
@@ -90,6 +103,10 @@ def held_out(task: engine.Task, seed: int) -> Samples:
         return tail_windows(task)
     if task.spec.name == "charlm":
         return glob_windows(task.seq_len)
+    if task.spec.name == "translate":
+        x, y = task.test_set()
+        return Samples(x, y, f"the task's held-out split: {len(y):,} pairs, {len(task.references):,} English sentences "
+                             f"set apart by seed {seed} with all their translations, never trained on")
     if task.spec.name == "sentiment":
         x, y = task.test_set()
         return Samples(x, y, f"the task's held-out split: {len(y):,} distinct reviews set apart by seed {seed}, "
@@ -108,6 +125,10 @@ def fresh(task: engine.Task, seed: int) -> Samples:
         return tail_windows(task, generator)
     if task.spec.name == "charlm":
         return glob_windows(task.seq_len, generator)
+    if task.spec.name == "translate":
+        x, y = task.test_set()
+        half = torch.randperm(len(y), generator=generator)[: len(y) // 2]  # [N / 2]
+        return Samples(x[half], y[half], f"{len(half):,} of the held-out pairs drawn with generator seed {seed}")
     if task.spec.name == "sentiment":
         return fresh_reviews(task, seed)
     x, y = task.batch(DATES, generator)
@@ -191,10 +212,21 @@ def scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, f
     result = {"loss": task.loss(y_hat, samples.y).item(), "accuracy": task.metric(y_hat, samples.y)}
     if task.spec.name == "dates":
         result["sequence accuracy"] = task.sequence_accuracy(y_hat, samples.y)
+    if task.spec.name == "translate":
+        result |= {f"BLEU, {how}": translation_bleu(model, task, samples.x, width) for how, width in BEAMS.items()}
     if task.spec.name == "charlm" and task.corpus == "python":
         predicted = y_hat.argmax(-1)  # [N, T]
         result |= code_scores(task.vocab, samples.x, samples.y, predicted)
     return result
+
+
+def translation_bleu(model: nn.Module, task: engine.Task, x: Tensor, width: int) -> float:
+    """Corpus BLEU of the model's translations of the distinct English sentences among x [N, S],
+    each against every translation the held-out split has of it."""
+    known = {tuple(row.tolist()): refs for row, refs in zip(task.reference_sources, task.references)}
+    sources = list(dict.fromkeys(tuple(row.tolist()) for row in x))  # distinct, in order
+    hypotheses = [" ".join(words) for words in translate(model, task, torch.tensor(sources), width)]
+    return corpus_bleu(hypotheses, [known[source] for source in sources])
 
 
 def code_scores(vocab: tuple[str, ...], x: Tensor, y: Tensor, predicted: Tensor) -> dict[str, float]:

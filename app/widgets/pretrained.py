@@ -13,7 +13,7 @@ from app.widgets import state
 from app.widgets.literal import literal
 
 # Where each shipped model shows itself best.
-PAGE_OF_TASK = {"charlm": "generate", "sentiment": "unroll", "dates": "attention"}
+PAGE_OF_TASK = {"charlm": "generate", "sentiment": "unroll", "dates": "attention", "translate": "attention"}
 
 
 @st.cache_resource(show_spinner=False)

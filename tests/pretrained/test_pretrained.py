@@ -23,10 +23,12 @@ FRESH_SEED = 1  # the card's data uses the training seed's own draws (or the tas
 # most 0.021 from the card's here. Sentiment scores 1,857-1,889 newly generated reviews at 99.0-99.7%
 # against the card's 100% on the task's split; dates score 100% on every draw seen. The Shakespeare
 # char LMs score 256 random windows of the held-out 10% against every window of it: over fresh seeds
-# 1-20 their accuracy moved at most 0.0092 (LSTM) and 0.0082 (transformer) from the card's.
+# 1-20 their accuracy moved at most 0.0092 (LSTM) and 0.0082 (transformer) from the card's. The
+# translator scores a random half of its held-out pairs (269 of 538): over fresh seeds 1-20 its word
+# accuracy moved at most 0.027 from the card's, its greedy BLEU from 17.9 to 23.1 (card: 20.5).
 TOLERANCE = {"charlm-lstm": 0.03, "charlm-gru": 0.03, "charlm-transformer": 0.03, "charlm-reviews": 0.02,
              "charlm-shakespeare-lstm": 0.02, "charlm-shakespeare-transformer": 0.02, "sentiment-lstm": 0.02,
-             "dates-bahdanau": 0.01}
+             "dates-bahdanau": 0.01, "translate-gru": 0.04}
 # How far a rebuild's (or a lab's) held-out figures may stray from the card's where it was not built
 # (another kernel path, CPU or torch: float32 sums round otherwise and training takes another path).
 # Measured 2026-11-27 on an Intel Xeon, the avx2 and avx512 paths, model and batch seeds 0-2 on the
