@@ -221,12 +221,14 @@ def scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, f
 
 
 def translation_bleu(model: nn.Module, task: engine.Task, x: Tensor, width: int) -> float:
-    """Corpus BLEU of the model's translations of the distinct English sentences among x [N, S],
-    each against every translation the held-out split has of it."""
-    known = {tuple(row.tolist()): refs for row, refs in zip(task.reference_sources, task.references)}
-    sources = list(dict.fromkeys(tuple(row.tolist()) for row in x))  # distinct, in order
-    hypotheses = [" ".join(words) for words in translate(model, task, torch.tensor(sources), width)]
-    return corpus_bleu(hypotheses, [known[source] for source in sources])
+    """Corpus BLEU of the model's translations of the held-out English sentences x [N, S] reads
+    (engine.bleu.held_out_bleu's sentences: all of them when x is every held-out pair), each
+    against every translation the split has of it. Two sentences the model reads alike (their
+    differing words both <unk>) are two sentences here, as there."""
+    read = {tuple(row.tolist()) for row in x}
+    chosen = [i for i, row in enumerate(task.reference_sources) if tuple(row.tolist()) in read]
+    hypotheses = [" ".join(words) for words in translate(model, task, task.reference_sources[chosen], width)]
+    return corpus_bleu(hypotheses, [task.references[i] for i in chosen])
 
 
 def code_scores(vocab: tuple[str, ...], x: Tensor, y: Tensor, predicted: Tensor) -> dict[str, float]:

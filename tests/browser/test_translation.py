@@ -1,0 +1,30 @@
+"""The shipped translator in a real browser: opened from its card on Home, it lands on the
+Encoder-decoder page; an English sentence typed there is translated with its alignment over real
+words (the English ones across), at a projector's 1024x768 and at 1400 wide (screenshots:
+translation-<size>.png)."""
+from .conftest import wait_for_app
+
+SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
+
+
+def test_the_shipped_translator_translates_a_typed_sentence_with_its_alignment(app_page):
+    page = app_page.page
+    page.set_viewport_size(SIZES["wide"])
+    app_page.goto()  # Home
+    card = page.locator('[data-testid="stVerticalBlock"]',
+                        has_text="English-to-French translator with attention").last
+    card.get_by_role("button", name="Open it").click()
+    page.get_by_role("heading", name="Encoder-decoder").wait_for(timeout=60_000)
+    wait_for_app(page)
+    assert "translate-gru" in page.locator('[data-testid="stSidebar"]').inner_text()
+    box = page.get_by_role("textbox", name="Or type a source for it to rewrite (empty: the sample)")
+    box.fill("I am cold.")
+    box.press("Enter")
+    wait_for_app(page)
+    for word in ("cold", "</s>"):  # the alignment's English words across
+        assert page.locator("svg text", has_text=word).count() > 0, word
+    assert "Held-out BLEU" in page.locator('[data-testid="stMain"]').inner_text()
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        wait_for_app(page)
+        app_page.screenshot(f"translation-{size}")
