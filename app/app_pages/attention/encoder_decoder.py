@@ -3,7 +3,6 @@ step at a time (Bahdanau et al. 2015; Luong et al. 2015; a pointer network's poi
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from dataclasses import dataclass
 
 import streamlit as st
@@ -19,6 +18,7 @@ from app.charts.views import view
 from app.session import decoding
 from app.session.lab import Lab
 from app.session.link import preset_setup
+from app.widgets import decoded_counts as counts
 from app.widgets import downloads as exports
 from app.widgets import state
 from app.widgets.bottleneck import bottleneck
@@ -27,7 +27,6 @@ from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
 from app.widgets.settings_form import NO_ATTENTION, SCORE_NAMES
-from engine import bleu
 from engine.beam import Beam, beam_search, forced_search
 from engine.config import SCORES
 
@@ -192,14 +191,14 @@ def draw(lab: Lab) -> None:
         decoding.first_rows(free.rec.attention_traces[site], len(free.tokens)), keys)
     recorded_caption(lab, source, padding, words)
     if hasattr(lab.task, "references"):
-        held_out_bleu(lab)
+        counts.held_out_bleu(lab)
     if source.typed is None:
         n = decoding.target_length(y[index])  # a translation's target ends before T_out
         forced = decoding.without_padding(decoding.first_rows(rec.attention_traces[site], n), keys)[0]
         outputs = y[index, :n].tolist()
         alignment_maps(forced, free, free_trace, shown_keys, words, outputs)
         if lab.setup.task == "dates":
-            year_digits(lab)
+            counts.year_digits(lab)
         step_figure(rec, forced, shown_keys, words, "teacher-forced")
     else:  # no target: the free run is what the decoding step and the linked view read
         forced, outputs = free_trace, free.tokens
@@ -247,31 +246,6 @@ def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, .
                f"Target: {' '.join(words[t] for t in target)}.{left_out}")
 
 
-def held_out_bleu(lab: Lab) -> None:
-    """A translation model's corpus BLEU on its task's held-out sentences, every translation of each
-    a reference (engine.bleu): greedy, measured with each held-out evaluation (every EVAL_EVERY
-    steps, and after going back to the best step), so a playing page pays for it once every 25 steps
-    (0.1 s for the preset's 260 sentences); with the beam's width, when asked (1.5 s)."""
-    held = lab.held_out.log.last
-    if held is None:
-        return
-    kept = state.get(state.BLEU)
-    if kept is None or kept[0]() is not lab.trainer or kept[1] is not held:
-        scores = {1: bleu.held_out_bleu(lab.model, lab.task)}
-        kept = st.session_state[state.BLEU] = (weakref.ref(lab.trainer), held, lab.trainer.steps_done, scores)
-    _, _, step, scores = kept
-    width = state.get(state.BEAM_WIDTH, 3)
-    if width > 1 and width not in scores and st.button(
-            f"Held-out BLEU with a beam of {width}", key="attention.bleu_beam",
-            help="decodes every held-out sentence by beam search: about 1.5 s at width 3"):
-        scores[width] = bleu.held_out_bleu(lab.model, lab.task, width)
-    measured = "; ".join(f"{'greedy' if w == 1 else f'beam of {w}'} {score:.1f}" for w, score in sorted(scores.items()))
-    references = sum(map(len, lab.task.references))
-    st.caption(f"Held-out BLEU at step {step:,} (sacrebleu, 0-100, on the {len(lab.task.references):,} English "
-               f"sentences held out, their {references:,} French translations as references): {measured}. An empty "
-               "translation scores 0.")
-
-
 def map_columns(keys: list[str]):
     """Side by side for a short source; a longer one (copy's 20) one above the other, where each
     map gets the page's width (in a half column at 1024 px a 20-token map was 75 px wide). With
@@ -294,26 +268,6 @@ def alignment_maps(forced, free: decoding.FreeRun, free_trace, keys: list[str], 
     right.caption(f"Free running, as at test time: the decoder reads its own previous guess and wrote "
                   f"{len(free.tokens)} tokens ({verdict}). Where the two maps part, a wrong guess sent the decoder "
                   "elsewhere.")
-
-
-def year_digits(lab: Lab) -> None:
-    """The "Attention aligns" lesson's count, on the page's probe samples: of their year digits, how
-    many look hardest at that very digit of the source. Counted while the recording drawn is of the
-    weights as they are (a whole-page run, or a tick that renewed it: every sample recorded at one
-    step); between renewals the count of the last one, with its step."""
-    x, y = lab.probes.samples
-    kept = state.get(state.YEAR_DIGITS)
-    if kept is not None and kept[0]() is not lab.probes:  # counted on another model
-        kept = None
-    if lab.probes.recorded_at == lab.trainer.steps_done and (kept is None or kept[1] != lab.probes.recorded_at):
-        counted = decoding.year_digits_on_themselves(lab.task, x, y, [lab.recording(i) for i in range(len(x))])
-        kept = st.session_state[state.YEAR_DIGITS] = (weakref.ref(lab.probes), lab.probes.recorded_at, *counted)
-    if kept is None:
-        return
-    _, step, hits, digits = kept
-    st.caption(f"At step {step:,}, {hits} of the {digits} year digits of the {len(x)} probe samples "
-               f"({hits / digits:.0%}) look hardest at that very digit of the source: the alignment has learnt "
-               "where each comes from.")
 
 
 def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...]) -> None:

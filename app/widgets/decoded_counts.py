@@ -1,0 +1,58 @@
+"""What the Encoder-decoder page measures beside its maps, each kept in the session until what it
+was measured on changes: a translation model's held-out BLEU, and the "Attention aligns" lesson's
+count of year digits that look at themselves."""
+from __future__ import annotations
+
+import weakref
+
+import streamlit as st
+
+from app.session import decoding
+from app.session.lab import Lab
+from app.widgets import state
+from engine import bleu
+
+
+def held_out_bleu(lab: Lab) -> None:
+    """A translation model's corpus BLEU on its task's held-out sentences, every translation of each
+    a reference (engine.bleu): greedy, measured with each held-out evaluation (every EVAL_EVERY
+    steps, and after going back to the best step), so a playing page pays for it once every 25 steps
+    (0.1 s for the preset's 260 sentences); with the beam's width, when asked (1.5 s)."""
+    held = lab.held_out.log.last
+    if held is None:
+        return
+    kept = state.get(state.BLEU)
+    if kept is None or kept[0]() is not lab.trainer or kept[1] is not held:
+        scores = {1: bleu.held_out_bleu(lab.model, lab.task)}
+        kept = st.session_state[state.BLEU] = (weakref.ref(lab.trainer), held, lab.trainer.steps_done, scores)
+    _, _, step, scores = kept
+    width = state.get(state.BEAM_WIDTH, 3)
+    if width > 1 and width not in scores and st.button(
+            f"Held-out BLEU with a beam of {width}", key="attention.bleu_beam",
+            help="decodes every held-out sentence by beam search: about 1.5 s at width 3"):
+        scores[width] = bleu.held_out_bleu(lab.model, lab.task, width)
+    measured = "; ".join(f"{'greedy' if w == 1 else f'beam of {w}'} {score:.1f}" for w, score in sorted(scores.items()))
+    references = sum(map(len, lab.task.references))
+    st.caption(f"Held-out BLEU at step {step:,} (sacrebleu, 0-100, on the {len(lab.task.references):,} English "
+               f"sentences held out, their {references:,} French translations as references): {measured}. An empty "
+               "translation scores 0.")
+
+
+def year_digits(lab: Lab) -> None:
+    """The "Attention aligns" lesson's count, on the page's probe samples: of their year digits, how
+    many look hardest at that very digit of the source. Counted while the recording drawn is of the
+    weights as they are (a whole-page run, or a tick that renewed it: every sample recorded at one
+    step); between renewals the count of the last one, with its step."""
+    x, y = lab.probes.samples
+    kept = state.get(state.YEAR_DIGITS)
+    if kept is not None and kept[0]() is not lab.probes:  # counted on another model
+        kept = None
+    if lab.probes.recorded_at == lab.trainer.steps_done and (kept is None or kept[1] != lab.probes.recorded_at):
+        counted = decoding.year_digits_on_themselves(lab.task, x, y, [lab.recording(i) for i in range(len(x))])
+        kept = st.session_state[state.YEAR_DIGITS] = (weakref.ref(lab.probes), lab.probes.recorded_at, *counted)
+    if kept is None:
+        return
+    _, step, hits, digits = kept
+    st.caption(f"At step {step:,}, {hits} of the {digits} year digits of the {len(x)} probe samples "
+               f"({hits / digits:.0%}) look hardest at that very digit of the source: the alignment has learnt "
+               "where each comes from.")
