@@ -123,3 +123,14 @@ def test_the_fine_tuned_run_opens_in_the_lab_on_the_reviews_it_read():
     assert lab.setup == setup_of(runs.plan, runs.network) and lab.task.vocab == runs.task.vocab
     assert all(torch.equal(a, b) for a, b in zip(lab.model.parameters(), runs.runs[2].model.parameters()))
     assert all(p.requires_grad for p in lab.model.parameters())
+
+
+def test_reviews_left_by_a_refused_plan_do_not_stop_the_shipped_sentences_opening():
+    """An upload parsed for a plan that could not be run stays in the session; a plan that names no
+    upload reads the shipped sentences all the same."""
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    at.session_state[state.VECTORS_REVIEWS] = parse_reviews(reviews_csv())
+    at.switch_page(PAGE).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state[state.VECTORS].reviews is None

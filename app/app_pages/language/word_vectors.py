@@ -118,7 +118,8 @@ def current(plan: Plan) -> VectorRuns | None:
     if runs is not None and runs.plan == plan:
         return runs
     try:
-        made = VectorRuns(plan, vectors_of(plan), state.get(state.VECTORS_REVIEWS))
+        reviews = state.get(state.VECTORS_REVIEWS) if plan.csv_digest else None  # a plan refused kept the old
+        made = VectorRuns(plan, vectors_of(plan), reviews)
     except ValueError as err:
         st.error(f"These runs cannot be trained: {literal(err)}.", icon=":material/block:")
         st.session_state[state.VECTORS_PLAN] = runs.plan if runs is not None else LESSON_PLAN
