@@ -7,10 +7,11 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from app import pages as nav
+from app.session.embeddings import DEFAULT, EmbeddingRun, with_settings
 from app.session.word_vectors import LESSON_NETWORK, LESSON_PLAN, Plan, VectorRuns, setup_of, shipped_vectors
 from app.widgets import state
 from engine.tasks import parse_reviews
-from engine.word_vectors import scaled
+from engine.word_vectors import WordVectors, scaled
 
 from .conftest import MAIN, chart, plotted
 
@@ -134,3 +135,30 @@ def test_reviews_left_by_a_refused_plan_do_not_stop_the_shipped_sentences_openin
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.session_state[state.VECTORS].reviews is None
+
+
+def your_word2vec(dim: int) -> EmbeddingRun:
+    run = EmbeddingRun(with_settings(DEFAULT, dim=dim))
+    for _ in range(3):
+        run.step()
+    return run
+
+
+def test_your_own_vectors_start_the_runs_and_new_ones_at_the_same_step_start_them_again():
+    at = page()
+    for dim in (20, 30):  # both trained to step 3: told apart by their settings
+        at.session_state[state.EMBEDDINGS] = your_word2vec(dim)
+        at.radio[0].set_value("yours")
+        at.button(key="FormSubmitter:vectors_form-Train the three runs").click().run()
+        no_exception(at)
+        runs = at.session_state[state.VECTORS]
+        assert runs.network.embedding_dim == dim and f"at step 3 ({dim} dims" in runs.plan.vectors
+        yours = at.session_state[state.EMBEDDINGS].run
+        assert runs.vectors.words == yours.words and torch.equal(runs.vectors.vectors, yours.vectors())
+
+
+def test_vectors_too_large_for_three_runs_are_refused_saying_what_to_change():
+    words = shipped_vectors().words
+    big = WordVectors(words, torch.randn(len(words), 300), {"name": "big"})
+    with pytest.raises(ValueError, match="train word2vec with fewer dimensions"):
+        VectorRuns(Plan(vectors="big"), big)

@@ -62,7 +62,9 @@ def yours() -> WordVectors | None:
     with embedding.hold():  # between two steps of a run playing on the Embeddings page
         trained = embedding.run
         vectors, steps = trained.vectors(), trained.steps_done  # [V, d] a copy
-    about = {"name": f"your word2vec at step {steps:,}", "steps": steps,
+    cfg = trained.cfg  # with the step, what makes the vectors: two asks that differ in it are two plans
+    name = f"your word2vec at step {steps:,} ({cfg.dim} dims, window {cfg.window}, {cfg.negatives} noise words)"
+    about = {"name": name, "steps": steps,
              "corpus": "the shipped prose (engine/data/prose.md)", "config": trained.cfg.to_dict()}
     return WordVectors(trained.words, vectors, about)
 
@@ -76,7 +78,7 @@ def plan_form() -> tuple[Plan, bool]:
         labelled = left.selectbox("Labelled sentences", LABELLED, index=LABELLED.index(plan.labelled),
                                   format_func=lambda n: f"{n:,}" if n else "all of them",
                                   help="to train on, of the training sentences (shuffled by the seed); the "
-                                       "596 held out are scored either way")
+                                       "held-out ones are scored either way")
         source = right.radio("Word vectors", tuple(SOURCES), format_func=SOURCES.get,
                              index=tuple(SOURCES).index(plan.vectors if plan.vectors in SOURCES else "yours"))
         csv = st.file_uploader("Your own reviews (optional): a review,sentiment CSV, as Kaggle's IMDB 50K", type="csv",
