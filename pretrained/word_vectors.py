@@ -2,7 +2,8 @@
 
 word2vec (skip-gram with negative sampling, engine/word2vec.py) trained on unlabelled text: the
 shipped Austen prose, then the text of the training sentences of the `sentences` review corpus
-(their labels never read, the held-out sentences never read at all), REPEATS times over so that a
+(their labels never read, the held-out rows never read at all: 10 training sentences have the very
+words of a held-out one, engine/data/sentences.md), REPEATS times over so that a
 word used once in them reaches min_count. Writes pretrained/vectors/<NAME>.safetensors (the vectors
 and their words: engine.word_vectors) and <NAME>.json, its card: what it read, its settings, how
 far it trained, what its space shows, and when, on what CPU and kernel path, in how long. The
