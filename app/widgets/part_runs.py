@@ -1,18 +1,41 @@
-"""What the pages of runs that log their parts (Transfer learning, Pretrained embeddings) offer under
-their figures: one run's model opened in the Lab, and every measurement as CSV."""
+"""What the pages of runs that log their parts (Transfer learning, Pretrained embeddings) share: their
+runs renewed when the plan changes, one run's model opened in the Lab, and every measurement as CSV."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import streamlit as st
 
 from app.session.comparison import TrainedRun
 from app.session.lab import Lab
+from app.session.lessons import Lesson
 from app.session.link import Setup
 from app.session.transfer import PartRuns
 from app.widgets import downloads as exports
 from app.widgets import state
 from app.widgets.literal import literal
+
+
+def renewed(old: PartRuns | None, make: Callable[[], PartRuns], keys: tuple[str, str, str], lesson: Lesson,
+            plan_of: Callable[[PartRuns | None], object], what: str) -> PartRuns | None:
+    """The runs `make` builds for a new plan, in the session under keys (runs, plan, "up to step"),
+    their budget the lesson's when it is open (or when none was set); `old` stops playing. When
+    `make` refuses the plan: its reason on the page ("`what` cannot be trained: ..."), the plan set
+    back to plan_of(old) (the lesson's when there were none), and the old runs kept."""
+    runs_key, plan_key, steps_key = keys
+    try:
+        made = make()
+    except ValueError as err:
+        st.error(f"{what} cannot be trained: {literal(err)}.", icon=":material/block:")
+        st.session_state[plan_key] = plan_of(old)
+        return old
+    if old is not None:
+        old.playing = False  # a fragment still training them stops at its next step
+    st.session_state[runs_key] = made
+    if state.get(state.LESSON) == lesson.key or steps_key not in st.session_state:
+        st.session_state[steps_key] = lesson.steps
+    return made
 
 
 def open_in_lab(runs: PartRuns, run: TrainedRun, setup: Setup, lab: Lab, key: str, label: str, help: str) -> None:

@@ -14,24 +14,14 @@ from engine.tasks import parse_reviews
 from engine.word_vectors import WordVectors, scaled
 
 from .conftest import MAIN, chart, plotted
+from .test_transfer_page import no_exception, stepped
 
 PAGE = nav.PATHS["word-vectors"]
-
-
-def stepped(runs: VectorRuns, steps: int) -> VectorRuns:
-    with runs.lock:
-        while runs.advance(steps):
-            pass
-    return runs
 
 
 def page() -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
     return at.run().switch_page(PAGE).run()
-
-
-def no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
 
 
 def test_the_lessons_network_is_the_plans():

@@ -125,18 +125,9 @@ def current(recipe: Recipe) -> TransferRuns | None:
     if runs is not None and runs.recipe == recipe:
         return runs
     source, _ = pretrained.load(shipped_bytes(recipe.source))  # a fresh copy: the shared bytes stay as they are
-    try:
-        made = TransferRuns(recipe, source, state.get(state.TRANSFER_REVIEWS))
-    except ValueError as err:
-        st.error(f"This recipe cannot be trained: {literal(err)}.", icon=":material/block:")
-        st.session_state[state.TRANSFER_RECIPE] = runs.recipe if runs is not None else LESSON_RECIPE
-        return runs
-    if runs is not None:
-        runs.playing = False  # a fragment still training them stops at its next step
-    st.session_state[state.TRANSFER] = made
-    if state.get(state.LESSON) == LESSON.key or STEPS not in st.session_state:
-        st.session_state[STEPS] = LESSON.steps
-    return made
+    return part_runs.renewed(runs, lambda: TransferRuns(recipe, source, state.get(state.TRANSFER_REVIEWS)),
+                             (state.TRANSFER, state.TRANSFER_RECIPE, STEPS), LESSON,
+                             lambda old: old.recipe if old is not None else LESSON_RECIPE, "This recipe")
 
 
 def which_recipe(runs: TransferRuns) -> None:

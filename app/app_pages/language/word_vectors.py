@@ -119,19 +119,10 @@ def current(plan: Plan) -> VectorRuns | None:
     runs = state.get(state.VECTORS)
     if runs is not None and runs.plan == plan:
         return runs
-    try:
-        reviews = state.get(state.VECTORS_REVIEWS) if plan.csv_digest else None  # a plan refused kept the old
-        made = VectorRuns(plan, vectors_of(plan), reviews)
-    except ValueError as err:
-        st.error(f"These runs cannot be trained: {literal(err)}.", icon=":material/block:")
-        st.session_state[state.VECTORS_PLAN] = runs.plan if runs is not None else LESSON_PLAN
-        return runs
-    if runs is not None:
-        runs.playing = False  # a fragment still training them stops at its next step
-    st.session_state[state.VECTORS] = made
-    if state.get(state.LESSON) == LESSON.key or STEPS not in st.session_state:
-        st.session_state[STEPS] = LESSON.steps
-    return made
+    reviews = state.get(state.VECTORS_REVIEWS) if plan.csv_digest else None  # a plan refused kept the old
+    return part_runs.renewed(runs, lambda: VectorRuns(plan, vectors_of(plan), reviews),
+                             (state.VECTORS, state.VECTORS_PLAN, STEPS), LESSON,
+                             lambda old: old.plan if old is not None else LESSON_PLAN, "These runs")
 
 
 def which(runs: VectorRuns) -> None:
