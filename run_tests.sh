@@ -8,10 +8,12 @@
 #   1. uses the active virtual environment, or else ./.venv (made with `python3 -m venv` if missing),
 #   2. installs requirements.txt into it (exact versions; once installed, pip fetches nothing, so
 #      this works with no network),
-#   3. installs Debian's chromium and nginx for tests/browser with apt if /usr/bin/chromium or
-#      /usr/sbin/nginx is missing (the browser tests drive chromium; tests/browser/test_serve_class.py
-#      serves the app through nginx, as deploy/serve_class.py does), and stops and disables the
-#      nginx service Debian's package starts with its default site on port 80,
+#   3. installs Debian's chromium, nginx and redis-server with apt if /usr/bin/chromium,
+#      /usr/sbin/nginx or /usr/bin/redis-server is missing (the browser tests drive chromium;
+#      tests/browser/test_serve_class.py serves the app through nginx, as deploy/serve_class.py does;
+#      tests/app/test_class_store.py starts its own redis-server on loopback for the class store), and
+#      stops and disables the services Debian's packages start (nginx with its default site on port
+#      80, redis-server on port 6379),
 #   4. checks style with ruff (rules in pyproject.toml), then runs pytest with this script's arguments.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -36,11 +38,13 @@ fi
 
 CHROMIUM=/usr/bin/chromium
 NGINX=/usr/sbin/nginx
+REDIS=/usr/bin/redis-server
 missing=()
 [ -x "$CHROMIUM" ] || missing+=(chromium)
 [ -x "$NGINX" ] || missing+=(nginx)
+[ -x "$REDIS" ] || missing+=(redis-server)
 if [ "${#missing[@]}" -gt 0 ]; then
-    echo "run_tests.sh: installing Debian's ${missing[*]} for tests/browser ($CHROMIUM or $NGINX is missing)." >&2
+    echo "run_tests.sh: installing Debian's ${missing[*]} for the tests ($CHROMIUM, $NGINX or $REDIS is missing)." >&2
     if [ "$(id -u)" -eq 0 ]; then
         SUDO=()
     elif command -v sudo >/dev/null 2>&1; then
@@ -53,22 +57,25 @@ if [ "${#missing[@]}" -gt 0 ]; then
     fi
     if ! { "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update &&
            "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"; } ||
-       [ ! -x "$CHROMIUM" ] || [ ! -x "$NGINX" ]; then
-        echo "run_tests.sh: installing ${missing[*]} with apt-get failed (see above); the browser" >&2
-        echo "tests need $CHROMIUM and $NGINX. Install them (apt-get install chromium nginx), then run" >&2
-        echo "./run_tests.sh again." >&2
+       [ ! -x "$CHROMIUM" ] || [ ! -x "$NGINX" ] || [ ! -x "$REDIS" ]; then
+        echo "run_tests.sh: installing ${missing[*]} with apt-get failed (see above); the tests need" >&2
+        echo "$CHROMIUM, $NGINX and $REDIS. Install them (apt-get install chromium nginx redis-server)," >&2
+        echo "then run ./run_tests.sh again." >&2
         exit 1
     fi
-    if [[ " ${missing[*]} " == *" nginx "* ]]; then
-        # The package starts nginx with Debian's default site on port 80; the tests and deploy/ run
-        # nginx themselves, each with its own config, so the service is stopped and left disabled.
-        if [ -d /run/systemd/system ]; then
-            "${SUDO[@]}" systemctl disable --now nginx >/dev/null 2>&1 || true
-        else
-            "${SUDO[@]}" service nginx stop >/dev/null 2>&1 || true
-            "${SUDO[@]}" update-rc.d nginx disable >/dev/null 2>&1 || true
+    # The packages start their services (nginx with Debian's default site on port 80, redis-server on
+    # port 6379); the tests run nginx and redis-server themselves, and deploy/ its nginx, each with
+    # its own config and port, so the services are stopped and left disabled.
+    for service in nginx redis-server; do
+        if [[ " ${missing[*]} " == *" $service "* ]]; then
+            if [ -d /run/systemd/system ]; then
+                "${SUDO[@]}" systemctl disable --now "$service" >/dev/null 2>&1 || true
+            else
+                "${SUDO[@]}" service "$service" stop >/dev/null 2>&1 || true
+                "${SUDO[@]}" update-rc.d "$service" disable >/dev/null 2>&1 || true
+            fi
         fi
-    fi
+    done
 fi
 
 # Style first; a finding fails the command but does not hide the tests' results.
