@@ -27,6 +27,8 @@ from torch import Tensor, nn
 from .embeddings import ids_of
 from .hooks import recording_blocks
 from .prose import words
+from .record import attention_traces
+from .sites import AttentionTrace, Site
 from .tasks.masked_lm import MASK, SPECIALS, UNK, ProseWordsTask
 from .vocab import check_vocab
 
@@ -152,24 +154,55 @@ def word_in_context(model: nn.Module, task: ProseWordsTask, text: str, word: str
     wanted = words(word) if isinstance(word, str) else []
     if len(wanted) != 1:
         raise ValueError(f"give one word to follow, e.g. 'bank'; got {word!r}")
-    row = int(ids_of(task.vocab[len(SPECIALS):], wanted)) + len(SPECIALS)  # ValueError naming a word it lacks
+    ids_of(task.vocab[len(SPECIALS):], wanted)  # ValueError naming a word the model lacks
     sentence = read_sentence(task, text, masked=False)
     if wanted[0] not in sentence.words:
         raise ValueError(f"{wanted[0]!r} is not a word of the sentence {' '.join(sentence.words)!r}; "
                          "type a sentence that uses it")
     at = sentence.words.index(wanted[0])
+    vectors = layer_vectors(model, sentence.ids[None])[:, 0, at]  # [L+1, d]
+    return WordInContext(wanted[0], at, sentence.words, vectors, layer_labels(model))
+
+
+def layer_vectors(model: nn.Module, ids: Tensor) -> Tensor:
+    """[L+1, B, T, d] every position's vector at every layer for windows ids [B, T], in eval mode:
+    the embedding's row of its word (layer 0), then the residual stream after each block."""
     stack = model.stack_name
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad(), recording_blocks(model.cfg, {stack: model.blocks}, None) as cache:
-            model(sentence.ids[None])
+            model(ids)
     finally:
         model.train(was_training)
-    outputs = [out[0, at] for out in cache.stacks[stack].outputs]  # L x [d]
-    vectors = torch.stack([model.embedding.weight[row].detach(), *outputs])  # [L+1, d]
-    labels = ("embedding", *(f"layer {i}" for i in range(len(outputs))))
-    return WordInContext(wanted[0], at, sentence.words, vectors, labels)
+    return torch.stack([model.embedding.weight.detach()[ids], *cache.stacks[stack].outputs])  # [L+1, B, T, d]
+
+
+@dataclass(frozen=True)
+class SentenceAttention:
+    """Every attention of a transformer over one sentence, by Site, as a Recording keeps them (the
+    attention figures read this field of either)."""
+
+    attention_traces: dict[Site, AttentionTrace]
+
+
+def attention_of(model: nn.Module, ids: Tensor) -> SentenceAttention:
+    """Every block's attention weights over one sentence ids [T], in eval mode, no gradient: what a
+    page shows of a model it must not train (a shared, shipped one)."""
+    stack = model.stack_name
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad(), recording_blocks(model.cfg, {stack: model.blocks}, None) as cache:
+            model(ids[None])
+    finally:
+        model.train(was_training)
+    return SentenceAttention(attention_traces(cache.attention))
+
+
+def layer_labels(model: nn.Module) -> tuple[str, ...]:
+    """The names of layer_vectors' layers: "embedding", then the blocks', "layer 0", "layer 1", ..."""
+    return ("embedding", *(f"layer {i}" for i in range(len(model.blocks))))
 
 
 @dataclass(frozen=True)
