@@ -12,6 +12,10 @@ metrics its card states.
 - sentiment: the task's own held-out split (20% of the distinct reviews, set apart by its seed).
 - dates: dates drawn from the seed's "held_out" stream, apart from the training batches. The task
   has no split: some of its 182,625 (date, format) pairs occur in training too.
+- masked_lm and word_lm: the prose's last 10%, which neither task trains on, every window of it end
+  to end; the masked task's words chosen and masked by one fixed generator (seed 0), so the card's
+  masked words are the same each build. A fresh draw is FRESH_WINDOWS random windows of it, masked
+  by the draw's generator.
 - translate: the task's held-out split (10% of the distinct English sentences, set apart by its
   seed, with all their translations); besides loss and accuracy the card gives corpus BLEU, greedy
   and with a beam of 3, every translation of a sentence a reference (engine/bleu.py). A fresh draw
@@ -25,13 +29,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 import engine
 from engine.bleu import corpus_bleu, translate
+from engine.losses import IGNORE
 from engine.rng import stream
 from engine.tasks.char_sentiment import CharSentimentTask
 from engine.tasks.charlm import CharLMTask
+from engine.tasks.masked_lm import HELD_OUT_MASK_SEED
 from engine.tasks.reviews import generate_reviews
 from engine.tasks.sentiment import CLASS_NAMES
 from engine.tasks.text import charlm_corpus
@@ -42,6 +49,8 @@ CLOSING = ")]}"
 FRESH_WINDOWS = 256  # charlm: random windows of held-out text a fresh draw scores (each of glob.py's about 3 times)
 FRESH_REVIEWS = 2000  # sentiment: generated before dropping those trained on
 DATES = 2000
+PROSE_WORDS = ("masked_lm", "word_lm")  # the BERT and GPT tasks on the prose's words
+SCORED_WINDOWS = 128  # prose windows scored at once: 128 x 32 words x 4,000 logits are 65 MB
 BEAMS = {"greedy": 1, "beam 3": 3}  # the translator card's BLEU: decoded greedily and by a beam of this width
 
 
@@ -61,6 +70,15 @@ METRICS = {
         "BLEU, greedy": "corpus BLEU (sacrebleu, 0-100) of the greedy translations of the held-out English sentences, "
                         "every translation of a sentence a reference",
         "BLEU, beam 3": "the same with beam search of width 3",
+    },
+    "masked_lm": {
+        "loss": "cross-entropy, nats per chosen word (BERT's 15%: 80% read <mask>, 10% a random word, 10% "
+                "themselves)",
+        "accuracy": "chosen words predicted right (the most probable word), reading both sides",
+    },
+    "word_lm": {
+        "loss": "cross-entropy, nats per next word (next words outside the vocabulary not scored)",
+        "accuracy": "next words predicted right (the most probable word), reading the words before only",
     },
     "dates": {
         "loss": "cross-entropy, nats per output character, decoding greedily",
@@ -103,6 +121,8 @@ def held_out(task: engine.Task, seed: int) -> Samples:
         return tail_windows(task)
     if task.spec.name == "charlm":
         return glob_windows(task.seq_len)
+    if task.spec.name in PROSE_WORDS:
+        return prose_windows(task)
     if task.spec.name == "translate":
         x, y = task.test_set()
         return Samples(x, y, f"the task's held-out split: {len(y):,} pairs, {len(task.references):,} English sentences "
@@ -125,6 +145,8 @@ def fresh(task: engine.Task, seed: int) -> Samples:
         return tail_windows(task, generator)
     if task.spec.name == "charlm":
         return glob_windows(task.seq_len, generator)
+    if task.spec.name in PROSE_WORDS:
+        return prose_windows(task, generator)
     if task.spec.name == "translate":
         x, y = task.test_set()
         half = torch.randperm(len(y), generator=generator)[: len(y) // 2]  # [N / 2]
@@ -186,6 +208,24 @@ def review_windows(task: engine.Task, generator: torch.Generator | None = None) 
                    "0, never trained on")
 
 
+def prose_windows(task: engine.Task, generator: torch.Generator | None = None) -> Samples:
+    """Windows of the prose's held-out 10% (x, and y the masked or next words): every window end to
+    end, masked by a generator of seed HELD_OUT_MASK_SEED, or FRESH_WINDOWS at random starts,
+    masked by `generator`."""
+    every = task.held_out_starts()  # [W]
+    if generator is None:
+        starts, masks = every, torch.Generator().manual_seed(HELD_OUT_MASK_SEED)
+        what = f"every {task.seq_len}-word window of the prose's held-out words end to end"
+    else:
+        starts, masks = every[torch.randint(0, len(every), (FRESH_WINDOWS,), generator=generator)], generator
+        what = f"{FRESH_WINDOWS} random {task.seq_len}-word windows of the prose's held-out words"
+    windows = task.windows(starts)  # [W, T+1]
+    x, y = task.mask(windows[:, :-1], masks) if task.spec.name == "masked_lm" else task.next_words(windows)
+    scored = int((y != IGNORE).sum())
+    return Samples(x, y, f"{what} ({len(starts):,} windows, {scored:,} words scored): the last "
+                         f"{len(task.ids) - task.train_end:,} words of the prose, never trained on")
+
+
 def fresh_reviews(task: engine.Task, seed: int) -> Samples:
     """Reviews newly generated as the shipped ones were, read with the task's vocabulary, less
     those the task trains on (short reviews repeat) and repeats among themselves."""
@@ -203,6 +243,8 @@ def fresh_reviews(task: engine.Task, seed: int) -> Samples:
 def scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, float]:
     """The card's metrics: loss and accuracy as the task measures them (an encoder-decoder decoding
     freely), and the task's own extras (whole dates, brackets and indentation)."""
+    if task.spec.name in PROSE_WORDS:
+        return word_scores(model, task, samples)
     was_training = model.training
     model.eval()
     try:
@@ -218,6 +260,24 @@ def scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, f
         predicted = y_hat.argmax(-1)  # [N, T]
         result |= code_scores(task.vocab, samples.x, samples.y, predicted)
     return result
+
+
+def word_scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, float]:
+    """Loss and accuracy over every scored word of the prose windows, SCORED_WINDOWS at a time (all
+    at once would be 700 MB of logits): the sums over the chunks, divided once."""
+    was_training = model.training
+    model.eval()
+    total = right = count = 0.0
+    try:
+        for x, y in zip(samples.x.split(SCORED_WINDOWS), samples.y.split(SCORED_WINDOWS)):
+            y_hat = model(x)  # [W, T, V]
+            scored = y != IGNORE  # [W, T]
+            total += F.cross_entropy(y_hat[scored], y[scored], reduction="sum").item()
+            right += (y_hat[scored].argmax(-1) == y[scored]).sum().item()
+            count += scored.sum().item()
+    finally:
+        model.train(was_training)
+    return {"loss": total / count, "accuracy": right / count}
 
 
 def translation_bleu(model: nn.Module, task: engine.Task, x: Tensor, width: int) -> float:

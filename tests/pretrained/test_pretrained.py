@@ -17,7 +17,9 @@ from pretrained.build import BY_NAME, RECIPES, build, cpu_model
 from pretrained.heldout import fresh, held_out, scores
 
 NAMES = [recipe.name for recipe in RECIPES]
-MAX_TOTAL_BYTES = 8 * 2**20  # "a few MB in all": the repository carries every one
+# "A few MB in all": the repository carries every one. 12 MB since the two word-level transformers on the prose
+# (2.5 MB each: a 4,000-word embedding and output layer of 64 numbers a word are 83% of their weights).
+MAX_TOTAL_BYTES = 12 * 2**20
 FRESH_SEED = 1  # the card's data uses the training seed's own draws (or the task's split)
 # How far a fresh draw's accuracy may stray from the card's. The char LMs score 256 random windows
 # of glob.py against every window of it end to end: over fresh seeds 1-20 their accuracy moved at
@@ -26,10 +28,13 @@ FRESH_SEED = 1  # the card's data uses the training seed's own draws (or the tas
 # char LMs score 256 random windows of the held-out 10% against every window of it: over fresh seeds
 # 1-20 their accuracy moved at most 0.0092 (LSTM) and 0.0082 (transformer) from the card's. The
 # translator scores a random half of its held-out pairs (269 of 538): over fresh seeds 1-20 its word
-# accuracy moved at most 0.027 from the card's, its greedy BLEU from 16.9 to 21.5 (card: 19.7).
+# accuracy moved at most 0.027 from the card's, its greedy BLEU from 16.9 to 21.5 (card: 19.7). The word-level
+# models on the prose score 256 random held-out windows against every one of the 1,382: over fresh seeds 1-20
+# the masked model's accuracy (about 1,280 masked words a draw) moved at most 0.027 from the card's, the
+# next-word model's at most 0.0086.
 TOLERANCE = {"charlm-lstm": 0.03, "charlm-gru": 0.03, "charlm-transformer": 0.03, "charlm-reviews": 0.02,
              "charlm-shakespeare-lstm": 0.02, "charlm-shakespeare-transformer": 0.02, "sentiment-lstm": 0.02,
-             "dates-bahdanau": 0.01, "translate-gru": 0.04}
+             "dates-bahdanau": 0.01, "translate-gru": 0.04, "masked-lm-prose": 0.04, "word-lm-prose": 0.02}
 # How far a rebuild's (or a lab's) held-out figures may stray from the card's where it was not built
 # (another kernel path, CPU or torch: float32 sums round otherwise and training takes another path).
 # Measured 2026-11-27 on an Intel Xeon, the avx2 and avx512 paths, model and batch seeds 0-2 on the
