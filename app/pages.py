@@ -24,6 +24,7 @@ SECTIONS = {
         ("app_pages/transformer/scaling.py", "Why √d_k", "scaling", ":material/functions:"),
         ("app_pages/transformer/compare_architectures.py", "Compare architectures", "architectures",
          ":material/leaderboard:"),
+        ("app_pages/transformer/bert_gpt.py", "BERT and GPT", "bert-gpt", ":material/text_fields:"),
     ],
     "Language models": [
         ("app_pages/language/embeddings.py", "Embeddings", "embeddings", ":material/scatter_plot:"),

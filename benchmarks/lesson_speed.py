@@ -30,7 +30,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from timing import load_average, table
 
 from app import pages
-from app.session import pretrained, scaling, transfer, word_vectors
+from app.session import bert_gpt, pretrained, scaling, transfer, word_vectors
 from app.session.comparison import CELLS, Comparison, RoundRobin, run_configs
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY, LESSONS, Lesson, by_objective
@@ -76,10 +76,18 @@ def vector_runs(setup: Setup) -> word_vectors.VectorRuns:
     return runs
 
 
+def objective_runs(setup: Setup) -> bert_gpt.ObjectiveRuns:
+    """The BERT and GPT page's runs of its lesson's plan (the setup is the masked run's)."""
+    runs = bert_gpt.ObjectiveRuns(bert_gpt.LESSON_PLAN)
+    assert bert_gpt.setup_of(runs.plan, bert_gpt.MASKED) == setup
+    return runs
+
+
 OWN_RUNS = {
     "scaling": OwnRuns(scaling.ScalingRuns, state.SCALING, "Train each up to step", len(scaling.RUNS)),
     "transfer": OwnRuns(transfer_runs, state.TRANSFER, "Train each up to step", 2),
     "word-vectors": OwnRuns(vector_runs, state.VECTORS, "Train each up to step", 3),
+    "bert-gpt": OwnRuns(objective_runs, state.BERT, "Train each up to step", 2),
 }
 
 

@@ -283,7 +283,8 @@ def sites_of(rec: Recording, stack: str | None, kind: str) -> list[Site]:
 
 def head_grid(rec: Recording, tokens: Tokens, stack: str | None = None, kind: str = "self",
               average: bool = False) -> go.Figure:
-    """Every layer (rows) x head (columns) of a transformer's attention of one kind, as small maps
+    """Every layer (rows) x head (columns) of a transformer's attention of one kind (`rec`: a
+    Recording, or anything with its attention_traces, e.g. engine.contextual.attention_of's), as small maps
     on one colour scale 0..1; each map's z is exactly that head's weights [T_q, T_k]. A decoder's
     causal mask shows as the grey triangle above the diagonal (weights exactly 0).
 

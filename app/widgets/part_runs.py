@@ -1,5 +1,6 @@
-"""What the pages of runs that log their parts (Transfer learning, Pretrained embeddings) share: their
-runs renewed when the plan changes, one run's model opened in the Lab, and every measurement as CSV."""
+"""What the pages of runs trained side by side from a plan (Transfer learning, Pretrained embeddings, BERT
+and GPT) share: their runs renewed when the plan changes, one run's model opened in the Lab, and every
+measurement as CSV."""
 from __future__ import annotations
 
 import copy
@@ -7,7 +8,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app.session.comparison import TrainedRun
+from app.session.comparison import RoundRobin, TrainedRun
 from app.session.lab import Lab
 from app.session.lessons import Lesson
 from app.session.link import Setup
@@ -17,8 +18,8 @@ from app.widgets import state
 from app.widgets.literal import literal
 
 
-def renewed(old: PartRuns | None, make: Callable[[], PartRuns], keys: tuple[str, str, str], lesson: Lesson,
-            plan_of: Callable[[PartRuns | None], object], what: str) -> PartRuns | None:
+def renewed(old: RoundRobin | None, make: Callable[[], RoundRobin], keys: tuple[str, str, str], lesson: Lesson,
+            plan_of: Callable[[RoundRobin | None], object], what: str) -> RoundRobin | None:
     """The runs `make` builds for a new plan, in the session under keys (runs, plan, "up to step"),
     their budget the lesson's when it is open (or when none was set); `old` stops playing. When
     `make` refuses the plan: its reason on the page ("`what` cannot be trained: ..."), the plan set
@@ -38,7 +39,7 @@ def renewed(old: PartRuns | None, make: Callable[[], PartRuns], keys: tuple[str,
     return made
 
 
-def open_in_lab(runs: PartRuns, run: TrainedRun, setup: Setup, lab: Lab, key: str, label: str, help: str) -> None:
+def open_in_lab(runs: RoundRobin, run: TrainedRun, setup: Setup, lab: Lab, key: str, label: str, help: str) -> None:
     """A button that copies `run`'s model into the Lab, every part of it training there (a frozen part
     stays frozen in a copy otherwise), on `setup` and the reviews the runs read (an upload's, which a
     word-level model's vocabulary comes from); the Lab keeps its model if it is refused."""
@@ -49,7 +50,7 @@ def open_in_lab(runs: PartRuns, run: TrainedRun, setup: Setup, lab: Lab, key: st
     for parameter in model.parameters():
         parameter.requires_grad_(True)
     try:
-        lab.install(setup, runs.task.csv_text, model)
+        lab.install(setup, getattr(runs.task, "csv_text", None), model)  # a task that reads no file has none
     except ValueError as err:
         st.error(f"It could not be opened ({literal(err)}). The model you had is unchanged.", icon=":material/block:")
         return

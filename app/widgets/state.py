@@ -90,8 +90,20 @@ VECTORS_PLAN = "vectors_plan"  # the Plan last asked for in its form
 VECTORS_YOURS = "vectors_yours"  # the student's own word2vec vectors, copied from the Embeddings page when asked
 VECTORS_CSV = "vectors_csv"  # its uploader: a review CSV to read instead of the shipped sentences
 VECTORS_REVIEWS = "vectors_reviews"  # that CSV parsed (ParsedReviews, shared read-only), or None
+# BERT and GPT
+BERT = "bert_gpt"  # this session's ObjectiveRuns: the masked (BERT) and causal (GPT) runs
+BERT_STEPS = "bert_steps"  # "Train each up to step" there
+BERT_PLAN = "bert_plan"  # the Plan last asked for in its form
+BERT_READ = "bert_read"  # which models the read-outs use: "yours" (copies of the runs) or "shipped"
+BERT_MASKED = "bert_masked"  # the sentence with one <mask>, as typed
+BERT_HEADS = "bert_heads"  # the attention maps: every head, or each layer's mean of heads
+BERT_WORD = "bert_word"  # the word followed through two sentences
+BERT_FIRST, BERT_SECOND = "bert_first", "bert_second"  # the two sentences
+BERT_LAYER = "bert_layer"  # the layer whose nearest held-out words are listed
+BERT_BANKS = "bert_banks"  # the read models' held-out context banks, by the models' key, while they stand
 # A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
-RESET_BY_A_LESSON = (TRANSFER_RECIPE, VECTORS_PLAN, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE)
+RESET_BY_A_LESSON = (TRANSFER_RECIPE, VECTORS_PLAN, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE, BERT_PLAN, BERT_READ,
+                     BERT_MASKED, BERT_WORD, BERT_FIRST, BERT_SECOND)
 # BPTT and RTRL
 RTRL = "rtrl"  # this session's rtrl.SideBySide: the page's model, its sample and what is computed of them
 RTRL_ARCH = "rtrl_arch"  # the cell: "rnn" or "gru"

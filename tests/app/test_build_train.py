@@ -50,7 +50,7 @@ def test_a_lesson_button_loads_its_preset_and_opens_its_page(key):
     assert lab(at).trainer.steps_done == 0
     # A page that trains its own runs has its own "up to step".
     own_steps = {"scaling": "scaling_steps", "transfer": "transfer_steps", "compare": "compare_steps",
-                 "word-vectors": "vectors_steps"}
+                 "word-vectors": "vectors_steps", "bert-gpt": "bert_steps"}
     assert at.number_input(key=own_steps.get(lesson.page, "target_steps")).value == lesson.steps
     assert lesson.title in at.info[0].value
     if lesson.page == "build":  # the widgets show the lesson's settings, and the link carries them

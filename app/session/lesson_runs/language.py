@@ -1,12 +1,15 @@
-"""The Language models section's lesson on word vectors, measured as its page trains it."""
+"""The lessons on word vectors and on contextual ones (BERT beside GPT), measured as their pages train them."""
 from __future__ import annotations
 
 import dataclasses
 
+from app.session import bert_gpt
 from app.session.lesson_runs import Measured, measures_for
 from app.session.lesson_runs.transformers import played
 from app.session.lessons import BY_KEY
 from app.session.word_vectors import LESSON_PLAN, VectorRuns, setup_of, shipped_vectors
+from engine.context_bank import context_bank, self_similarity
+from engine.contextual import compare_contexts
 from engine.word_vectors import STARTS
 
 SHORT = {"random": "random", "frozen": "frozen", "fine-tuned": "tuned"}  # a claim's name for each run
@@ -32,4 +35,35 @@ def pretrained_embeddings(seed: int) -> Measured:
     parts = runs.parts_frame()
     frozen = parts[(parts.run == "frozen") & (parts.part == "embedding")]
     out.values["frozen.embedding_never_moved"] = float(((frozen.moved == 0) & (frozen.grad_norm == 0)).all())
+    return out
+
+
+@measures_for("contextual-embeddings")
+def contextual_embeddings(seed: int) -> Measured:
+    """The page's masked and causal runs of the lesson's plan, to its budget, then read as the page
+    reads them: the word's cosine across the lesson's two sentences at every layer, and each layer's
+    self-similarity over held-out prose (Ethayarajh 2019) in the masked model."""
+    lesson = BY_KEY["contextual-embeddings"]
+    plan = dataclasses.replace(bert_gpt.LESSON_PLAN, seed=seed)
+    runs = played(bert_gpt.ObjectiveRuns(plan), lesson.steps)
+    log = runs.log_frame()
+    out = Measured()
+    readers = bert_gpt.readers_of(runs)
+    first, second = bert_gpt.LESSON_SENTENCES
+    for name, short in ((bert_gpt.MASKED, "masked"), (bert_gpt.CAUSAL, "causal")):
+        run = log[log.run == name].set_index("step", drop=False)
+        out.values[f"{short}.accuracy_end"] = float(run.metric.iloc[-1])
+        out.values[f"{short}.baseline"] = runs.tasks[name].baseline_metric[1]
+        out.add_curves(name, run, ("metric",), bert_gpt.setup_of(plan, name))
+        model = readers.models[name]
+        cosines = compare_contexts(model, readers.task, bert_gpt.LESSON_WORD, first, second).cosines  # [L+1]
+        for layer in range(1, len(cosines)):
+            out.values[f"{short}.cosine.layer{layer - 1}"] = float(cosines[layer])
+        out.values[f"{short}.cosine_falls"] = float(bool((cosines.diff() < 0).all()))
+        same_start = compare_contexts(model, readers.task, bert_gpt.LESSON_WORD, first, bert_gpt.SAME_START).cosines
+        out.values[f"{short}.same_start.lowest"] = float(same_start.min())
+    similarity = self_similarity(context_bank(readers.models[bert_gpt.MASKED], readers.task))
+    for row in similarity.itertuples():
+        out.values[f"masked.adjusted.{row.layer.replace(' ', '')}"] = row.adjusted
+    out.values["masked.adjusted_falls"] = float(bool((similarity.adjusted.diff().dropna() < 0).all()))
     return out
