@@ -101,6 +101,13 @@ BERT_WORD = "bert_word"  # the word followed through two sentences
 BERT_FIRST, BERT_SECOND = "bert_first", "bert_second"  # the two sentences
 BERT_LAYER = "bert_layer"  # the layer whose nearest held-out words are listed
 BERT_BANKS = "bert_banks"  # the read models' held-out context banks, by the models' key, while they stand
+# The class (issue 32): what this session shows the teacher's board, and what the board keeps
+PRESENCE = "class_presence"  # this session's class_status.Presence: its handle, name, page, lesson, models
+CLASS_NAME = "class_name"  # the name the student typed for the board, as typed
+FOLLOWED = "class_followed"  # the sequence number of the last "follow me" this session answered or dismissed
+PREDICTION = "prediction"  # {"lesson", "choice", "locked"}: the student's answer to the open lesson's question
+TEACHER = "teacher"  # True once this session gave the class's teacher key
+BOARD_SEEN = "board_seen"  # the board's memory of each student's steps and when they last moved (stalled)
 # A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
 RESET_BY_A_LESSON = (TRANSFER_RECIPE, VECTORS_PLAN, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE, BERT_PLAN, BERT_READ,
                      BERT_MASKED, BERT_WORD, BERT_FIRST, BERT_SECOND)
