@@ -9,10 +9,13 @@ range it holds in over the lesson's ensemble, every seed and kernel path measure
 (app/data/ensembles/<key>.json, made by benchmarks/lesson_ensembles.py). The card quotes claims by
 name, `{{irnn.loss_end}}` for the range, `{{irnn.loss_end:low}}` or `:high` for one end, so the figures
 a student reads are the ranges the tests check, never typed twice; so do the sentences a page adds
-under a figure while it shows the lesson's runs (`[captions]`). No Streamlit here.
+under a figure while it shows the lesson's runs (`[captions]`). Its `[question]`, asked before Play
+(widgets/prediction.py), names one claim and the range of that claim's value each choice stands for,
+so the claim's measured range decides which choice is right. No Streamlit here.
 """
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -69,6 +72,48 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """One answer to a lesson's question and the values of its claim it stands for: `low` <= value <=
+    `high`, or, with `never`, a step that never comes within the budget."""
+
+    text: str
+    low: float = -math.inf
+    high: float = math.inf
+    never: bool = False
+
+    def holds(self, value: float | None) -> bool:
+        if value is None:
+            return self.never
+        return not self.never and self.low <= value <= self.high
+
+    def covers(self, claim: Claim) -> bool:
+        """Whether every value `claim` allows is one this choice stands for (a claim that may or may
+        not come, `or_never`, is covered by no one choice)."""
+        if claim.never or claim.or_never:
+            return self.never and claim.never
+        low = -math.inf if claim.low is None else claim.low
+        high = math.inf if claim.high is None else claim.high
+        return not self.never and self.low <= low and high <= self.high
+
+
+@dataclass(frozen=True)
+class Question:
+    """Asked before Play: `text` and its `choices`; `claim` names the lesson's claim whose measured range
+    decides the answer, `measured` says in words what that claim's value is (for the reveal), and
+    `answer` is the index of the one choice the claim's range lies in."""
+
+    text: str
+    choices: tuple[Choice, ...]
+    claim: str
+    measured: str
+    answer: int
+
+    @property
+    def right(self) -> Choice:
+        return self.choices[self.answer]
+
+
+@dataclass(frozen=True)
 class Lesson:
     key: str
     title: str
@@ -82,6 +127,7 @@ class Lesson:
     compare_kind: str = "cells"  # on Compare cells: what the runs differ in (comparison.KINDS)
     captions: dict[str, str] = field(default_factory=dict)  # a figure's name -> its caption's measured sentence
     first_class: int | None = None  # its place on Home's suggested path for a first 90-minute class
+    question: Question | None = None  # asked before Play, answered by one of its claims
 
     @property
     def what_to_do(self) -> str:
@@ -120,12 +166,75 @@ def read(path: Path) -> Lesson:
         compare_kind=data.get("compare_kind", "cells"),
         captions={figure: " ".join(text.split()) for figure, text in data.get("captions", {}).items()},
         first_class=data.get("first_class"),
+        question=read_question(path.name, data["question"], claims) if "question" in data else None,
     )
     texts = [lesson.card, *lesson.captions.values()]
     unknown = {name for text in texts for name, _ in QUOTE.findall(text)} - set(claims) - {"memory_spans"}
     if unknown:
         raise ValueError(f"{path.name} quotes {', '.join(sorted(unknown))}, which it claims nothing about")
     return lesson
+
+
+QUESTION_KEYS = ("text", "choices", "bounds", "claim", "measured")
+QUESTION_FORMAT = ('text = "the question", choices = ["one", "two", ...] (2 to 4), bounds = [[low, high], ...] '
+                   '(one per choice, in their order: the values of the claim it stands for, inf or -inf for no '
+                   'end, or "never" for a step that never comes), claim = "the name of one of its [claims]", '
+                   'measured = "what that claim\'s value is, in words"')
+
+
+def read_question(name: str, table: dict, claims: dict[str, Claim]) -> Question:
+    """The [question] of lesson file `name`, checked: its choices' ranges do not overlap, and exactly one
+    of them holds every value its claim allows."""
+    def refuse(problem: str) -> ValueError:
+        return ValueError(f"{name}'s [question] {problem}. It takes {QUESTION_FORMAT}")
+
+    unknown = sorted(set(table) - set(QUESTION_KEYS))
+    missing = [key for key in QUESTION_KEYS if key not in table]
+    if unknown or missing:
+        raise refuse("has " + "; ".join(filter(None, [unknown and f"{', '.join(unknown)}, which it does not know",
+                                                       missing and f"no {', '.join(missing)}"])))
+    if not all(isinstance(table[key], str) and table[key].strip() for key in ("text", "claim", "measured")):
+        raise refuse("needs text, claim and measured written as non-empty strings")
+    texts = table["choices"]
+    if not (isinstance(texts, list) and 2 <= len(texts) <= 4 and all(isinstance(t, str) and t.strip() for t in texts)
+            and len(set(texts)) == len(texts)):
+        raise refuse(f"has choices = {texts!r}: give 2 to 4 different, non-empty strings")
+    bounds = table["bounds"]
+    if not isinstance(bounds, list) or len(bounds) != len(texts):
+        raise refuse(f"has {len(texts)} choices but bounds = {bounds!r}: give one [low, high] (or \"never\") each")
+    choices = tuple(choice(" ".join(text.split()), bound) for text, bound in zip(texts, bounds))
+    for text, bound, made in zip(texts, bounds, choices):
+        if made is None:
+            raise refuse(f"has bounds {bound!r} for \"{text}\": give [low, high], two numbers with low <= high, "
+                         "or \"never\"")
+    for i, a in enumerate(choices):
+        for b in choices[i + 1:]:
+            if (a.never and b.never) or (not (a.never or b.never) and max(a.low, b.low) < min(a.high, b.high)):
+                raise refuse(f"has choices \"{a.text}\" and \"{b.text}\" whose bounds overlap: a value may "
+                             "be in one choice only (ends may touch)")
+    claim = claims.get(table["claim"])
+    if claim is None:
+        raise refuse(f"asks about {table['claim']!r}, which the lesson claims nothing about: name one of "
+                     f"{', '.join(claims)}")
+    covering = [i for i, c in enumerate(choices) if c.covers(claim)]
+    if len(covering) != 1:
+        where = "more than one choice's bounds" if covering else "no one choice's bounds"
+        raise refuse(f"asks about {claim.name}, whose claimed range ({claim.quote()}"
+                     f"{', or never' if claim.or_never else ''}) lies whole in {where}: set the bounds so that "
+                     "exactly one choice holds all of it")
+    return Question(" ".join(table["text"].split()), choices, claim.name, " ".join(table["measured"].split()),
+                    covering[0])
+
+
+def choice(text: str, bound) -> Choice | None:
+    """One choice and its bound, [low, high] (numbers, low <= high) or "never"; None for any other bound."""
+    if bound == "never":
+        return Choice(text, never=True)
+    numbers = isinstance(bound, list) and len(bound) == 2 and all(
+        isinstance(end, int | float) and not isinstance(end, bool) and not math.isnan(end) for end in bound)
+    if not numbers or bound[0] > bound[1]:
+        return None
+    return Choice(text, float(bound[0]), float(bound[1]))
 
 
 # The cells of the memory-span measurement (benchmarks/memory_span.py's CELLS) in a sentence.
