@@ -12,7 +12,7 @@ from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query, parse_target_steps
 from app.session.store import TIME_TO_LIVE, LabStore, is_token, new_token
-from app.widgets import address, state
+from app.widgets import address, prediction, state
 from app.widgets.figures import figure_settings
 from app.widgets.literal import literal
 
@@ -176,8 +176,10 @@ def page_header(title: str, summary: bool = True, lesson: bool = True) -> Lab:
 
 
 def lesson_banner() -> None:
-    """The open lesson's title and what to do, on the page it opened."""
+    """The open lesson's question to predict, then its title and what to do (whose figures would answer
+    the question, so it comes first)."""
     lesson = BY_KEY.get(state.get(state.LESSON))
+    prediction.show(lesson)
     if lesson:
         st.info(f"**{lesson.title}.** {lesson.what_to_do} *Reproduces: {lesson.published}.*", icon=":material/school:")
 
