@@ -20,6 +20,7 @@ import torch
 
 from app import pages
 from app.session.page_runs import page_run
+from app.widgets.class_link import class_room, join, keep_presence
 from app.widgets.header import current_lab
 from app.widgets.no_cells import no_cells_here
 
@@ -32,9 +33,13 @@ st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layou
 # "View 4 more", a class could not see the pages a teacher names) pushed Build & Train's settings
 # 1000 px down a 768 px projector; up there they leave the sidebar to the settings, and stay when
 # presentation mode folds the sidebar away.
-page = st.navigation(pages.sections(), position="top")
+page = st.navigation(pages.sections(board=class_room() is not None), position="top")
 with page_run():  # a playing tick's training, in any session, waits for this run (page_runs.py)
-    if page.url_path in pages.CELL_PAGES and current_lab().setup.model.arch == "transformer":
-        no_cells_here(page.title)
-    else:
-        page.run()
+    join(page.url_path)  # a class's student: published to the teacher's board, shown its "follow me"
+    try:
+        if page.url_path in pages.CELL_PAGES and current_lab().setup.model.arch == "transformer":
+            no_cells_here(page.title)
+        else:
+            page.run()
+    finally:  # also when the page switched or reran: what it opened is what the board shows
+        keep_presence(page.url_path)

@@ -33,17 +33,22 @@ SECTIONS = {
         ("app_pages/language/transfer.py", "Transfer learning", "transfer", ":material/move_up:"),
     ],
 }
+# The teacher's board: in the menu only on a server that holds a class (a teacher key is set).
+BOARD = ("app_pages/start/board.py", "Teacher's board", "board", ":material/co_present:")
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}
 # Pages that open a recurrent network's cells up, which a transformer has none of (Compare cells
 # trains its own cells on the task, whatever the model is).
 CELL_PAGES = ("unroll", "gates", "gradients")
 
 
-def sections() -> dict[str, list[st.Page]]:
+def sections(board: bool = False) -> dict[str, list[st.Page]]:
+    """The menu's sections of pages; with the teacher's board last under Start when `board`."""
+    listed = {section: entries + ([BOARD] if board and section == "Start" else [])
+              for section, entries in SECTIONS.items()}
     return {
         section: [
             st.Page(path, title=title, url_path=url_path, icon=icon, default=url_path == "home")
             for path, title, url_path, icon in entries
         ]
-        for section, entries in SECTIONS.items()
+        for section, entries in listed.items()
     }

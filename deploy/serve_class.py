@@ -8,6 +8,12 @@ process by a cookie (deploy/nginx.conf.template says how). Ctrl-C or SIGTERM sto
     python deploy/serve_class.py --processes 2 --port 8500 --backend pc2:8501 --backend pc2:8502
         on the first machine: its own two processes and the second machine's, behind one proxy
 
+The class's teacher gets a board of every student's run (the app's "Teacher's board" page): a random
+teacher key is made at start (or taken from UNROLLED_TEACHER_KEY, the same on every machine of a
+class) and handed to the app processes, and the teacher's link is printed once, here, never logged
+(nginx's log leaves query strings out). The students' statuses go to a SQLite file in the run
+directory, or, across machines, to the Redis server --store names (redis://host:6379/0).
+
 Run it with the Python that has the app's requirements (the README's .venv). Logs, pid files and
 nginx's config and temporary files go to the run directory (--run-dir, else a new one in /tmp).
 An app process that exits after it has served is started again on its port; nginx meanwhile sends
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -31,6 +38,8 @@ from pathlib import Path
 from nginx_conf import render
 
 REPO = Path(__file__).resolve().parents[1]
+# The class's settings the app processes read (app/session/class_config.py names them too).
+TEACHER_KEY, STORE, RUN_DIR = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR"
 START_TIMEOUT = 120  # s for an app process to answer /_stcore/health (a loaded machine imports torch slowly)
 STOP_TIMEOUT = 10  # s after SIGTERM before SIGKILL
 APP_FLAGS = [
@@ -76,19 +85,19 @@ def reachable(address: str) -> str:
 class App:
     """One `streamlit run app/main.py` process on address:port, its output in the run directory."""
 
-    def __init__(self, address: str, port: int, run_dir: Path):
-        self.address, self.port, self.run_dir = address, port, run_dir
+    def __init__(self, address: str, port: int, run_dir: Path, class_env: dict[str, str]):
+        self.address, self.port, self.run_dir, self.class_env = address, port, run_dir, class_env
         self.log = run_dir / f"app-{port}.log"
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
         cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", *APP_FLAGS,
                "--server.address", self.address, "--server.port", str(self.port)]
+        env = {**os.environ, **self.class_env, "PYTHONUNBUFFERED": "1"}
         with open(self.log, "ab") as log:  # a file, not a pipe nobody reads, which would fill and block
             # Its own session: Ctrl-C reaches this script alone, which stops the processes in order.
             self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True,
-                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                         stdin=subprocess.DEVNULL, start_new_session=True, env=env)
         (self.run_dir / f"app-{self.port}.pid").write_text(f"{self.proc.pid}\n")
 
     def wait_ready(self) -> None:
@@ -182,6 +191,9 @@ def parse_args() -> argparse.Namespace:
                    help="an app process on another machine, served by this proxy too (repeat for each)")
     p.add_argument("--no-proxy", action="store_true", help="start the app processes only, no nginx")
     p.add_argument("--run-dir", type=Path, help="logs, pid files, nginx's config (default: a new directory in /tmp)")
+    p.add_argument("--store", metavar="URL",
+                   help="where the class's statuses live: redis://host:6379/0 across machines (every machine of\n"
+                        "the class names the same); default: class.db, SQLite, in the run directory")
     args = p.parse_args()
     if args.app_ports is None:
         args.app_ports = [args.port + 1 + i for i in range(args.processes)]
@@ -199,7 +211,9 @@ def main() -> None:
     run_dir.chmod(0o711)  # nginx's workers (nobody, when started as root) make their temporary files in it
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    apps = [App(args.app_address, port, run_dir) for port in args.app_ports]
+    key = os.environ.get(TEACHER_KEY) or secrets.token_urlsafe(16)  # 128 random bits
+    class_env = {TEACHER_KEY: key, RUN_DIR: str(run_dir), **({STORE: args.store} if args.store else {})}
+    apps = [App(args.app_address, port, run_dir, class_env) for port in args.app_ports]
     nginx = None
     try:
         for app in apps:
@@ -212,6 +226,8 @@ def main() -> None:
         where = "no proxy" if args.no_proxy else f"http://{reachable(args.listen)}:{args.port}/"
         print(f"serve_class: serving {where} from {', '.join(served)}; run directory {run_dir}; "
               f"Ctrl-C stops it", flush=True)
+        if not args.no_proxy:  # printed here only: the teacher's, never the students'
+            print(f"serve_class: the teacher's board: {where}board?key={key}", flush=True)
         supervise(apps, nginx)
     except NotReady as failed:
         raise SystemExit(f"serve_class: {failed}") from None
@@ -221,6 +237,8 @@ def main() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stopping short
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stop(([nginx] if nginx else []) + [app.proc for app in apps if app.proc is not None])
+        for kept in ("class.db", "class.db-wal", "class.db-shm"):  # the class's statuses: nothing kept after it
+            (run_dir / kept).unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

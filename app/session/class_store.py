@@ -106,26 +106,26 @@ class ClassStore(ABC):
         """Upsert `session_id`'s status (a JSON dict; keys come back as strings), seen now; it
         expires `ttl` s later unless published again. Past `max_statuses` the least recently seen
         other session's status is dropped."""
-        self._publish(checked_id(session_id, "a session id"), encoded(status, "a status"))
+        self.put_status(checked_id(session_id, "a session id"), encoded(status, "a status"))
 
     def forget(self, session_id: str) -> None:
         """Remove `session_id`'s status now (its session closed); nothing if there is none."""
-        self._forget(checked_id(session_id, "a session id"))
+        self.drop_status(checked_id(session_id, "a session id"))
 
     def statuses(self) -> list[Status]:
         """Every live status, the most recently seen first; expired ones are purged, never returned."""
-        return [Status(session_id, json.loads(body), age) for session_id, body, age in self._statuses()]
+        return [Status(session_id, json.loads(body), age) for session_id, body, age in self.read_statuses()]
 
     def broadcast(self, message: dict) -> int:
         """Make `message` (a JSON dict: the teacher's "follow me") the current broadcast for `ttl` s;
         returns its seq. A seq is the store's clock in ms, or one past the previous seq if that is not
         larger, so it grows across processes, and across an expiry: a tab left open overnight tells
         the next class's first broadcast from the last one it saw."""
-        return self._broadcast(encoded(message, "a broadcast"))
+        return self.put_broadcast(encoded(message, "a broadcast"))
 
     def latest_broadcast(self) -> Broadcast | None:
         """The current broadcast, or None if there has been none for `ttl` s."""
-        latest = self._latest_broadcast()
+        latest = self.read_broadcast()
         return None if latest is None else Broadcast(latest[0], json.loads(latest[1]))
 
     def count_try(self, client_id: str, window: float) -> int:
@@ -134,7 +134,7 @@ class ClassStore(ABC):
         try and lasts `window` s, so the app can refuse past N tries a window, in every process."""
         if not 0 < window < float("inf"):
             raise ValueError(f"a try window must be a positive number of seconds, not {window!r}")
-        return self._count_try(checked_id(client_id, "a client id"), window)
+        return self.add_try(checked_id(client_id, "a client id"), window)
 
     @abstractmethod
     def now(self) -> float:
@@ -145,22 +145,22 @@ class ClassStore(ABC):
         """Let go of the file or the connection; the next operation opens it again."""
 
     @abstractmethod
-    def _publish(self, session_id: str, body: str) -> None: ...
+    def put_status(self, session_id: str, body: str) -> None: ...
 
     @abstractmethod
-    def _forget(self, session_id: str) -> None: ...
+    def drop_status(self, session_id: str) -> None: ...
 
     @abstractmethod
-    def _statuses(self) -> list[tuple[str, str, float]]: ...
+    def read_statuses(self) -> list[tuple[str, str, float]]: ...
 
     @abstractmethod
-    def _broadcast(self, body: str) -> int: ...
+    def put_broadcast(self, body: str) -> int: ...
 
     @abstractmethod
-    def _latest_broadcast(self) -> tuple[int, str] | None: ...
+    def read_broadcast(self) -> tuple[int, str] | None: ...
 
     @abstractmethod
-    def _count_try(self, client_id: str, window: float) -> int: ...
+    def add_try(self, client_id: str, window: float) -> int: ...
 
 
 SCHEMA = """
@@ -189,15 +189,15 @@ class SQLiteStore(ClassStore):
 
     def close(self) -> None:
         with self.lock:
-            self._let_go()
+            self.let_go()
 
-    def _let_go(self) -> None:
+    def let_go(self) -> None:
         if self.db is not None:
             self.db.close()
             self.db = None
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: it takes the write lock at once, so it waits in the
         busy timeout rather than failing when a read turns into a write), purged of what expired."""
         with self.lock:
@@ -210,40 +210,40 @@ class SQLiteStore(ClassStore):
                     self.db.executescript(SCHEMA)
                 self.db.execute("BEGIN IMMEDIATE")
                 try:
-                    self._purge(self.db, self.clock())
+                    self.purge(self.db, self.clock())
                     yield self.db
                 except BaseException:
                     self.db.execute("ROLLBACK")
                     raise
                 self.db.execute("COMMIT")
             except sqlite3.Error as err:
-                self._let_go()  # opened again next time: the file may come back
+                self.let_go()  # opened again next time: the file may come back
                 raise StoreUnavailable(f"the class store {self.path} cannot be used: {err}") from err
 
-    def _purge(self, db: sqlite3.Connection, now: float) -> None:
+    def purge(self, db: sqlite3.Connection, now: float) -> None:
         db.execute("DELETE FROM status WHERE seen <= ?", (now - self.ttl,))
         db.execute("DELETE FROM broadcast WHERE sent <= ?", (now - self.ttl,))
         db.execute("DELETE FROM tries WHERE ends <= ?", (now,))
 
-    def _publish(self, session_id: str, body: str) -> None:
-        with self._transaction() as db:
+    def put_status(self, session_id: str, body: str) -> None:
+        with self.transaction() as db:
             db.execute("INSERT INTO status VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
                        " SET body = excluded.body, seen = excluded.seen", (session_id, body, self.clock()))
             db.execute("DELETE FROM status WHERE session_id IN (SELECT session_id FROM status WHERE session_id != ?"
                        " ORDER BY seen DESC LIMIT -1 OFFSET ?)", (session_id, self.max_statuses - 1))
 
-    def _forget(self, session_id: str) -> None:
-        with self._transaction() as db:
+    def drop_status(self, session_id: str) -> None:
+        with self.transaction() as db:
             db.execute("DELETE FROM status WHERE session_id = ?", (session_id,))
 
-    def _statuses(self) -> list[tuple[str, str, float]]:
-        with self._transaction() as db:
+    def read_statuses(self) -> list[tuple[str, str, float]]:
+        with self.transaction() as db:
             now = self.clock()
             rows = db.execute("SELECT session_id, body, seen FROM status ORDER BY seen DESC").fetchall()
         return [(session_id, body, max(0.0, now - seen)) for session_id, body, seen in rows]
 
-    def _broadcast(self, body: str) -> int:
-        with self._transaction() as db:
+    def put_broadcast(self, body: str) -> int:
+        with self.transaction() as db:
             now = self.clock()
             previous = db.execute("SELECT max(seq) FROM broadcast").fetchone()[0]
             seq = max(int(now * 1000), 0 if previous is None else previous + 1)
@@ -251,12 +251,12 @@ class SQLiteStore(ClassStore):
             db.execute("INSERT INTO broadcast VALUES (?, ?, ?)", (seq, body, now))
         return seq
 
-    def _latest_broadcast(self) -> tuple[int, str] | None:
-        with self._transaction() as db:
+    def read_broadcast(self) -> tuple[int, str] | None:
+        with self.transaction() as db:
             return db.execute("SELECT seq, body FROM broadcast").fetchone()
 
-    def _count_try(self, client_id: str, window: float) -> int:
-        with self._transaction() as db:
+    def add_try(self, client_id: str, window: float) -> int:
+        with self.transaction() as db:
             counted = db.execute("INSERT INTO tries VALUES (?, 1, ?) ON CONFLICT (client_id) DO UPDATE"
                                  " SET count = count + 1 RETURNING count", (client_id, self.clock() + window))
             return counted.fetchone()[0]
@@ -324,46 +324,46 @@ class RedisStore(ClassStore):
                         for name, lua in [("publish", PUBLISH), ("statuses", STATUSES), ("broadcast", BROADCAST)]}
 
     @contextmanager
-    def _reached(self) -> Iterator[redis.Redis]:
+    def reached(self) -> Iterator[redis.Redis]:
         try:
             yield self.client
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store at redis {self.where} cannot be used: {err}") from err
 
     def now(self) -> float:
-        with self._reached() as client:
+        with self.reached() as client:
             seconds, microseconds = client.time()
         return seconds + microseconds / 1e6
 
     def close(self) -> None:
         self.client.close()
 
-    def _publish(self, session_id: str, body: str) -> None:
-        with self._reached():
+    def put_status(self, session_id: str, body: str) -> None:
+        with self.reached():
             self.scripts["publish"](keys=[SEEN_KEY, STATUS_KEY + session_id],
                                     args=[session_id, body, self.ttl_ms, self.max_statuses, STATUS_KEY])
 
-    def _forget(self, session_id: str) -> None:
-        with self._reached() as client:
+    def drop_status(self, session_id: str) -> None:
+        with self.reached() as client:
             client.pipeline().delete(STATUS_KEY + session_id).zrem(SEEN_KEY, session_id).execute()
 
-    def _statuses(self) -> list[tuple[str, str, float]]:
-        with self._reached():
+    def read_statuses(self) -> list[tuple[str, str, float]]:
+        with self.reached():
             found = self.scripts["statuses"](keys=[SEEN_KEY], args=[self.ttl_ms, STATUS_KEY])
         return [(found[i], found[i + 1], float(found[i + 2])) for i in range(0, len(found), 3)]
 
-    def _broadcast(self, body: str) -> int:
-        with self._reached():
+    def put_broadcast(self, body: str) -> int:
+        with self.reached():
             return self.scripts["broadcast"](keys=[BROADCAST_KEY], args=[body, self.ttl_ms])
 
-    def _latest_broadcast(self) -> tuple[int, str] | None:
-        with self._reached() as client:
+    def read_broadcast(self) -> tuple[int, str] | None:
+        with self.reached() as client:
             seq, body = client.hmget(BROADCAST_KEY, ["seq", "body"])
         return None if seq is None or body is None else (int(seq), body)
 
-    def _count_try(self, client_id: str, window: float) -> int:
+    def add_try(self, client_id: str, window: float) -> int:
         key = TRIES_KEY + client_id
-        with self._reached() as client:  # the window starts with the key; INCR keeps its expiry
+        with self.reached() as client:  # the window starts with the key; INCR keeps its expiry
             _, count = client.pipeline().set(key, 0, px=max(1, round(window * 1000)), nx=True).incr(key).execute()
         return count
 

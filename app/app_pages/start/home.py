@@ -5,26 +5,11 @@ import streamlit as st
 from app import pages
 from app.session import ensembles
 from app.session.lessons import Lesson, by_objective, first_class
-from app.widgets import state
-from app.widgets.header import current_lab, page_header
-from app.widgets.literal import literal
+from app.widgets.header import page_header
+from app.widgets.open_lesson import open_lesson
 from app.widgets.pretrained import shipped_cards
 
 PAGE_TITLES = {url: title for entries in pages.SECTIONS.values() for _, title, url, _ in entries}
-
-
-def open_lesson(lesson: Lesson) -> None:
-    try:
-        current_lab().start(lesson.setup)
-    except ValueError as err:  # a lesson the lab refuses (over the size budget): say so, keep the model
-        st.error(f"This lesson could not be opened ({literal(err)}). The model you had is unchanged.",
-                 icon=":material/block:")
-        return
-    st.session_state[state.LESSON] = lesson.key
-    st.session_state[state.TARGET_STEPS] = lesson.steps
-    for key in state.RESET_BY_A_LESSON:
-        st.session_state.pop(key, None)
-    st.switch_page(pages.PATHS[lesson.page])
 
 
 def minutes(lesson: Lesson) -> float | None:

@@ -1,0 +1,162 @@
+"""The teacher's board (issue 32): every student session of the class, live; "follow me"; the class's
+runs of one lesson over its measured band, and the class's answers to the lesson's question. Only
+with the class's teacher key (the link deploy/serve_class.py prints, or typed)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app.charts import class_board as charts
+from app.session import ensembles
+from app.session.class_board import Moves, answers_of, board_frame, counts_line, curves_of
+from app.session.class_config import check_key
+from app.session.class_status import SERIES
+from app.session.class_store import StoreUnavailable
+from app.session.lessons import BY_KEY, LESSONS
+from app.widgets import state
+from app.widgets.class_link import ClassRoom, class_room, presence
+from app.widgets.figures import show
+from app.widgets.header import current_lab, owner_token, page_header
+from app.widgets.literal import literal
+
+REFRESH = 2.0  # s between the board's looks at the store
+SHOW = ("every student", "playing", "paused", "stalled", "diverged", "disconnected", "not started")
+OWN_SETUP = "my own setup (Build & Train's)"
+
+
+def run() -> None:
+    given = st.query_params.get("key")  # the teacher's link: read, then taken out of the address bar
+    if given is not None:
+        del st.query_params["key"]
+    page_header("Teacher's board", lesson=False)
+    room = class_room()
+    if room is None:
+        st.info("This server holds no class, so there is no board. Serve the class with `python deploy/serve_class.py` "
+                "(it prints the teacher's link), or set UNROLLED_TEACHER_KEY for a single `streamlit run`.",
+                icon=":material/co_present:")
+        return
+    if isinstance(room, str):
+        st.error(f"The class is not set up right: {literal(room)}.", icon=":material/block:")
+        return
+    if not admitted(room, given):
+        return
+    show_state = st.segmented_control("Show", SHOW, default=SHOW[0], key="board_show")
+    live_board(room, show_state or SHOW[0])
+    follow_me(room)
+    class_lesson(room)
+
+
+def client_id() -> str:
+    """Who is trying the key: the address nginx saw (the last X-Forwarded-For entry, which nginx
+    adds; the first ones are the browser's own word), else the socket's, else this browser."""
+    forwarded = st.context.headers.get("X-Forwarded-For", "")
+    return forwarded.split(",")[-1].strip() or st.context.ip_address or owner_token()
+
+
+def admitted(room: ClassRoom, given: str | None) -> bool:
+    if state.get(state.TEACHER):
+        return True
+    with st.form("teacher_key_form"):
+        typed = st.text_input("Teacher key", type="password", help="In the link deploy/serve_class.py printed")
+        sent = st.form_submit_button("Open the board", type="primary")
+    key = given if given is not None else typed if sent else None
+    if key is None:
+        st.caption("The board shows every student's page, model, steps and scores live, for the teacher only.")
+        return False
+    try:
+        problem = check_key(key, room.config, room.store, client_id())
+    except StoreUnavailable as err:
+        st.error(f"The class's store cannot be reached ({literal(str(err))}), so the key cannot be checked. The "
+                 "students' pages carry on without the board.", icon=":material/cloud_off:")
+        return False
+    if problem is not None:
+        st.error(problem, icon=":material/block:")
+        return False
+    st.session_state[state.TEACHER] = True
+    room.publisher.unregister(presence())  # the teacher is no student of the board
+    st.rerun()  # the board without the key's form
+
+
+@st.fragment(run_every=REFRESH)
+def live_board(room: ClassRoom, show_state: str) -> None:
+    try:
+        statuses, now = room.store.statuses(), room.store.now()
+    except StoreUnavailable as err:
+        st.error(f"The class's store cannot be reached: {literal(str(err))}. The students' pages carry on without "
+                 "the board; it tries again every 2 seconds.", icon=":material/cloud_off:")
+        return
+    moves = st.session_state.setdefault(state.BOARD_SEEN, Moves())
+    frame = board_frame(statuses, moves, now)
+    st.markdown(f"**{counts_line(frame)}**")
+    if show_state != SHOW[0]:
+        frame = frame[frame["state"] == show_state]
+    st.dataframe(frame.drop(columns="key"), hide_index=True, width="stretch", column_config={
+        "name": st.column_config.TextColumn("student"),
+        "curve": st.column_config.LineChartColumn("held-out metric", y_min=0.0),
+        "loss": st.column_config.NumberColumn("held-out loss", format="%.4g"),
+        "metric": st.column_config.NumberColumn("held-out metric", format="%.4g"),
+        "steps": st.column_config.NumberColumn(format="%d"),
+        "seen": st.column_config.NumberColumn("last seen (s ago)", format="%.0f"),
+    })
+    if room.publisher.problem:
+        st.warning(f"This app process cannot publish to the class's store: {literal(room.publisher.problem)}.",
+                   icon=":material/cloud_off:")
+
+
+def follow_me(room: ClassRoom) -> None:
+    """The teacher sends the class a lesson, or the teacher's own setup: each student sees a banner
+    with one button, and nothing of theirs changes without that click."""
+    st.subheader("Follow me")
+    choices = [OWN_SETUP, *(lesson.key for lesson in LESSONS)]
+    picked = st.selectbox("Send the class", choices, key="board_follow",
+                          format_func=lambda key: key if key == OWN_SETUP else f"the lesson {BY_KEY[key].title}")
+    if not st.button("Send to the class", icon=":material/co_present:", type="primary"):
+        return
+    if picked == OWN_SETUP:
+        lab = current_lab()
+        message = {"kind": "setup", "query": lab.setup.to_query(), "page": "build",
+                   "title": f"the teacher's setup ({lab.summary()['task']}, {lab.summary()['model']})"}
+    else:
+        message = {"kind": "lesson", "lesson": picked, "title": f"the lesson \u201c{BY_KEY[picked].title}\u201d"}
+    try:
+        room.store.broadcast(message)
+    except (StoreUnavailable, ValueError) as err:
+        st.error(f"It could not be sent: {literal(str(err))}.", icon=":material/block:")
+        return
+    st.success(f"Sent: every student's page shows a banner within {5:d} seconds, with a button to open "
+               f"{message['title']}.", icon=":material/check_circle:")
+
+
+def class_lesson(room: ClassRoom) -> None:
+    """One lesson's runs of the class over its measured band, and the class's answers to its question."""
+    st.subheader("The class as an ensemble")
+    key = st.selectbox("Lesson", [lesson.key for lesson in LESSONS], format_func=lambda k: BY_KEY[k].title,
+                       key="board_lesson")
+    try:
+        statuses = room.store.statuses()
+    except StoreUnavailable:
+        return  # the live board says why
+    ensemble = ensembles.shipped(key)
+    band, members, series = None, 0, "metric"
+    if ensemble is not None:
+        run = ensemble.runs()[0]
+        published = [name for name in ensemble.series(run) if name in SERIES]
+        if published:
+            series = published[0]
+            band, members = ensemble.band(run, series), len(ensemble.members)
+    curves = curves_of(statuses, key, series)
+    show(charts.class_runs(curves, band, members, f"The class on \u201c{BY_KEY[key].title}\u201d",
+                           f"held-out {series}"), "board_class_runs")
+    what = (f"the band spans the {members} runs measured for the lesson over seeds and CPU kernel paths (its "
+            f"run '{run}')" if band is not None else "this lesson has no measured band of a held-out loss or metric")
+    st.caption(f"Each grey line is one student's held-out {series} on this lesson, as their page last published it "
+               f"({len(curves)} of them); {what}.")
+    question = getattr(BY_KEY[key], "question", None)
+    if question is not None:
+        reveal = st.toggle("Reveal the measured answer", key="board_reveal")
+        counts = answers_of(statuses, key, tuple(choice.text for choice in question.choices))
+        show(charts.answers(counts, question.right.text if reveal else None, question.text), "board_answers")
+        st.caption(f"Each student's answer before Play ({sum(counts.values())} so far)."
+                   + (f" Measured over the lesson's runs: {question.measured}." if reveal else ""))
+
+
+run()

@@ -1,0 +1,50 @@
+"""The teacher's board's figures: the class's runs of one lesson over the lesson's measured band (the
+class is an ensemble), and the class's answers to a lesson's question. No Streamlit here."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from app.charts.architectures import legend_under
+from app.charts.labels import STEP_AXIS
+from app.charts.lesson_band import translucent
+from app.charts.style import BLUE, GREEN, GREY, finish
+
+HEIGHT = 360  # px: on a projector, beside nothing else
+
+
+def class_runs(curves: dict[str, list[list[float]]], band: pd.DataFrame | None, members: int, title: str,
+               y_title: str) -> go.Figure:
+    """Each student's curve (name -> [[step, value], ...]) as a thin line over the band (step, low,
+    high) the lesson's `members` measured runs span; no band when the lesson has none of this series."""
+    fig = go.Figure()
+    if band is not None and len(band):
+        fig.add_trace(go.Scatter(x=band["step"], y=band["high"], mode="lines", line=dict(width=0), showlegend=False,
+                                 hoverinfo="skip"))
+        fig.add_trace(go.Scatter(x=band["step"], y=band["low"], mode="lines", line=dict(width=0), fill="tonexty",
+                                 fillcolor=translucent(BLUE, 0.2), name=f"{members} measured runs",
+                                 customdata=band["high"],
+                                 hovertemplate="step %{x:,}: measured %{y:.3g} to %{customdata:.3g}<extra></extra>"))
+    legend = f"the class: {len(curves)} student{'s' * (len(curves) != 1)}, a line each"
+    for index, (name, points) in enumerate(sorted(curves.items())):  # one legend entry stands for them all
+        fig.add_trace(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines",
+                                 name=legend if index == 0 else name, showlegend=index == 0, legendgroup="class",
+                                 line=dict(color=translucent(GREY, 0.8), width=1.2),
+                                 hovertemplate=f"{name}<br>step %{{x:,}}: %{{y:.4g}}<extra></extra>"))
+    fig.update_xaxes(title_text=STEP_AXIS)
+    fig.update_yaxes(title_text=y_title)
+    return legend_under(finish(fig, title, height=HEIGHT))
+
+
+def answers(counts: dict[str, int], right: str | None, title: str) -> go.Figure:
+    """How many students chose each answer, every choice shown (0 too); once revealed (`right`
+    given), the right one green."""
+    choices = list(counts)
+    colours = [GREEN if right == choice else GREY if right is not None else BLUE for choice in choices]
+    fig = go.Figure(go.Bar(x=[counts[c] for c in choices], y=choices, orientation="h", marker_color=colours,
+                           text=[str(counts[c]) for c in choices], textposition="outside", cliponaxis=False,
+                           hovertemplate="%{y}: %{x} students<extra></extra>"))
+    few = max(counts.values(), default=0) < 10
+    fig.update_xaxes(title_text="students", rangemode="tozero", dtick=1 if few else None)
+    fig.update_yaxes(title_text="answer", autorange="reversed", type="category")
+    return finish(fig, title, height=max(220, 90 + 45 * len(choices)))

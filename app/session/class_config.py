@@ -1,0 +1,65 @@
+"""Whether this server holds a class, and the teacher's key (issue 32). No Streamlit here.
+
+A class is held when a teacher key is set: deploy/serve_class.py makes a random one at start, hands
+it to its app processes in UNROLLED_TEACHER_KEY and prints the teacher's link; a single `streamlit
+run` takes it from that variable or from Streamlit's secrets (`teacher_key`). Without a key there is
+no board and nothing is published. Where the class's statuses live: UNROLLED_CLASS_STORE (or the
+secret `class_store`), a URL class_store.open_store reads; unset, class.db in UNROLLED_RUN_DIR (the
+run directory serve_class.py makes), else in a directory of this machine's temporary files.
+
+The key is compared in constant time (hmac.compare_digest), never logged or echoed, and each
+browser gets MAX_TRIES tries a minute, the whole class MAX_CLASS_TRIES, counted in the store so
+every process of the class counts them together.
+"""
+from __future__ import annotations
+
+import hmac
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.session.class_store import ClassStore
+
+MIN_KEY = 12  # characters: serve_class.py's are 22 (128 random bits)
+TRY_WINDOW = 60  # s
+MAX_TRIES = 5  # a browser's tries of the key in TRY_WINDOW
+MAX_CLASS_TRIES = 60  # every browser's together: a class guessing in turns gets no further
+KEY_VARIABLE, STORE_VARIABLE, RUN_DIR_VARIABLE = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR"
+
+
+@dataclass(frozen=True)
+class ClassConfig:
+    teacher_key: str
+    store_url: str | None  # None: class.db in run_dir
+    run_dir: Path
+
+    def __repr__(self) -> str:  # a config printed or logged never shows the key
+        return f"ClassConfig(teacher_key=<{len(self.teacher_key)} characters>, store_url={self.store_url!r})"
+
+
+def class_config(environ: Mapping[str, str], secrets: Mapping[str, object]) -> ClassConfig | None:
+    """The class this server holds, from the environment, else the secrets; None when no teacher
+    key is set. ValueError for a key too short to keep a class out."""
+    key = environ.get(KEY_VARIABLE) or str(secrets.get("teacher_key") or "")
+    if not key:
+        return None
+    if len(key) < MIN_KEY:
+        raise ValueError(f"the teacher key is {len(key)} characters long; use at least {MIN_KEY} "
+                         "(deploy/serve_class.py makes a random one of 22)")
+    store = environ.get(STORE_VARIABLE) or str(secrets.get("class_store") or "") or None
+    run_dir = Path(environ.get(RUN_DIR_VARIABLE) or Path(tempfile.gettempdir()) / f"unrolled-class-{os.getuid()}")
+    return ClassConfig(key, store, run_dir)
+
+
+def check_key(given: str, config: ClassConfig, store: ClassStore, client: str) -> str | None:
+    """None when `given` is the teacher key; else why not, in words for the page. A try is counted
+    (for this client and for the class) before the key is compared, so a refusal for too many tries
+    tells nothing about the key. Raises StoreUnavailable when the tries cannot be counted."""
+    mine, everyone = store.count_try(f"key:{client}", TRY_WINDOW), store.count_try("key:*", TRY_WINDOW)
+    if mine > MAX_TRIES or everyone > MAX_CLASS_TRIES:
+        return f"Too many tries of the teacher key: wait a minute, then try again (at most {MAX_TRIES} a minute)."
+    if hmac.compare_digest(given.encode(), config.teacher_key.encode()):
+        return None
+    return "That is not this class's teacher key. The teacher's link is the one deploy/serve_class.py printed."

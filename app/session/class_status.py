@@ -1,0 +1,118 @@
+"""What one student session shows the teacher's board (issue 32), and nothing more: the name the
+student chose (or an anonymous handle), the page and lesson open, the model in one line, steps
+trained, the latest held-out loss and metric with a short curve of each, whether it is
+playing or diverged, and the student's prediction for the open lesson. No Streamlit here.
+
+A Presence lives in the session's state. Each page run sets what it knows (page, lesson, the Lab,
+the page's own runs); the publisher's thread reads it between two training steps without the lab's
+lock: the logs it reads are only appended, each row whole, and a Lab's fields are replaced whole.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, field
+
+from app.session.comparison import RoundRobin
+from app.session.lab import Lab
+
+MAX_NAME = 40  # characters of a name on the board
+CURVE_POINTS = 30  # (step, value) pairs of each of a status's two curves: about 1 KB of its 4 KB together
+SERIES = ("loss", "metric")  # the held-out curves a status carries: a lesson's band is of one of them
+# The handle a student without a name gets: two words, easy to read out in a classroom.
+ADJECTIVES = ("amber", "brisk", "calm", "deft", "eager", "fond", "glad", "keen", "lucid", "merry", "nimble",
+              "quiet", "rapid", "steady", "sunny", "swift", "tidy", "vivid", "warm", "witty")
+ANIMALS = ("badger", "crane", "finch", "fox", "gecko", "heron", "ibis", "lynx", "marten", "newt", "otter",
+           "owl", "panda", "quail", "raven", "seal", "stoat", "tern", "vole", "wren")
+UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
+def new_handle() -> str:
+    """An anonymous handle, e.g. "calm otter 42"."""
+    return f"{secrets.choice(ADJECTIVES)} {secrets.choice(ANIMALS)} {secrets.randbelow(90) + 10}"
+
+
+def clean_name(typed: str) -> tuple[str, str | None]:
+    """(the name as the board shows it, what was changed or None). The board shows it as plain text
+    (a table cell, never Markdown or HTML); here it loses control and invisible characters and runs
+    of spaces, and is cut to MAX_NAME characters."""
+    name = " ".join(UNPRINTABLE.sub("", typed or "").split())
+    if len(name) > MAX_NAME:
+        return name[:MAX_NAME], f"names are at most {MAX_NAME} characters: cut to {name[:MAX_NAME]!r}"
+    if name != (typed or "").strip():
+        return name, "invisible characters and extra spaces were left out"
+    return name, None
+
+
+def thinned(points: list[tuple[int, float]], count: int = CURVE_POINTS) -> list[list[float]]:
+    """At most `count` points of a curve, evenly over it, the last always kept."""
+    if len(points) <= count:
+        return [[int(s), round(float(v), 5)] for s, v in points]
+    stride = (len(points) - 1) / (count - 1)
+    picked = [points[round(i * stride)] for i in range(count)]
+    return [[int(s), round(float(v), 5)] for s, v in picked]
+
+
+@dataclass
+class Presence:
+    """One student session as the board sees it; `key` (its entry in the store, never shown) and
+    `handle` are made once and stay with the session."""
+
+    key: str = field(default_factory=lambda: secrets.token_urlsafe(16))
+    handle: str = field(default_factory=new_handle)
+    name: str = ""
+    page: str = "home"
+    lesson: str | None = None
+    lab: Lab | None = None
+    runs: RoundRobin | None = None  # the page's own runs (Compare cells, BERT and GPT...), when it has them
+    prediction: dict | None = None  # {"lesson", "choice", "locked"} once the student answered a lesson's question
+
+    def status(self) -> dict:
+        """The status the publisher sends: small (a few hundred bytes), plain JSON."""
+        out = {"name": self.name or self.handle, "named": bool(self.name), "page": self.page, "lesson": self.lesson,
+               "prediction": self.prediction}
+        if self.runs is not None:
+            return out | runs_status(self.runs)
+        if self.lab is not None:
+            return out | lab_status(self.lab)
+        return out | {"model": "", "steps": 0, "state": "not started", "loss": None, "metric": None,
+                      "metric_name": "", "curves": {}}
+
+
+def lab_status(lab: Lab) -> dict:
+    """The Lab's model, steps, held-out figures and curve (its held-out log, read without the lock)."""
+    summary = lab.summary()
+    rows = lab.held_out.log.rows()  # appended whole: a copy of the list, read between two steps
+    last = rows[-1] if rows else None
+    trainer = lab.trainer
+    state = ("diverged" if trainer.diverged_at is not None else "playing" if lab.playing
+             else "paused" if trainer.steps_done else "not started")
+    return {"model": f"{summary['task']} · {summary['model']}", "steps": trainer.steps_done, "state": state,
+            "loss": finite(last["loss"]) if last else None, "metric": finite(last["metric"]) if last else None,
+            "metric_name": lab.task.metric_name, "curves": curves_of(rows)}
+
+
+def runs_status(runs: RoundRobin) -> dict:
+    """A page's own runs: their first run's held-out figures and curve (the run a lesson's link sets up)."""
+    first = runs.runs[0]
+    rows = first.log.rows()
+    last = rows[-1] if rows else None
+    state = ("diverged" if runs.stopped() else "playing" if runs.playing
+             else "paused" if runs.steps_done else "not started")
+    cfg = first.cfg
+    return {"model": f"{len(runs.runs)} runs · {first.name}: {cfg.arch} {cfg.num_layers} x {cfg.hidden_size}",
+            "steps": runs.steps_done, "state": state,
+            "loss": finite(last["loss"]) if last else None, "metric": finite(last["metric"]) if last else None,
+            "metric_name": first.trainer.task.metric_name, "curves": curves_of(rows)}
+
+
+def curves_of(rows: list[dict]) -> dict[str, list[list[float]]]:
+    """The held-out log's loss and metric, each thinned to CURVE_POINTS, non-finite points left out."""
+    return {series: thinned([(r["step"], r[series]) for r in rows if finite(r[series]) is not None])
+            for series in SERIES}
+
+
+def finite(value: float) -> float | None:
+    """A figure JSON can carry: None for NaN or infinity (a diverged run's)."""
+    value = float(value)
+    return value if value == value and abs(value) != float("inf") else None

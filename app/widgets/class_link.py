@@ -1,0 +1,145 @@
+"""A session's side of the class (issue 32), when this server holds one (a teacher key is set,
+app/session/class_config.py): its Presence kept current on every page run and published by the
+process's one Publisher, the student's name box in the sidebar, and the teacher's "follow me" as a
+banner polled every FOLLOW_POLL seconds, which opens what the teacher sent only on the student's
+click. A server without a class shows and publishes nothing."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import streamlit as st
+
+from app import pages
+from app.session.class_config import ClassConfig, class_config
+from app.session.class_publisher import Publisher
+from app.session.class_status import MAX_NAME, Presence, clean_name
+from app.session.class_store import ClassStore, StoreUnavailable, open_store
+from app.session.lessons import BY_KEY
+from app.session.link import parse_query
+from app.widgets import state
+from app.widgets.header import current_lab
+from app.widgets.literal import literal
+from app.widgets.open_lesson import open_lesson
+
+FOLLOW_POLL = 5.0  # s between a student page's looks for a new "follow me"
+# The pages that train runs of their own, and where each keeps them: the board shows those runs.
+OWN_RUNS = {"compare": state.COMPARISON, "transfer": state.TRANSFER, "word-vectors": state.VECTORS,
+            "bert-gpt": state.BERT, "scaling": state.SCALING, "architectures": state.ARCHITECTURES}
+
+
+@dataclass(frozen=True)
+class ClassRoom:
+    config: ClassConfig
+    store: ClassStore
+    publisher: Publisher
+
+
+def secrets() -> dict:
+    """Streamlit's secrets, or none when the server has no secrets file."""
+    try:
+        return dict(st.secrets)
+    except FileNotFoundError:  # StreamlitSecretNotFoundError is one: no secrets.toml
+        return {}
+
+
+@st.cache_resource(show_spinner=False)
+def class_room() -> ClassRoom | str | None:
+    """This process's class: its store and publisher; None when it holds no class; a message when
+    its configuration is wrong (the board says it; students see nothing)."""
+    try:
+        config = class_config(os.environ, secrets())
+    except ValueError as err:
+        return str(err)
+    if config is None:
+        return None
+    try:
+        store = open_store(config.store_url, config.run_dir)
+    except ValueError as err:
+        return str(err)
+    return ClassRoom(config, store, Publisher(store))
+
+
+def presence() -> Presence:
+    return st.session_state.setdefault(state.PRESENCE, Presence())
+
+
+def in_class() -> ClassRoom | None:
+    """This process's class when this session is one of its students (not the teacher's session:
+    the board is the teacher's)."""
+    room = class_room()
+    return room if isinstance(room, ClassRoom) and not state.get(state.TEACHER) else None
+
+
+def join(url_path: str) -> None:
+    """Before the page runs: the follow banner, the name box, this session registered with the
+    publisher. Nothing on a server without a class."""
+    room = in_class()
+    if room is None:
+        return
+    follow_banner(room)
+    here = presence()
+    name_box(here)
+    keep_presence(url_path)
+    room.publisher.register(here)
+
+
+def keep_presence(url_path: str) -> None:
+    """This session's Presence brought up to date: before the page runs, and again after it (which
+    made the lab, or the page's runs, on a first visit), however it ended."""
+    if in_class() is None:
+        return
+    here = presence()
+    here.page, here.lesson, here.lab = url_path or "home", state.get(state.LESSON), state.lab()
+    here.runs = state.get(OWN_RUNS[url_path]) if url_path in OWN_RUNS else None
+    here.prediction = state.get(state.PREDICTION)
+
+
+def name_box(here: Presence) -> None:
+    typed = st.sidebar.text_input("Your name on the class board", key=state.CLASS_NAME, max_chars=MAX_NAME,
+                                  placeholder=here.handle, help="Optional: the teacher's board shows this name, "
+                                  f"or '{here.handle}' without one. It shows your page, model, steps and scores, "
+                                  "nothing else.")
+    here.name, changed = clean_name(typed)
+    if changed:
+        st.sidebar.caption(f"Your name: {changed}.")
+
+
+@st.fragment(run_every=FOLLOW_POLL)
+def follow_banner(room: ClassRoom) -> None:
+    """The teacher's latest "follow me", until the student opens or dismisses it."""
+    try:
+        latest = room.store.latest_broadcast()
+    except StoreUnavailable:
+        return  # the class's store is away: the student's own work carries on
+    if latest is None or latest.seq <= state.get(state.FOLLOWED, 0):
+        return
+    message = latest.message
+    with st.container(border=True):
+        st.info(f"**Your teacher asks the class to open {literal(str(message.get('title', 'a page')), 120)}.** "
+                "Your own model stays as it is until you click.", icon=":material/co_present:")
+        go, later = st.columns([1, 1])
+        if go.button("Open it", key=f"follow_open_{latest.seq}", type="primary", icon=":material/open_in_new:"):
+            st.session_state[state.FOLLOWED] = latest.seq
+            follow(message)
+        if later.button("Not now", key=f"follow_later_{latest.seq}"):
+            st.session_state[state.FOLLOWED] = latest.seq
+            st.rerun(scope="fragment")
+
+
+def follow(message: dict) -> None:
+    """Open what the teacher sent: a lesson, or the teacher's own setup on a page. A setup this
+    student's install refuses (the size budget) leaves the student's model as it was, saying why."""
+    lesson = BY_KEY.get(message.get("lesson"))
+    if message.get("kind") == "lesson" and lesson is not None:
+        open_lesson(lesson)
+        return
+    try:
+        setup = parse_query(dict(message.get("query", {})))
+        current_lab().start(setup)
+    except (ValueError, TypeError) as err:
+        st.error(f"Your teacher's setup could not be opened here ({literal(str(err))}). Your model is unchanged.",
+                 icon=":material/block:")
+        return
+    st.session_state.pop(state.LESSON, None)
+    st.switch_page(pages.PATHS.get(message.get("page"), pages.PATHS["build"]))

@@ -1,0 +1,25 @@
+"""Opening a lesson: its setup in the Lab, its budget as the target, the pages' own settings set
+back, and its page. From Home's cards, and from a teacher's "follow me" (widgets/class_link.py)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app import pages
+from app.session.lessons import Lesson
+from app.widgets import state
+from app.widgets.header import current_lab
+from app.widgets.literal import literal
+
+
+def open_lesson(lesson: Lesson) -> None:
+    try:
+        current_lab().start(lesson.setup)
+    except ValueError as err:  # a lesson the lab refuses (over the size budget): say so, keep the model
+        st.error(f"This lesson could not be opened ({literal(err)}). The model you had is unchanged.",
+                 icon=":material/block:")
+        return
+    st.session_state[state.LESSON] = lesson.key
+    st.session_state[state.TARGET_STEPS] = lesson.steps
+    for key in state.RESET_BY_A_LESSON:
+        st.session_state.pop(key, None)
+    st.switch_page(pages.PATHS[lesson.page])

@@ -1,0 +1,288 @@
+"""The class board (issue 32) in one process on a real SQLite store: a student session's status read
+back against its Lab, the publisher's rounds against the store, disconnected and stalled as the board
+works them out, the teacher key (constant-time, tries limited), and under AppTest a teacher and a
+student: the board lists the student, the key leaves the address bar, a wrong key is refused, and a
+"follow me" brings the student a banner whose button opens the lesson (and nothing before the click)."""
+import gc
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import pages as nav
+from app.charts.style import BLUE, GREEN
+from app.session.class_board import DISCONNECTED_AFTER, STALLED_AFTER, Moves, board_frame, counts_line
+from app.session.class_config import MAX_TRIES, ClassConfig, check_key, class_config
+from app.session.class_publisher import Publisher
+from app.session.class_status import CURVE_POINTS, MAX_NAME, Presence, clean_name
+from app.session.class_store import MAX_JSON_BYTES, SQLiteStore, StoreUnavailable
+from app.session.lab import Lab
+from app.session.lessons import BY_KEY
+from app.session.link import DEFAULT
+from app.widgets import state
+from app.widgets.class_link import class_room
+
+from .conftest import MAIN, chart, plotted
+
+KEY = "teacher-key-for-tests-22"
+
+
+class Clock:
+    def __init__(self, now: float = 1_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def store(tmp_path):
+    clock = Clock()
+    opened = SQLiteStore(tmp_path / "class.db", clock=clock)
+    opened.clock_for_tests = clock
+    yield opened
+    opened.close()
+
+
+def trained_lab(steps: int) -> Lab:
+    lab = Lab(DEFAULT)
+    with lab.lock:
+        while lab.advance(steps):
+            pass
+    return lab
+
+
+# ------------------------------------------------------------------ what a student shows
+
+def test_a_status_is_the_labs_own_figures_and_stays_small():
+    lab = trained_lab(60)
+    here = Presence(name="Ada", page="build", lab=lab)
+    status = here.status()
+    rows = lab.held_out.log.rows()
+    assert status["steps"] == 60 and status["state"] == "paused" and status["name"] == "Ada"
+    assert status["loss"] == rows[-1]["loss"] and status["metric"] == rows[-1]["metric"]
+    assert status["curves"]["metric"] == [[r["step"], round(r["metric"], 5)] for r in rows]
+    assert status["model"] == "adding · LSTM 1 x 64"
+    long = Presence(name="x" * MAX_NAME, lab=trained_lab(2000))
+    assert len(long.lab.held_out.log.rows()) > CURVE_POINTS
+    assert all(len(curve) == CURVE_POINTS for curve in long.status()["curves"].values())
+    assert len(json.dumps(long.status()).encode()) < MAX_JSON_BYTES // 2
+
+
+def test_a_diverged_lab_reads_diverged_and_its_figures_stay_json():
+    lab = Lab(DEFAULT)
+    with lab.lock:
+        lab.trainer.model.head.weight.data.fill_(float("nan"))
+        lab.advance(1)
+    status = Presence(lab=lab).status()
+    assert status["state"] == "diverged"
+    json.dumps(status, allow_nan=False)  # NaN is not JSON: the board would not read it
+
+
+@pytest.mark.parametrize("typed, shown, said", [
+    ("Ada", "Ada", None),
+    ("<b>Ada</b> **bold** [x](javascript:1)", "<b>Ada</b> **bold** [x](javascript:1)", None),  # plain text on the board
+    ("A\u200bda\x00  Lovelace", "Ada Lovelace", "invisible characters"),
+    ("x" * 10_000, "x" * MAX_NAME, f"at most {MAX_NAME} characters"),
+])
+def test_a_name_is_plain_text_of_at_most_forty_characters(typed, shown, said):
+    name, changed = clean_name(typed)
+    assert name == shown
+    assert (changed is None) if said is None else said in changed
+
+
+# ------------------------------------------------------------------ the publisher and the board's reading
+
+def test_a_round_publishes_every_session_and_forgets_the_gone(store):
+    publisher = Publisher(store)
+    first, second = Presence(name="Ada", lab=trained_lab(25)), Presence(name="Alan")
+    publisher.register(first)
+    publisher.register(second)
+    assert publisher.publish_round()
+    published = {entry.session_id: entry.status for entry in store.statuses()}
+    assert published == {first.key: first.status(), second.key: second.status()}
+    gone = second.key
+    del second  # the session dropped its state, and the Presence in it
+    gc.collect()
+    assert publisher.publish_round()
+    assert [entry.session_id for entry in store.statuses()] == [first.key]
+    assert gone not in publisher.sessions and gone not in publisher.published_keys
+
+
+def test_a_store_that_fails_is_said_and_tried_again(tmp_path):
+    broken = SQLiteStore(tmp_path / "missing" / "class.db")
+    publisher = Publisher(broken)
+    here = Presence()
+    publisher.register(here)
+    assert not publisher.publish_round() and publisher.problem
+    (tmp_path / "missing").mkdir()
+    assert publisher.publish_round() and publisher.problem is None
+
+
+def test_the_board_reads_disconnected_and_stalled(store):
+    clock = store.clock_for_tests
+    playing = {"name": "Ada", "state": "playing", "steps": 10}
+    store.publish("a", playing)
+    store.publish("b", {"name": "Alan", "state": "paused", "steps": 5})
+    moves = Moves()
+    frame = board_frame(store.statuses(), moves, store.now())
+    assert dict(zip(frame.name, frame.state)) == {"Ada": "playing", "Alan": "paused"}
+    clock.now += STALLED_AFTER
+    store.publish("a", playing)  # still at step 10, still playing
+    frame = board_frame(store.statuses(), moves, store.now())
+    assert dict(zip(frame.name, frame.state)) == {"Ada": "stalled", "Alan": "disconnected"}
+    assert STALLED_AFTER > DISCONNECTED_AFTER  # Alan has not published for 10 s
+    store.publish("a", playing | {"steps": 11})
+    frame = board_frame(store.statuses(), moves, store.now())
+    assert frame.set_index("name").state["Ada"] == "playing"
+    assert counts_line(frame) == "2 students: 1 playing, 1 disconnected."
+
+
+# ------------------------------------------------------------------ the teacher key
+
+def test_the_key_comes_from_the_environment_or_the_secrets_and_must_be_long():
+    assert class_config({}, {}) is None
+    assert class_config({"UNROLLED_TEACHER_KEY": KEY}, {}).teacher_key == KEY
+    assert class_config({}, {"teacher_key": KEY}).teacher_key == KEY
+    assert KEY not in repr(class_config({}, {"teacher_key": KEY}))
+    with pytest.raises(ValueError, match="at least 12"):
+        class_config({"UNROLLED_TEACHER_KEY": "short"}, {})
+
+
+def test_a_wrong_key_is_refused_and_tries_are_limited_per_browser(store, tmp_path):
+    config = ClassConfig(KEY, None, tmp_path)
+    assert check_key(KEY, config, store, "10.0.0.1") is None
+    assert "not this class's teacher key" in check_key(KEY[:-1] + "x", config, store, "10.0.0.1")
+    for _ in range(MAX_TRIES - 2):
+        check_key("wrong", config, store, "10.0.0.1")
+    assert "Too many tries" in check_key(KEY, config, store, "10.0.0.1")  # the right key, but too late
+    assert check_key(KEY, config, store, "10.0.0.2") is None  # another browser
+    store.clock_for_tests.now += 61
+    assert check_key(KEY, config, store, "10.0.0.1") is None  # a minute on
+
+
+# ------------------------------------------------------------------ a teacher and a student in the app
+
+@pytest.fixture
+def in_class(monkeypatch, tmp_path):
+    monkeypatch.setenv("UNROLLED_TEACHER_KEY", KEY)
+    monkeypatch.setenv("UNROLLED_RUN_DIR", str(tmp_path))
+    monkeypatch.delenv("UNROLLED_CLASS_STORE", raising=False)
+    class_room.clear()
+    yield
+    class_room.clear()
+
+
+def student_app() -> AppTest:
+    return AppTest.from_file(MAIN, default_timeout=120).run()
+
+
+def teacher_app(key: str = KEY) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    at.query_params["key"] = key
+    return at.switch_page(nav.BOARD[0]).run()
+
+
+def test_the_board_lists_a_student_and_the_key_leaves_the_link(in_class):
+    student = student_app()
+    student.sidebar.text_input(key=state.CLASS_NAME).input("Ada").run()
+    class_room().publisher.publish_round()
+    teacher = teacher_app()
+    assert not teacher.exception and teacher.session_state[state.TEACHER]
+    assert "key" not in teacher.query_params
+    board = teacher.dataframe[0].value
+    assert list(board.name) == ["Ada"] and list(board.page) == ["home"]
+    assert board.steps.tolist() == [0] and board.model.tolist() == ["adding · LSTM 1 x 64"]
+    assert any("1 student: 1 not started." in m.value for m in teacher.markdown)
+    # the teacher's own session publishes nothing
+    class_room().publisher.publish_round()
+    assert [entry.status["name"] for entry in class_room().store.statuses()] == ["Ada"]
+
+
+def test_a_wrong_key_gets_a_plain_refusal_and_no_board(in_class):
+    teacher = teacher_app("not-the-key-at-all")
+    assert not teacher.exception and not teacher.dataframe
+    assert any("not this class's teacher key" in e.value for e in teacher.error)
+    assert state.TEACHER not in teacher.session_state
+
+
+def test_follow_me_brings_a_banner_and_only_the_click_opens_the_lesson(in_class):
+    student = student_app()
+    before = student.session_state[state.LAB].setup
+    teacher = teacher_app()
+    teacher.selectbox(key="board_follow").select("vanishing").run()
+    [send] = [b for b in teacher.button if b.label == "Send to the class"]
+    send.click().run()
+    assert any("Sent:" in s.value for s in teacher.success)
+    student.run()
+    banner = [i.value for i in student.info if "Your teacher asks the class to open" in i.value]
+    assert banner and "Vanishing gradients, measured" in banner[0]
+    assert student.session_state[state.LAB].setup == before  # nothing changed before the click
+    [open_it] = [b for b in student.button if b.key.startswith("follow_open_")]
+    open_it.click().run()
+    lesson = BY_KEY["vanishing"]
+    assert student.session_state[state.LESSON] == "vanishing"
+    assert student.session_state[state.LAB].setup == lesson.setup
+    student.run()
+    assert not [i for i in student.info if "Your teacher asks" in i.value]  # answered: the banner is gone
+
+
+def test_a_followed_setup_over_the_budget_is_refused_and_the_model_kept(in_class):
+    student = student_app()
+    before = student.session_state[state.LAB]
+    huge = {**DEFAULT.to_query(), "hidden_size": "4096", "num_layers": "4"}
+    class_room().store.broadcast({"kind": "setup", "query": huge, "page": "build", "title": "a huge setup"})
+    student.run()
+    [open_it] = [b for b in student.button if b.key.startswith("follow_open_")]
+    open_it.click().run()
+    assert any("could not be opened here" in e.value for e in student.error)
+    assert student.session_state[state.LAB] is before and before.setup == DEFAULT
+
+
+def test_no_key_no_board_and_nothing_published(monkeypatch):
+    monkeypatch.delenv("UNROLLED_TEACHER_KEY", raising=False)
+    class_room.clear()
+    try:
+        student = student_app()
+        assert class_room() is None and state.PRESENCE not in student.session_state
+        assert not student.sidebar.text_input  # no name box
+    finally:
+        class_room.clear()
+
+
+def test_an_unreachable_store_leaves_the_students_page_working(monkeypatch):
+    monkeypatch.setenv("UNROLLED_TEACHER_KEY", KEY)
+    monkeypatch.setenv("UNROLLED_CLASS_STORE", "redis://127.0.0.1:1/0")  # nothing listens on port 1
+    class_room.clear()
+    try:
+        student = student_app()
+        assert not student.exception and student.title[0].value == "Unrolled"
+        with pytest.raises(StoreUnavailable):
+            class_room().store.statuses()
+        assert not class_room().publisher.publish_round() and class_room().publisher.problem
+    finally:
+        class_room.clear()
+
+
+
+def test_the_board_counts_the_class_answers_and_reveals_the_measured_one(in_class):
+    lesson = BY_KEY["exploding"]
+    question = lesson.question
+    store = class_room().store
+    picks = [question.choices[0].text, question.choices[0].text, question.right.text]
+    for n, choice in enumerate(picks):
+        store.publish(f"student{n}", {"name": f"s{n}", "lesson": lesson.key, "state": "paused", "steps": 0,
+                                      "prediction": {"lesson": lesson.key, "choice": choice, "locked": True}})
+    store.publish("other", {"name": "o", "lesson": "vanishing", "state": "paused", "steps": 0,
+                            "prediction": {"lesson": "vanishing", "choice": question.choices[0].text, "locked": True}})
+    teacher = teacher_app()
+    teacher.selectbox(key="board_lesson").select(lesson.key).run()
+    spec = chart(teacher, question.text[:30])
+    [bars] = spec["data"]
+    expected = {choice.text: picks.count(choice.text) for choice in question.choices}
+    assert dict(zip(plotted(bars["y"]), plotted(bars["x"]))) == expected
+    assert set(bars["marker"]["color"]) == {BLUE}  # nothing revealed yet
+    teacher.toggle(key="board_reveal").set_value(True).run()
+    [bars] = chart(teacher, question.text[:30])["data"]
+    colours = dict(zip(plotted(bars["y"]), bars["marker"]["color"]))
+    assert colours[question.right.text] == GREEN and list(colours.values()).count(GREEN) == 1
