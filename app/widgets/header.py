@@ -180,8 +180,13 @@ def lesson_banner() -> None:
     the question, so it comes first)."""
     lesson = BY_KEY.get(state.get(state.LESSON))
     prediction.show(lesson)
-    if lesson:
-        st.info(f"**{lesson.title}.** {lesson.what_to_do} *Reproduces: {lesson.published}.*", icon=":material/school:")
+    if not lesson:
+        return
+    if lesson.question is not None and not prediction.progress(lesson).started:  # its card would answer it
+        st.info(f"**{lesson.title}.** Answer the question above, then press Play: what to look at, and what the "
+                "lesson's runs measured, show here once your answer is locked.", icon=":material/school:")
+        return
+    st.info(f"**{lesson.title}.** {lesson.what_to_do} *Reproduces: {lesson.published}.*", icon=":material/school:")
 
 
 def show_link_problem() -> None:

@@ -221,3 +221,15 @@ def test_an_answer_to_another_lessons_question_is_dropped_when_a_lesson_opens():
     at.switch_page("app_pages/start/home.py").run()
     at.button(key="lesson.exploding").click().run()
     assert state.PREDICTION not in at.session_state and radios(at, "exploding")
+
+
+def test_the_card_which_would_answer_the_question_shows_only_once_the_answer_is_locked():
+    lesson = BY_KEY["rnn-forgets"]
+    at = opened(lesson.key)
+    banner = [i.value for i in at.info if lesson.title in i.value]
+    assert banner and "Answer the question above" in banner[0] and lesson.what_to_do not in banner[0]
+    lab = at.session_state[state.LAB]
+    with lab.lock:
+        lab.advance(1)
+    at.run()
+    assert any(lesson.what_to_do in i.value for i in at.info)
