@@ -5,27 +5,44 @@ from __future__ import annotations
 
 import weakref
 
+import pandas as pd
 import streamlit as st
 
+from app.charts import runs
+from app.charts.architectures import legend_under
+from app.charts.style import finish
 from app.session import decoding
 from app.session.lab import Lab
 from app.widgets import state
+from app.widgets.figures import show
 from engine import bleu
+
+
+def bleu_over_training(curve: list[tuple[int, float]]):
+    """Greedy held-out BLEU at each held-out evaluation the page measured (step, BLEU)."""
+    log = pd.DataFrame({"run": "greedy", "step": [s for s, _ in curve], "bleu": [b for _, b in curve]})
+    fig = runs.over_training(log, "bleu", "held-out BLEU (0-100)", y_format=".1f")
+    fig.update_xaxes(range=[0, max(25, int(log["step"].max())) * 1.04])  # one point at step 0 spanned -1 to 1
+    return legend_under(finish(fig, "Held-out BLEU over training"))
 
 
 def held_out_bleu(lab: Lab) -> None:
     """A translation model's corpus BLEU on its task's held-out sentences, every translation of each
-    a reference (engine.bleu): greedy, measured with each held-out evaluation (every EVAL_EVERY
-    steps, and after going back to the best step), so a playing page pays for it once every 25 steps
-    (0.1 s for the preset's 260 sentences); with the beam's width, when asked (1.5 s)."""
+    a reference (engine.bleu): greedy, measured with each held-out evaluation the page sees (every
+    EVAL_EVERY steps, and after going back to the best step), so a playing page pays for it once
+    every 25 steps (0.1 s for the preset's 260 sentences), and drawn over training beside the loss;
+    with the beam's width, when asked (1.5 s)."""
     held = lab.held_out.log.last
     if held is None:
         return
     kept = state.get(state.BLEU)
     if kept is None or kept[0]() is not lab.trainer or kept[1] is not held:
         scores = {1: bleu.held_out_bleu(lab.model, lab.task)}
-        kept = st.session_state[state.BLEU] = (weakref.ref(lab.trainer), held, lab.trainer.steps_done, scores)
-    _, _, step, scores = kept
+        curve = kept[4] if kept is not None and kept[0]() is lab.trainer else []  # a new model: a new curve
+        curve = [*curve, (lab.trainer.steps_done, scores[1])]
+        kept = st.session_state[state.BLEU] = (weakref.ref(lab.trainer), held, lab.trainer.steps_done, scores, curve)
+    _, _, step, scores, curve = kept
+    show(bleu_over_training(curve), "attention_bleu_curve")
     width = state.get(state.BEAM_WIDTH, 3)
     if width > 1 and width not in scores and st.button(
             f"Held-out BLEU with a beam of {width}", key="attention.bleu_beam",

@@ -50,7 +50,7 @@ LINKED_OPEN = "attention_linked_open"  # whether the linked alignment's expander
 YEAR_DIGITS = "attention_year_digits"  # (weakref to the probes, step, hits, digits): encoder_decoder.year_digits
 SOURCE_TEXT = "attention_source_text"  # a source the student types (a date), instead of a probe sample
 BEAM_STEP = "beam_step"  # the output step whose attention rows the beam's hypotheses show
-BLEU = "attention_bleu"  # (weakref to the trainer, step, {beam width: held-out BLEU}): encoder_decoder.held_out_bleu
+BLEU = "attention_bleu"  # (trainer ref, held-out row, step, {beam width: BLEU}, [(step, greedy)]): decoded_counts
 # Compare cells
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"

@@ -12,7 +12,7 @@ from engine import bleu as engine_bleu
 from engine.losses import IGNORE
 from engine.sites import ALIGNMENT
 
-from .conftest import chart
+from .conftest import chart, plotted
 from .test_attention_page import heatmap_z, lab, page
 from .test_downloads import check_holds, csv, files  # noqa: F401 (files: a fixture)
 
@@ -116,3 +116,5 @@ def test_the_held_out_bleu_is_the_engines_greedy_then_with_the_beam_asked_for():
     again = engine_bleu.held_out_bleu(model, task)
     assert said().startswith("Held-out BLEU at step 25 ") and f"greedy {again:.1f}." in said()
     assert "beam of 3" not in said()  # measured on the weights of step 0, so no longer shown
+    [line] = chart(at, "Held-out BLEU over training")["data"]  # every evaluation the page measured
+    assert plotted(line["x"]) == [0, 25] and plotted(line["y"]) == pytest.approx([greedy, again], abs=1e-9)
