@@ -8,14 +8,16 @@ attends to every other, the causal model's to itself and the words before it onl
 
 Their read-outs (engine.contextual, engine.context_bank) run on models that never train while read:
 a copy of each run, or the shipped checkpoints masked-lm-prose and word-lm-prose, loaded once a
-process and kept in eval mode (never put back in training mode, so sessions can share them).
+process and kept in eval mode (never put back in training mode, so sessions can share them), one
+read at a time (Readers.lock: a read hooks the blocks).
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
 import functools
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from torch import nn
 
@@ -104,6 +106,9 @@ class Readers:
     task: ProseWordsTask
     about: str  # e.g. "your runs at step 500", "the shipped models (5,000 steps)"
     key: tuple  # names these models: the same key, the same weights
+    # Held around every read: a read hooks the model's blocks (engine.hooks), and the shipped models are
+    # every session's, so two sessions' reads at once would each catch the other's activations.
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
 
 @functools.cache

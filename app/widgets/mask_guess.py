@@ -31,7 +31,7 @@ def section(readers: Readers, colours: dict[str, str]) -> None:
     st.caption(f"Read by {readers.about}." + unknown_note(sentence.unknown))
     columns = st.columns(2)
     for column, name in zip(columns, (MASKED, CAUSAL)):
-        with column:
+        with column, readers.lock:
             guessed(readers, name, text, list(sentence.words), colours[name])
     attention(readers, sentence.ids, list(sentence.words))
 
@@ -75,7 +75,8 @@ def attention(readers: Readers, ids, tokens: list[str]) -> None:
     every word; the causal model's upper triangle is masked (exactly 0, grey)."""
     st.markdown("#### What each word may attend to")
     shown = st.radio("Maps", tuple(HEADS), key=state.BERT_HEADS, horizontal=True)
-    traces = {name: attention_of(readers.models[name], ids).attention_traces for name in (MASKED, CAUSAL)}
+    with readers.lock:
+        traces = {name: attention_of(readers.models[name], ids).attention_traces for name in (MASKED, CAUSAL)}
     show(charts.attention_pair(traces, tokens, HEADS[shown]), "bert_attention")
     st.caption("Row: the word that asks (query); column: the word it reads (key); each row sums to 1. In the causal "
                "model every word above the diagonal is masked (grey, weight exactly 0): no word reads a later one, "

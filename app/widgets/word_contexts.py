@@ -40,8 +40,9 @@ def section(readers: Readers, colours: dict[str, str]) -> None:
     st.caption(f"Try a second sentence with the first's words up to the word, then others: e.g. *{SAME_START}*. "
                "Only a model that reads what follows can tell the two apart.")
     try:
-        compared = {name: compare_contexts(readers.models[name], readers.task, word, first, second)
-                    for name in (MASKED, CAUSAL)}
+        with readers.lock:
+            compared = {name: compare_contexts(readers.models[name], readers.task, word, first, second)
+                        for name in (MASKED, CAUSAL)}
     except ValueError as err:
         st.error(f"These cannot be compared: {literal(err)}.", icon=":material/edit:")
         return
@@ -97,15 +98,16 @@ def shipped_bank(_readers: Readers, name: str) -> ContextBank:
 def bank_of(readers: Readers, name: str) -> ContextBank:
     """Model `name`'s vectors of BANK_WINDOWS held-out windows: a shipped model's shared, a student's
     run's kept in the session while the runs stand at the same step."""
-    if readers.key == ("shipped",):
-        return shipped_bank(readers, name)
-    kept = state.get(state.BERT_BANKS)
-    if kept is None or kept[0] != readers.key:
-        kept = (readers.key, {})
-        st.session_state[state.BERT_BANKS] = kept
-    if name not in kept[1]:
-        kept[1][name] = context_bank(readers.models[name], readers.task)
-    return kept[1][name]
+    with readers.lock:
+        if readers.key == ("shipped",):
+            return shipped_bank(readers, name)
+        kept = state.get(state.BERT_BANKS)
+        if kept is None or kept[0] != readers.key:
+            kept = (readers.key, {})
+            st.session_state[state.BERT_BANKS] = kept
+        if name not in kept[1]:
+            kept[1][name] = context_bank(readers.models[name], readers.task)
+        return kept[1][name]
 
 
 def neighbours(readers: Readers, compared: ContextCosines) -> None:
@@ -120,15 +122,19 @@ def neighbours(readers: Readers, compared: ContextCosines) -> None:
     bank = bank_of(readers, MASKED)
     columns = st.columns(2)
     for column, found in zip(columns, (compared.first, compared.second)):
-        rows = nearest(bank, readers.task, found.vectors[at], at, NEIGHBOURS)
+        with readers.lock:
+            rows = nearest(bank, readers.task, found.vectors[at], at, NEIGHBOURS)
         column.markdown(f"In *{literal(' '.join(found.sentence))}*:")
         frame = pd.DataFrame([{"in context": r.context, "cosine": r.cosine} for r in rows])
         column.table(frame.style.format({"cosine": "{:.3f}"}), hide_index=True)  # wraps a long context
+    occurs = int((bank.ids == readers.task.index[compared.word]).sum())
+    word = compared.word
+    itself = (f"'{word}' occurs {occurs} times there: at the embedding those are its nearest (cosine 1, one row a "
+              "word)" if occurs else f"'{word}' does not occur there, so none of them is the word itself")
     st.caption(f"The {NEIGHBOURS} words, among the {bank.ids.numel():,} words of {BANK_WINDOWS} held-out windows of "
                "the prose, whose vector at this layer is nearest (by cosine) the word's in each sentence, each in its "
-               "own sentence. At the embedding the nearest is the word itself wherever it occurs (cosine 1: one row "
-               "a word). Higher up, its vector carries its sentence too, and other words in other sentences can lie "
-               "nearer than its own occurrences.")
+               f"own sentence. {itself}. Higher up, a vector carries its sentence too, and other words in other "
+               "sentences can lie nearer than the word's own occurrences.")
 
 
 def how_contextual(readers: Readers, colours: dict[str, str]) -> None:

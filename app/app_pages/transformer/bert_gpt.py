@@ -142,6 +142,9 @@ def choose_readers(runs: ObjectiveRuns) -> Readers | None:
                       help="Your runs are copied as they stand each time this part redraws (type a sentence, or "
                            "press Enter); training goes on from where they were.")
     if choice == "shipped":
+        if state.get(state.LESSON) == LESSON.key:
+            st.caption(f"The lesson's figures are your runs' at step {LESSON.steps:,}; the shipped models, trained ten "
+                       "times as long, give others.")
         try:
             return shipped_readers()
         except (OSError, ValueError) as err:
