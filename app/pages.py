@@ -33,7 +33,8 @@ SECTIONS = {
         ("app_pages/language/transfer.py", "Transfer learning", "transfer", ":material/move_up:"),
     ],
 }
-# The teacher's board: in the menu only on a server that holds a class (a teacher key is set).
+# The teacher's board: a page only on a server that holds a class (a teacher key is set), and never in the
+# menu, where it would invite a class to guess the key: the teacher opens it by the link serve_class.py prints.
 BOARD = ("app_pages/start/board.py", "Teacher's board", "board", ":material/co_present:")
 PATHS = {url_path: path for entries in SECTIONS.values() for path, _, url_path, _ in entries}
 # Pages that open a recurrent network's cells up, which a transformer has none of (Compare cells
@@ -42,13 +43,15 @@ CELL_PAGES = ("unroll", "gates", "gradients")
 
 
 def sections(board: bool = False) -> dict[str, list[st.Page]]:
-    """The menu's sections of pages; with the teacher's board last under Start when `board`."""
-    listed = {section: entries + ([BOARD] if board and section == "Start" else [])
-              for section, entries in SECTIONS.items()}
-    return {
+    """The menu's sections of pages; with the teacher's board, hidden, when `board`."""
+    listed = {
         section: [
             st.Page(path, title=title, url_path=url_path, icon=icon, default=url_path == "home")
             for path, title, url_path, icon in entries
         ]
-        for section, entries in listed.items()
+        for section, entries in SECTIONS.items()
     }
+    if board:
+        path, title, url_path, icon = BOARD
+        listed["Start"].append(st.Page(path, title=title, url_path=url_path, icon=icon, visibility="hidden"))
+    return listed

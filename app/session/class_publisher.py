@@ -3,12 +3,16 @@ every PUBLISH_EVERY seconds (issue 32). No Streamlit here.
 
 The pages never publish themselves: a session's page runs only keep its Presence current (cheap
 attribute writes), and this thread reads each Presence and writes the store, off every page's run,
-so publishing costs a student's training nothing but the thread's own few milliseconds. The thread
-holds each Presence weakly: the session's state holds it, so when Streamlit drops a closed session
-(server.disconnectedSessionTTL after its tab went) the Presence goes with it, and the thread removes
-its entry from the store at once. A killed process publishes nothing more: its students' entries
-age on the board ("disconnected") and expire. When the store fails, the thread keeps its message
-for the board to say and tries again RETRY_AFTER seconds later.
+so publishing costs a student's training nothing but the thread's own few milliseconds.
+
+A session is published while its browser is there: its page stamps its Presence on every run and
+every FOLLOW_POLL seconds (the follow banner's fragment, which runs only while the tab is connected).
+Silent for SILENT_AFTER seconds (a closed tab, a lost network), it is no longer published, so its
+entry ages on the board ("disconnected"); silent for FORGET_AFTER, or its Presence gone with its
+session's state, its entry is removed. A killed process publishes nothing more: its students'
+entries age the same way and expire. The thread never dies of one session's status: a failure is
+kept as `problem` for the board to say, the others are published. When the store fails it tries
+again RETRY_AFTER seconds later.
 """
 from __future__ import annotations
 
@@ -21,25 +25,28 @@ from app.session.class_store import ClassStore, StoreUnavailable
 
 PUBLISH_EVERY = 2.0  # s: the board refreshes as often
 RETRY_AFTER = 10.0  # s after the store failed
+SILENT_AFTER = 15.0  # s without a page run or a banner poll (every 5 s): the tab is gone, or hidden and throttled
+FORGET_AFTER = 600.0  # s silent before its entry leaves the board
 
 
 class Publisher:
-    """Publishes the statuses of the sessions registered, while each session holds its Presence."""
+    """Publishes the statuses of the sessions registered, while each session holds its Presence; from
+    its own thread, started at the first registration (threaded=False: only when publish_round is
+    called, as the tests do, so that no round runs behind their backs)."""
 
-    def __init__(self, store: ClassStore):
-        self.store = store
+    def __init__(self, store: ClassStore, threaded: bool = True):
+        self.store, self.threaded = store, threaded
         self.sessions: weakref.WeakValueDictionary[str, Presence] = weakref.WeakValueDictionary()  # its key ->
         self.published_keys: set[str] = set()  # every key published and not yet forgotten
         self.lock = threading.Lock()  # over both: page runs register while the thread reads
-        self.problem: str | None = None  # why the store failed last, until it works again
-        self.published = 0  # rounds done, for tests and the board's health line
+        self.problem: str | None = None  # why the last round failed, until one works again
         self.thread: threading.Thread | None = None
 
     def register(self, presence: Presence) -> None:
         """From a page run: this session's Presence is published from now on (again: the same)."""
         with self.lock:
             self.sessions[presence.key] = presence
-        if self.thread is None:
+        if self.thread is None and self.threaded:
             self.start()
 
     def unregister(self, presence: Presence) -> None:
@@ -61,22 +68,34 @@ class Publisher:
             time.sleep(wait)  # the thread's own pace; nothing waits on it
 
     def publish_round(self) -> bool:
-        """Publish every held session's status and forget the gone; False when the store failed."""
+        """Publish every present session's status, leave the silent to age, forget the long silent and
+        the gone; False when the store failed."""
+        now = time.monotonic()
         with self.lock:
             sessions = dict(self.sessions)  # strong references for the round
-            gone = self.published_keys - set(sessions)
+            for key, presence in sessions.items():
+                if now - presence.seen_at > FORGET_AFTER:
+                    del self.sessions[key]
+            gone = self.published_keys - {k for k, p in sessions.items() if now - p.seen_at <= FORGET_AFTER}
+        failed = None
         try:
             for key in gone:
                 self.store.forget(key)
                 with self.lock:
                     self.published_keys.discard(key)
             for key, presence in sessions.items():
-                self.store.publish(key, presence.status())
+                if now - presence.seen_at > SILENT_AFTER:
+                    continue
+                try:
+                    status = presence.status()
+                except Exception as err:  # one session's bug must not stop the class's board
+                    failed = f"a session's status could not be made ({type(err).__name__}: {err})"
+                    continue
+                self.store.publish(key, status)
                 with self.lock:
                     self.published_keys.add(key)
-        except StoreUnavailable as err:
+        except (StoreUnavailable, ValueError) as err:  # ValueError: a status over the store's size cap
             self.problem = str(err)
             return False
-        self.problem = None
-        self.published += 1
+        self.problem = failed
         return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import time
 from dataclasses import dataclass, field
 
 from app.session.comparison import RoundRobin
@@ -66,6 +67,10 @@ class Presence:
     lab: Lab | None = None
     runs: RoundRobin | None = None  # the page's own runs (Compare cells, BERT and GPT...), when it has them
     prediction: dict | None = None  # {"lesson", "choice", "locked"} once the student answered a lesson's question
+    seen_at: float = field(default_factory=time.monotonic)  # the page's last run or banner poll: the tab is there
+
+    def seen(self) -> None:
+        self.seen_at = time.monotonic()
 
     def status(self) -> dict:
         """The status the publisher sends: small (a few hundred bytes), plain JSON."""
@@ -97,11 +102,11 @@ def runs_status(runs: RoundRobin) -> dict:
     first = runs.runs[0]
     rows = first.log.rows()
     last = rows[-1] if rows else None
-    state = ("diverged" if runs.stopped() else "playing" if runs.playing
+    state = ("diverged" if first.stopped else "playing" if runs.playing  # the run shown, not its neighbours
              else "paused" if runs.steps_done else "not started")
     cfg = first.cfg
     return {"model": f"{len(runs.runs)} runs · {first.name}: {cfg.arch} {cfg.num_layers} x {cfg.hidden_size}",
-            "steps": runs.steps_done, "state": state,
+            "run": first.name, "steps": runs.steps_done, "state": state,
             "loss": finite(last["loss"]) if last else None, "metric": finite(last["metric"]) if last else None,
             "metric_name": first.trainer.task.metric_name, "curves": curves_of(rows)}
 

@@ -23,9 +23,6 @@ from app.widgets.literal import literal
 from app.widgets.open_lesson import open_lesson
 
 FOLLOW_POLL = 5.0  # s between a student page's looks for a new "follow me"
-# The pages that train runs of their own, and where each keeps them: the board shows those runs.
-OWN_RUNS = {"compare": state.COMPARISON, "transfer": state.TRANSFER, "word-vectors": state.VECTORS,
-            "bert-gpt": state.BERT, "scaling": state.SCALING, "architectures": state.ARCHITECTURES}
 
 
 @dataclass(frozen=True)
@@ -91,8 +88,11 @@ def keep_presence(url_path: str) -> None:
         return
     here = presence()
     here.page, here.lesson, here.lab = url_path or "home", state.get(state.LESSON), state.lab()
-    here.runs = state.get(OWN_RUNS[url_path]) if url_path in OWN_RUNS else None
+    lesson = BY_KEY.get(here.lesson)
+    runs_page = lesson.page if lesson is not None else url_path  # a lesson's runs, wherever the student looks
+    here.runs = state.get(state.OWN_RUNS[runs_page]) if runs_page in state.OWN_RUNS else None
     here.prediction = state.get(state.PREDICTION)
+    here.seen()
 
 
 def name_box(here: Presence) -> None:
@@ -108,6 +108,7 @@ def name_box(here: Presence) -> None:
 @st.fragment(run_every=FOLLOW_POLL)
 def follow_banner(room: ClassRoom) -> None:
     """The teacher's latest "follow me", until the student opens or dismisses it."""
+    presence().seen()  # this fragment runs only while the tab is connected: the publisher's heartbeat
     try:
         latest = room.store.latest_broadcast()
     except StoreUnavailable:

@@ -18,10 +18,6 @@ from app.session.lessons import Lesson
 from app.session.playback import Playback
 from app.widgets import state
 
-# The pages that train runs of their own, in turns, where the session keeps them (as
-# benchmarks/lesson_speed.py's OWN_RUNS); every other lesson's page trains the Lab.
-OWN_RUNS = {"compare": state.COMPARISON, "scaling": state.SCALING, "transfer": state.TRANSFER,
-            "word-vectors": state.VECTORS, "bert-gpt": state.BERT}
 # A lesson measured without training (its ensemble has no curves) is measured on what its page computes
 # at once when opened: the spectral radius swept, on Gradients.
 UNTRAINED = {"gradients": state.SWEEP}
@@ -40,7 +36,7 @@ def progress(lesson: Lesson) -> Progress:
         sweep = state.get(UNTRAINED[lesson.page])
         seen = sweep is not None and bool(sweep.curves)  # opened: its figures show the answer
         return Progress(seen, seen)
-    trainee: Playback | None = state.get(OWN_RUNS[lesson.page]) if lesson.page in OWN_RUNS else state.lab()
+    trainee: Playback | None = state.get(state.OWN_RUNS[lesson.page]) if lesson.page in state.OWN_RUNS else state.lab()
     if trainee is None:  # the page has not made its runs yet
         return Progress(False, False)
     trained = trainee.steps_taken > 0
@@ -66,7 +62,7 @@ def show(lesson: Lesson | None) -> None:
         st.session_state[state.PREDICTION] = answer
     with st.container(border=True):
         st.markdown(f":material/quiz: **Predict first.** {lesson.question.text}")
-        if not now.started:
+        if not now.started and not (answer is not None and answer["locked"]):  # locked stays locked (a Reset too)
             choose(lesson, answer)
         elif answer is None:
             st.markdown("This question was for before Play: the lesson's runs have started. What they measured "

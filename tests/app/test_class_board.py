@@ -5,6 +5,7 @@ student: the board lists the student, the key leaves the address bar, a wrong ke
 "follow me" brings the student a banner whose button opens the lesson (and nothing before the click)."""
 import gc
 import json
+import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -13,7 +14,7 @@ from app import pages as nav
 from app.charts.style import BLUE, GREEN
 from app.session.class_board import DISCONNECTED_AFTER, STALLED_AFTER, Moves, board_frame, counts_line
 from app.session.class_config import MAX_TRIES, ClassConfig, check_key, class_config
-from app.session.class_publisher import Publisher
+from app.session.class_publisher import FORGET_AFTER, SILENT_AFTER, Publisher
 from app.session.class_status import CURVE_POINTS, MAX_NAME, Presence, clean_name
 from app.session.class_store import MAX_JSON_BYTES, SQLiteStore, StoreUnavailable
 from app.session.lab import Lab
@@ -94,7 +95,7 @@ def test_a_name_is_plain_text_of_at_most_forty_characters(typed, shown, said):
 # ------------------------------------------------------------------ the publisher and the board's reading
 
 def test_a_round_publishes_every_session_and_forgets_the_gone(store):
-    publisher = Publisher(store)
+    publisher = Publisher(store, threaded=False)
     first, second = Presence(name="Ada", lab=trained_lab(25)), Presence(name="Alan")
     publisher.register(first)
     publisher.register(second)
@@ -109,9 +110,43 @@ def test_a_round_publishes_every_session_and_forgets_the_gone(store):
     assert gone not in publisher.sessions and gone not in publisher.published_keys
 
 
+def test_a_silent_tab_ages_on_the_board_then_leaves_it(store):
+    """A Presence not stamped for SILENT_AFTER s (no page run, no banner poll: its tab is gone) is
+    published no more, so it ages into "disconnected"; after FORGET_AFTER its entry goes."""
+    publisher = Publisher(store, threaded=False)
+    here = Presence(name="Ada")
+    publisher.register(here)
+    assert publisher.publish_round()
+    store.clock_for_tests.now += 7
+    here.seen_at = time.monotonic() - SILENT_AFTER - 1
+    assert publisher.publish_round()
+    [entry] = store.statuses()
+    assert entry.age == pytest.approx(7)  # not published again: aging
+    assert board_frame(store.statuses(), Moves(), store.now()).state.tolist() == ["disconnected"]
+    here.seen()
+    assert publisher.publish_round() and store.statuses()[0].age == 0  # back
+    here.seen_at = time.monotonic() - FORGET_AFTER - 1
+    assert publisher.publish_round()
+    assert store.statuses() == [] and here.key not in publisher.sessions
+
+
+def test_one_sessions_broken_status_leaves_the_others_published(store):
+    class Broken(Presence):
+        def status(self) -> dict:
+            raise KeyError("metric")
+
+    publisher = Publisher(store, threaded=False)
+    broken, fine = Broken(), Presence(name="Ada")
+    publisher.register(broken)
+    publisher.register(fine)
+    assert publisher.publish_round()
+    assert [entry.status["name"] for entry in store.statuses()] == ["Ada"]
+    assert "KeyError" in publisher.problem
+
+
 def test_a_store_that_fails_is_said_and_tried_again(tmp_path):
     broken = SQLiteStore(tmp_path / "missing" / "class.db")
-    publisher = Publisher(broken)
+    publisher = Publisher(broken, threaded=False)
     here = Presence()
     publisher.register(here)
     assert not publisher.publish_round() and publisher.problem
