@@ -228,6 +228,9 @@ def main() -> None:
               f"Ctrl-C stops it", flush=True)
         if not args.no_proxy:  # printed here only: the teacher's, never the students'
             print(f"serve_class: the teacher's board: {where}board?key={key}", flush=True)
+        elif TEACHER_KEY not in os.environ:  # the proxy's machine must hand its processes the same key
+            print(f"serve_class: this class's teacher key: {key} (start the proxy's serve_class.py with "
+                  f"{TEACHER_KEY} set to it)", flush=True)
         supervise(apps, nginx)
     except NotReady as failed:
         raise SystemExit(f"serve_class: {failed}") from None
