@@ -6,6 +6,7 @@ and the same link sent to the other process (the cookie changed by hand) finds n
 while the first process still holds it. SIGTERM stops nginx and both app processes. Screenshots:
 serve-class-wide.png (1400 wide) and serve-class-projector.png (1024x768)."""
 import os
+import re
 import shutil
 import signal
 import socket
@@ -14,6 +15,7 @@ import sys
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -22,9 +24,9 @@ from .test_build_train import steps_trained
 from .test_projector import PROJECTOR
 
 WIDE = {"width": 1400, "height": 900}
-RUN_DIR = ARTIFACTS / "serve-class"  # the script's logs, pid files and nginx config, kept for a look
-STDOUT = ARTIFACTS / "serve-class.stdout.log"
-STDERR = ARTIFACTS / "serve-class.stderr.log"
+RUN_NAME = "serve-class"  # the run directory and the script's output under ARTIFACTS, kept for a look
+# What the script prints once it serves: the teacher's link comes on the next line.
+TEACHER_LINK = re.compile(r"^serve_class: the teacher's board: (http://\S+)$", re.MULTILINE)
 COOKIE = "unrolled_backend"  # the proxy's: which app process holds this browser
 STEPS = 40  # Play until at least this many steps
 # CPU time one process may spend meanwhile on a session it does not hold (its idle event loop): a
@@ -42,6 +44,8 @@ class Class:
     url: str
     pids: list[int]  # the app processes' pids, in the proxy's order (the cookie's value indexes it)
     nginx_pid: int
+    board: str  # the teacher's link the script printed (with the class's key)
+    run_dir: Path  # its logs, pid files, nginx's config
 
 
 def free_ports(n: int) -> list[int]:
@@ -69,28 +73,32 @@ def alive(pid: int) -> bool:
 
 
 @contextmanager
-def serving_a_class(processes: int):
-    """deploy/serve_class.py on free ports of 127.0.0.1, until it says it is serving; SIGTERM after."""
+def serving_a_class(processes: int, *args: str, name: str = RUN_NAME):
+    """deploy/serve_class.py on free ports of 127.0.0.1, with `args` besides (--store URL), until it
+    says it is serving and has printed the teacher's link; SIGTERM after. Its run directory and
+    output go to ARTIFACTS/<name> and <name>.stdout.log, .stderr.log."""
     if shutil.which("nginx") is None and not os.access("/usr/sbin/nginx", os.X_OK):
         pytest.fail("nginx is missing: run ./run_tests.sh, which installs it, or `apt-get install nginx`.",
                     pytrace=False)
     port, *app_ports = free_ports(1 + processes)
-    shutil.rmtree(RUN_DIR, ignore_errors=True)
+    run_dir, stdout, stderr = ARTIFACTS / name, ARTIFACTS / f"{name}.stdout.log", ARTIFACTS / f"{name}.stderr.log"
+    shutil.rmtree(run_dir, ignore_errors=True)
     cmd = [sys.executable, "deploy/serve_class.py", "--processes", str(processes), "--port", str(port),
-           "--listen", "127.0.0.1", "--app-ports", *map(str, app_ports), "--run-dir", str(RUN_DIR)]
+           "--listen", "127.0.0.1", "--app-ports", *map(str, app_ports), "--run-dir", str(run_dir), *args]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with open(STDOUT, "wb") as out, open(STDERR, "wb") as err:
+    with open(stdout, "wb") as out, open(stderr, "wb") as err:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 2 * SERVER_START_TIMEOUT  # the processes start side by side
-        while "serve_class: serving" not in STDOUT.read_text(errors="replace"):
+        while (link := TEACHER_LINK.search(stdout.read_text(errors="replace"))) is None:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"deploy/serve_class.py {'exited' if proc.poll() is not None else 'did not serve'}."
-                            f"\n$ {' '.join(cmd)}\n--- stderr ---\n{STDERR.read_text(errors='replace')}",
-                            pytrace=False)
+                            f"\n$ {' '.join(cmd)}\n--- stdout ---\n{stdout.read_text(errors='replace')}"
+                            f"\n--- stderr ---\n{stderr.read_text(errors='replace')}", pytrace=False)
             time.sleep(0.2)  # polling the script's output for its line, not standing in for it
-        pids = [int((RUN_DIR / f"app-{p}.pid").read_text()) for p in app_ports]
-        yield Class(f"http://127.0.0.1:{port}", pids, int((RUN_DIR / "nginx.pid").read_text()))
+        assert "serve_class: serving" in stdout.read_text(errors="replace")  # the link comes after it
+        pids = [int((run_dir / f"app-{p}.pid").read_text()) for p in app_ports]
+        yield Class(f"http://127.0.0.1:{port}", pids, int((run_dir / "nginx.pid").read_text()), link[1], run_dir)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
