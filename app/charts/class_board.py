@@ -26,10 +26,14 @@ def class_runs(curves: dict[str, list[list[float]]], band: pd.DataFrame | None, 
                                  customdata=band["high"],
                                  hovertemplate="step %{x:,}: measured %{y:.3g} to %{customdata:.3g}<extra></extra>"))
     legend = f"the class: {len(curves)} student{'s' * (len(curves) != 1)}, a line each"
+    colour = translucent(GREY, 0.8)
     for index, (name, points) in enumerate(sorted(curves.items())):  # one legend entry stands for them all
-        fig.add_trace(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines",
+        # A curve of one point (a run that diverged before its second held-out look) is a dot: as a line
+        # it drew nothing, and the legend counted a student the figure did not show.
+        fig.add_trace(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points],
+                                 mode="lines" if len(points) > 1 else "markers", marker=dict(color=colour, size=6),
                                  name=legend if index == 0 else name, showlegend=index == 0, legendgroup="class",
-                                 line=dict(color=translucent(GREY, 0.8), width=1.2),
+                                 line=dict(color=colour, width=1.2),
                                  hovertemplate=f"{name}<br>step %{{x:,}}: %{{y:.4g}}<extra></extra>"))
     fig.update_xaxes(title_text=STEP_AXIS)
     fig.update_yaxes(title_text=y_title)

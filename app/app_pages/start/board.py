@@ -21,6 +21,26 @@ from app.widgets.literal import literal
 REFRESH = 2.0  # s between the board's looks at the store
 SHOW = ("every student", "playing", "paused", "stalled", "diverged", "disconnected", "not started")
 OWN_SETUP = "my own setup (Build & Train's)"
+# The live table's columns, what a teacher watches in a lesson first: beside the sidebar a projector's
+# 1024 px shows the first six, the others scroll into view; 1400 px shows them all. None is pinned: Streamlit
+# greys a pinned column's text, and the names are what a class reads first.
+COLUMNS = ("name", "state", "lesson", "answer", "steps", "metric", "curve", "loss", "page", "model", "seen")
+# Short headers at fixed widths (px), the rest said in their help: "held-out metric" twice and "last seen (s
+# ago)" made the table 1,100 px wide, so at 1400 px the answers were out of sight and the last header cut.
+# The curve has no fixed y_min: a metric below it (R² starts negative) drew "Invalid min/max y-axis".
+TABLE = {
+    "name": st.column_config.TextColumn("student", width=90),
+    "state": st.column_config.TextColumn(width=95),
+    "lesson": st.column_config.TextColumn(width=100),
+    "answer": st.column_config.TextColumn(width=165, help="The answer to the open lesson's question"),
+    "steps": st.column_config.NumberColumn(format="%d", width=50),
+    "metric": st.column_config.NumberColumn(format="%.4g", width=60, help="The latest held-out metric"),
+    "curve": st.column_config.LineChartColumn(width=70, help="The held-out metric so far"),
+    "loss": st.column_config.NumberColumn(format="%.4g", width=60, help="The latest held-out loss"),
+    "page": st.column_config.TextColumn(width=75),
+    "model": st.column_config.TextColumn(width=120),
+    "seen": st.column_config.NumberColumn(format="%.0f s", width=50, help="Seconds since its page last published"),
+}
 
 
 def run() -> None:
@@ -45,11 +65,6 @@ def run() -> None:
     class_lesson(room)
 
 
-def client_id() -> str:
-    """Who is trying the key: the address nginx saw (the last X-Forwarded-For entry, which nginx
-    adds; the first ones are the browser's own word), else the socket's, else this browser."""
-    forwarded = st.context.headers.get("X-Forwarded-For", "")
-    return forwarded.split(",")[-1].strip() or st.context.ip_address or owner_token()
 
 
 def admitted(room: ClassRoom, given: str | None) -> bool:
@@ -63,7 +78,7 @@ def admitted(room: ClassRoom, given: str | None) -> bool:
         st.caption("The board shows every student's page, model, steps and scores live, for the teacher only.")
         return False
     try:
-        problem = check_key(key, room.config, room.store, client_id())
+        problem = check_key(key, room.config, room.store, owner_token())  # this browser
     except StoreUnavailable as err:
         st.error(f"The class's store cannot be reached ({literal(str(err))}), so the key cannot be checked. The "
                  "students' pages carry on without the board.", icon=":material/cloud_off:")
@@ -89,14 +104,7 @@ def live_board(room: ClassRoom, show_state: str) -> None:
     st.markdown(f"**{counts_line(frame)}**")
     if show_state != SHOW[0]:
         frame = frame[frame["state"] == show_state]
-    st.dataframe(frame.drop(columns="key"), hide_index=True, width="stretch", column_config={
-        "name": st.column_config.TextColumn("student"),
-        "curve": st.column_config.LineChartColumn("held-out metric", y_min=0.0),
-        "loss": st.column_config.NumberColumn("held-out loss", format="%.4g"),
-        "metric": st.column_config.NumberColumn("held-out metric", format="%.4g"),
-        "steps": st.column_config.NumberColumn(format="%d"),
-        "seen": st.column_config.NumberColumn("last seen (s ago)", format="%.0f"),
-    })
+    st.dataframe(frame.drop(columns="key"), hide_index=True, width="stretch", column_order=COLUMNS, column_config=TABLE)
     if room.publisher.problem:
         st.warning(f"This app process cannot publish to the class's store: {literal(room.publisher.problem)}.",
                    icon=":material/cloud_off:")
