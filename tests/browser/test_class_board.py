@@ -1,0 +1,232 @@
+"""The teacher's board (issue 32) with a real class: deploy/serve_class.py runs two app processes behind
+nginx, on its default SQLite store and on a real redis-server (--store), and three students (three
+browser contexts, so three cookie jars: nginx spreads them over both processes) and their teacher (the
+link the script printed) use it. The board lists the three by name within seconds; the teacher's
+"follow me" brings each student's banner, whose button opens the lesson with its question; each answers
+differently and presses Play; the board shows each on the lesson with their answer, its figures draw a
+run each and count the answers, and the reveal colours the measured one green. At 1400 px every column
+of the table is in view. A wrong key gets the refusal and no board. Screenshots of the board with the
+three on it: board-wide.png (1400x900) and board-projector.png (1024x768), -redis.png for Redis's."""
+import os
+import subprocess
+import time
+from contextlib import ExitStack, contextmanager
+
+import pytest
+import redis
+
+from app.charts.style import BLUE, GREEN, GREY
+from app.session.class_store import SEEN_KEY
+from app.session.lessons import BY_KEY
+
+from .conftest import SCRIPT_TIMEOUT, StreamlitPage, wait_for_app
+from .test_projector import PROJECTOR
+from .test_serve_class import WIDE, backend, free_ports, serving_a_class
+
+REDIS_SERVER = "/usr/bin/redis-server"
+REDIS_START_TIMEOUT = 10  # s to answer PING on a loaded machine (milliseconds alone)
+# The lesson sent: its page is Build & Train, and its run without clipping diverges at step 2, so Play
+# ends at once and the lesson's measured answer is shown (app/data/lessons/11-exploding.toml).
+LESSON = BY_KEY["exploding"]
+# Each student's name and answer to the lesson's question: three different choices, the first right.
+STUDENTS = {"Ada": LESSON.question.choices[0].text, "Alan": LESSON.question.choices[1].text,
+            "Grace": LESSON.question.choices[2].text}
+LISTED = 20  # s: a student's status reaches the store within 2 s and the board's next look 2 s later
+BANNER = 30_000  # ms: the students' pages look for a "follow me" every 5 s; a loaded machine runs late
+OPEN_IT = '[class*="st-key-follow_open_"] button'  # the banner's button (Home has other "Open it" buttons)
+WRONG_KEY = "not-this-class-key-at-all"
+# The board's table is drawn on a canvas; its grid keeps an accessible table of the cells it shows.
+TABLE = """() => {
+    const grid = document.querySelector('[data-testid="stDataFrame"] table');
+    if (grid === null) return null;
+    const head = [...grid.querySelectorAll('thead th')].map(th => th.textContent.trim());
+    return [...grid.querySelectorAll('tbody tr')].map(tr =>
+        Object.fromEntries([...tr.cells].map((td, i) => [head[i], td.textContent.trim()])));
+}"""
+# The table's box and the width of its columns (the grid scrolls sideways when they are wider).
+TABLE_WIDTH = """() => {
+    const scroller = document.querySelector('[data-testid="stDataFrame"] .dvn-scroller');
+    return [scroller.clientWidth, scroller.scrollWidth];
+}"""
+HEADERS = ["student", "state", "lesson", "answer", "steps", "metric", "curve", "loss", "page", "model", "seen"]
+# The traces of the plotly figure whose title (its lines and markup taken out) starts with `title`;
+# else the titles there are.
+FIGURE = """title => {
+    const plots = [...document.querySelectorAll('.js-plotly-plot')];
+    const titles = plots.map(p => ((p.layout.title || {}).text || '').replace(/<[^>]*>/g, ' ')
+        .replace(/\\s+/g, ' ').trim());
+    const plot = plots[titles.findIndex(t => t.startsWith(title))];
+    if (plot === undefined) return {titles};
+    const list = v => v !== undefined && v !== null && typeof v.length === 'number' ? Array.from(v) : v;
+    return {traces: plot.data.map(t => ({name: t.name, group: t.legendgroup || '', x: list(t.x), y: list(t.y),
+                                         colours: [].concat((t.marker || {}).color)}))};
+}"""
+
+
+@contextmanager
+def redis_server():
+    """A real redis-server on a free loopback port, nothing saved to disk; its URL."""
+    if not os.access(REDIS_SERVER, os.X_OK):
+        pytest.fail(f"{REDIS_SERVER} is missing: run ./run_tests.sh, which installs it, or "
+                    "`apt-get install redis-server`.", pytrace=False)
+    port, = free_ports(1)
+    server = subprocess.Popen([REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
+    try:
+        deadline = time.monotonic() + REDIS_START_TIMEOUT
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if server.poll() is not None:
+                    pytest.fail(f"redis-server exited ({server.returncode}): {server.stdout.read()}", pytrace=False)
+                if time.monotonic() > deadline:
+                    pytest.fail(f"redis-server did not answer PING on port {port} in {REDIS_START_TIMEOUT} s",
+                                pytrace=False)
+                time.sleep(0.02)  # polling PING, not standing in for it
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        client.close()
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        server.stdout.close()
+
+
+def rows_when(page: StreamlitPage, ready, what: str, timeout: float = LISTED) -> dict[str, dict[str, str]]:
+    """The board's rows by student, once `ready(rows)` holds; polled as the board refreshes itself."""
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = page.page.evaluate(TABLE) or []
+        by_name = {row.get("student"): row for row in rows}
+        if ready(by_name):
+            return by_name
+        if time.monotonic() > deadline:
+            counts = page.page.locator('[data-testid="stMain"] p strong').first.inner_text()
+            pytest.fail(f"the board did not show {what} within {timeout} s: {counts}; rows {rows}", pytrace=False)
+        page.page.wait_for_timeout(250)  # the board redraws every 2 s: look again, until the deadline
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick `option` in the selectbox labelled `label`."""
+    page.get_by_role("combobox", name=label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    wait_for_app(page)
+
+
+def figure(page: StreamlitPage, title: str) -> list[dict]:
+    """The traces of the figure on the page whose title starts with `title`."""
+    found = page.page.evaluate(FIGURE, title)
+    assert "traces" in found, f"no figure titled {title!r} on the page: {found['titles']}"
+    return found["traces"]
+
+
+def main_text(page) -> str:
+    return " ".join(page.locator('[data-testid="stMain"]').inner_text().split())
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("store", ["sqlite", "redis"])
+def test_a_teacher_and_three_students_on_two_processes(browser, store):
+    with ExitStack() as stack:
+        args = ("--store", stack.enter_context(redis_server())) if store == "redis" else ()
+        served = stack.enter_context(serving_a_class(2, *args, name=f"class-board-{store}"))
+
+        def opened(viewport) -> StreamlitPage:
+            context = browser.new_context(viewport=viewport)
+            stack.callback(context.close)
+            context.set_default_timeout(SCRIPT_TIMEOUT)
+            return StreamlitPage(context.new_page(), served.url)
+
+        students = {}
+        for name in STUDENTS:
+            student = students[name] = opened(WIDE)
+            student.goto("")
+            box = student.page.get_by_role("textbox", name="Your name on the class board")
+            box.fill(name)
+            box.press("Enter")
+            wait_for_app(student.page)
+        held = {name: backend(student) for name, student in students.items()}
+        assert set(held.values()) == {0, 1}, f"the students' processes: {held}"  # newcomers go in turn
+
+        teacher = opened(WIDE)
+        teacher.goto(served.board.removeprefix(served.url + "/"))
+        assert "key=" not in teacher.page.url  # taken out of the address bar
+        rows = rows_when(teacher, lambda rows: set(rows) == set(STUDENTS), "the three students")
+        assert all(row["page"] == "home" and row["lesson"] == "" for row in rows.values()), rows
+        assert "3 students: 3 not started." in main_text(teacher.page)
+
+        if store == "redis":  # the statuses live in the Redis server, and no SQLite file was made
+            with redis.Redis.from_url(args[1]) as client:
+                assert client.zcard(SEEN_KEY) == len(STUDENTS)
+            assert not (served.run_dir / "class.db").exists()
+        else:
+            assert (served.run_dir / "class.db").exists()
+
+        choose(teacher.page, "Send the class", f"the lesson {LESSON.title}")
+        teacher.page.get_by_role("button", name="Send to the class").click()
+        wait_for_app(teacher.page)
+        assert "Sent: every student's page shows a banner" in main_text(teacher.page)
+
+        question = " ".join(LESSON.question.text.split())
+        for name, student in students.items():
+            page = student.page
+            page.get_by_text("Your teacher asks the class to open").wait_for(timeout=BANNER)
+            assert f"the lesson \u201c{LESSON.title}\u201d" in main_text(page)
+            page.locator(OPEN_IT).click()
+            wait_for_app(page)
+            assert page.url.removeprefix(served.url + "/").split("?")[0] == LESSON.page, page.url
+            assert LESSON.title in main_text(page) and question in main_text(page), main_text(page)
+            assert "Your teacher asks the class" not in main_text(page)  # answered: the banner went
+            page.get_by_text(STUDENTS[name], exact=True).click()
+            wait_for_app(page)
+        rows = rows_when(teacher, lambda rows: all(rows.get(name, {}).get("lesson") == LESSON.key
+                                                   for name in STUDENTS), "every student on the lesson")
+        assert all(row["page"] == LESSON.page for row in rows.values()), rows
+
+        for name, student in students.items():
+            page = student.page
+            page.get_by_role("button", name="Play", exact=True).click()
+            page.get_by_text("Measured:", exact=True).wait_for(timeout=120_000)  # diverged: the measured answer shows
+            wait_for_app(page)
+            mark = "is the measured one" if STUDENTS[name] == LESSON.question.right.text else "is not"
+            assert f"Your prediction, {STUDENTS[name]}, {mark}" in main_text(page), main_text(page)
+        rows_when(teacher, lambda rows: all(rows.get(name, {}).get("state") == "diverged" and
+                                            rows[name].get("answer") == answer for name, answer in STUDENTS.items()),
+                  "every student's run diverged, with their answer")
+
+        choose(teacher.page, "Lesson", LESSON.title)
+        runs = figure(teacher, f"The class on \u201c{LESSON.title}\u201d")
+        assert len([trace for trace in runs if trace["group"] == "class"]) == len(STUDENTS)  # a curve each
+        choices = [choice.text for choice in LESSON.question.choices]
+        bars, = figure(teacher, question[:40])
+        assert bars["y"] == choices
+        assert bars["x"] == [list(STUDENTS.values()).count(choice) for choice in choices]
+        assert set(bars["colours"]) == {BLUE}  # not revealed yet
+        teacher.page.get_by_text("Reveal the measured answer").click()
+        wait_for_app(teacher.page)
+        bars, = figure(teacher, question[:40])
+        right = LESSON.question.right.text
+        assert bars["colours"] == [GREEN if choice == right else GREY for choice in choices]
+        assert f"Measured over the lesson's runs: {LESSON.question.measured}" in main_text(teacher.page)
+
+        suffix = "" if store == "sqlite" else f"-{store}"
+        teacher.screenshot(f"board-wide{suffix}")
+        shown, wide = teacher.page.evaluate(TABLE_WIDTH)
+        assert wide <= shown + 1, f"at 1400 px the board's table is {wide} px wide in {shown} px: it scrolls"
+        assert list(rows_when(teacher, lambda rows: True, "its rows")["Ada"]) == HEADERS  # every column in view
+        teacher.page.set_viewport_size(PROJECTOR)
+        wait_for_app(teacher.page)
+        teacher.screenshot(f"board-projector{suffix}")
+
+        stranger = opened(WIDE)
+        stranger.goto(f"board?key={WRONG_KEY}")
+        text = main_text(stranger.page)
+        assert "That is not this class's teacher key." in text
+        assert "Follow me" not in text and not any(name in text for name in STUDENTS)
+        assert stranger.page.locator('[data-testid="stDataFrame"]').count() == 0
