@@ -2,6 +2,8 @@
 class is an ensemble), and the class's answers to a lesson's question. No Streamlit here."""
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -13,10 +15,12 @@ from app.charts.style import BLUE, GREEN, GREY, finish
 HEIGHT = 360  # px: on a projector, beside nothing else
 
 
-def class_runs(curves: dict[str, list[list[float]]], band: pd.DataFrame | None, members: int, title: str,
+def class_runs(curves: dict[str, tuple[str, list[list[float]]]], band: pd.DataFrame | None, members: int, title: str,
                y_title: str) -> go.Figure:
-    """Each student's curve (name -> [[step, value], ...]) as a thin line over the band (step, low,
-    high) the lesson's `members` measured runs span; no band when the lesson has none of this series."""
+    """Each student's curve (their store key -> (name, [[step, value], ...]): two students may share a
+    name) as a thin line over the band (step, low, high) the lesson's `members` measured runs span; no
+    band when the lesson has none of this series. A name is text, escaped: plotly reads a trace's
+    name and meta as its own markup."""
     fig = go.Figure()
     if band is not None and len(band):
         fig.add_trace(go.Scatter(x=band["step"], y=band["high"], mode="lines", line=dict(width=0), showlegend=False,
@@ -27,14 +31,15 @@ def class_runs(curves: dict[str, list[list[float]]], band: pd.DataFrame | None, 
                                  hovertemplate="step %{x:,}: measured %{y:.3g} to %{customdata:.3g}<extra></extra>"))
     legend = f"the class: {len(curves)} student{'s' * (len(curves) != 1)}, a line each"
     colour = translucent(GREY, 0.8)
-    for index, (name, points) in enumerate(sorted(curves.items())):  # one legend entry stands for them all
+    for index, (name, points) in enumerate(sorted(curves.values())):  # one legend entry stands for them all
+        shown = html.escape(name)
         # A curve of one point (a run that diverged before its second held-out look) is a dot: as a line
         # it drew nothing, and the legend counted a student the figure did not show.
         fig.add_trace(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points],
                                  mode="lines" if len(points) > 1 else "markers", marker=dict(color=colour, size=6),
-                                 name=legend if index == 0 else name, showlegend=index == 0, legendgroup="class",
-                                 line=dict(color=colour, width=1.2),
-                                 hovertemplate=f"{name}<br>step %{{x:,}}: %{{y:.4g}}<extra></extra>"))
+                                 name=legend if index == 0 else shown, showlegend=index == 0, legendgroup="class",
+                                 line=dict(color=colour, width=1.2), meta=shown,
+                                 hovertemplate="%{meta}<br>step %{x:,}: %{y:.4g}<extra></extra>"))
     fig.update_xaxes(title_text=STEP_AXIS)
     fig.update_yaxes(title_text=y_title)
     return legend_under(finish(fig, title, height=HEIGHT))

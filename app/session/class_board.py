@@ -25,6 +25,11 @@ class Moves:
 
     steps: dict[str, tuple[int, float]] = field(default_factory=dict)
 
+    def keep_only(self, keys: set[str]) -> None:
+        """Forget the students the store no longer has: the board's memory stays the class's size."""
+        for gone in set(self.steps) - keys:
+            del self.steps[gone]
+
     def stalled(self, key: str, steps: int, playing: bool, now: float) -> bool:
         seen = self.steps.get(key)
         if seen is None or seen[0] != steps:
@@ -43,6 +48,7 @@ def state_of(status: dict, age: float, stalled: bool) -> str:
 
 def board_frame(statuses: list[Status], moves: Moves, now: float) -> pd.DataFrame:
     """A row per student (COLUMNS), most recently seen first; `now` on the store's clock."""
+    moves.keep_only({entry.session_id for entry in statuses})
     rows = []
     for entry in statuses:
         status = entry.status
@@ -77,12 +83,12 @@ def answers_of(statuses: list[Status], lesson: str, choices: tuple[str, ...]) ->
     return {choice: counts.get(choice, 0) for choice in choices}
 
 
-def curves_of(statuses: list[Status], lesson: str, series: str) -> dict[str, list[list[float]]]:
-    """Each student's held-out `series` ("loss" or "metric") on `lesson`: the name shown on the
-    board -> [[step, value], ...]."""
+def curves_of(statuses: list[Status], lesson: str, series: str) -> dict[str, tuple[str, list[list[float]]]]:
+    """Each student's held-out `series` ("loss" or "metric") on `lesson`: their store key -> (the
+    name shown on the board, [[step, value], ...]); keyed apart, as two students may share a name."""
     found = {}
     for entry in statuses:
         curve = (entry.status.get("curves") or {}).get(series)
         if entry.status.get("lesson") == lesson and curve:
-            found[entry.status.get("name", "?")] = curve
+            found[entry.session_id] = (str(entry.status.get("name", "?")), curve)
     return found

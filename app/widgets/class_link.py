@@ -72,7 +72,7 @@ def join(url_path: str) -> None:
     """Before the page runs: the follow banner, the name box, this session registered with the
     publisher. Nothing on a server without a class."""
     room = in_class()
-    if room is None:
+    if room is None or url_path == pages.BOARD[2]:  # the board's visitors are the teacher, or turned away
         return
     follow_banner(room)
     here = presence()
@@ -84,7 +84,7 @@ def join(url_path: str) -> None:
 def keep_presence(url_path: str) -> None:
     """This session's Presence brought up to date: before the page runs, and again after it (which
     made the lab, or the page's runs, on a first visit), however it ended."""
-    if in_class() is None:
+    if in_class() is None or url_path == pages.BOARD[2]:
         return
     here = presence()
     here.page, here.lesson, here.lab = url_path or "home", state.get(state.LESSON), state.lab()

@@ -185,7 +185,9 @@ STEPS_PARAM = "steps"  # "Train up to step": a teacher's link gives the class th
 OWNER_COOKIE = "unrolled_owner"  # the browser's owner token, never in a link
 
 # What a reload brings back with the lab, beside it.
-KEPT_WITH_THE_LAB = (LESSON, TARGET_STEPS, PRESENTATION, EXPORT_FORMAT, CLASS_NAME, FOLLOWED, PREDICTION)
+# Not the class name: its box is drawn before the page restores these (a reload then raised
+# StreamlitWidgetAlreadyInstantiatedError); a reloaded student types it again.
+KEPT_WITH_THE_LAB = (LESSON, TARGET_STEPS, PRESENTATION, EXPORT_FORMAT, FOLLOWED, PREDICTION)
 # The pages that train runs of their own (in turns), and the key each keeps them under; every other
 # page trains the Lab. A lesson's question and the class board read the lesson's runs from here.
 OWN_RUNS = {"compare": COMPARISON, "scaling": SCALING, "transfer": TRANSFER, "word-vectors": VECTORS,

@@ -321,3 +321,26 @@ def test_the_board_counts_the_class_answers_and_reveals_the_measured_one(in_clas
     [bars] = chart(teacher, question.text[:30])["data"]
     colours = dict(zip(plotted(bars["y"]), bars["marker"]["color"]))
     assert colours[question.right.text] == GREEN and list(colours.values()).count(GREEN) == 1
+
+
+def test_two_students_of_one_name_are_two_lines_and_a_name_is_never_markup():
+    from app.charts.class_board import class_runs
+    from app.session.class_board import curves_of
+    from app.session.class_store import Status
+
+    markup = '<span style="font-size:80px">Alex</span> %{y}'
+    statuses = [Status(key, {"name": name, "lesson": "vanishing", "curves": {"loss": [[0, 1.0], [25, 0.5]]}}, 0.0)
+                for key, name in (("k1", "Alex"), ("k2", "Alex"), ("k3", markup))]
+    curves = curves_of(statuses, "vanishing", "loss")
+    assert len(curves) == 3
+    fig = class_runs(curves, None, 0, "The class", "held-out loss")
+    metas = [trace.meta for trace in fig.data]
+    [escaped] = [meta for meta in metas if meta != "Alex"]
+    assert metas.count("Alex") == 2 and escaped.startswith("&lt;span") and "<" not in escaped
+    assert all(trace.hovertemplate.startswith("%{meta}") for trace in fig.data)
+
+
+def test_the_board_page_publishes_nothing_of_its_visitor(in_class):
+    teacher_app("not-the-key-at-all")  # Home first (a student there), then the board, turned away
+    class_room().publisher.publish_round()
+    assert [entry.status["page"] for entry in class_room().store.statuses()] == ["home"]

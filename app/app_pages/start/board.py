@@ -13,12 +13,13 @@ from app.session.class_status import SERIES
 from app.session.class_store import StoreUnavailable
 from app.session.lessons import BY_KEY, LESSONS
 from app.widgets import state
-from app.widgets.class_link import ClassRoom, class_room, presence
+from app.widgets.class_link import FOLLOW_POLL, ClassRoom, class_room, presence
 from app.widgets.figures import show
 from app.widgets.header import current_lab, owner_token, page_header
 from app.widgets.literal import literal
 
 REFRESH = 2.0  # s between the board's looks at the store
+LESSON_REFRESH = 5.0  # s between redraws of one lesson's figures: the class's curves move slowly
 SHOW = ("every student", "playing", "paused", "stalled", "diverged", "disconnected", "not started")
 OWN_SETUP = "my own setup (Build & Train's)"
 # The live table's columns, what a teacher watches in a lesson first: beside the sidebar a projector's
@@ -130,7 +131,7 @@ def follow_me(room: ClassRoom) -> None:
     except (StoreUnavailable, ValueError) as err:
         st.error(f"It could not be sent: {literal(str(err))}.", icon=":material/block:")
         return
-    st.success(f"Sent: every student's page shows a banner within {5:d} seconds, with a button to open "
+    st.success(f"Sent: every student's page shows a banner within {FOLLOW_POLL:.0f} seconds, with a button to open "
                f"{message['title']}.", icon=":material/check_circle:")
 
 
@@ -139,32 +140,46 @@ def class_lesson(room: ClassRoom) -> None:
     st.subheader("The class as an ensemble")
     key = st.selectbox("Lesson", [lesson.key for lesson in LESSONS], format_func=lambda k: BY_KEY[k].title,
                        key="board_lesson")
+    reveal = st.toggle("Reveal the measured answer", key="board_reveal") if BY_KEY[key].question else False
+    lesson_figures(room, key, reveal)
+
+
+def band_run(key: str, statuses) -> str | None:
+    """The lesson's run the class trains: the run the students' pages show (a page's own runs name
+    it), else the run whose setup is the lesson's link, else none (a lesson measured without runs)."""
+    ensemble = ensembles.shipped(key)
+    if ensemble is None or not ensemble.runs():
+        return None
+    named = [entry.status.get("run") for entry in statuses if entry.status.get("lesson") == key]
+    shown = next((run for run in named if run in ensemble.runs()), None)
+    return shown or ensemble.run_of(BY_KEY[key].setup) or ensemble.runs()[0]
+
+
+@st.fragment(run_every=LESSON_REFRESH)
+def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
     try:
         statuses = room.store.statuses()
     except StoreUnavailable:
         return  # the live board says why
-    ensemble = ensembles.shipped(key)
+    ensemble, run = ensembles.shipped(key), band_run(key, statuses)
     band, members, series = None, 0, "metric"
-    if ensemble is not None:
-        run = ensemble.runs()[0]
-        published = [name for name in ensemble.series(run) if name in SERIES]
-        if published:
-            series = published[0]
-            band, members = ensemble.band(run, series), len(ensemble.members)
+    published = [name for name in ensemble.series(run) if name in SERIES] if run is not None else []
+    if published:
+        series = published[0]
+        band, members = ensemble.band(run, series), len(ensemble.members)
     curves = curves_of(statuses, key, series)
     show(charts.class_runs(curves, band, members, f"The class on \u201c{BY_KEY[key].title}\u201d",
                            f"held-out {series}"), "board_class_runs")
-    what = (f"the band spans the {members} runs measured for the lesson over seeds and CPU kernel paths (its "
-            f"run '{run}')" if band is not None else "this lesson has no measured band of a held-out loss or metric")
+    what = (f"the band spans the {members} runs measured for the lesson's run '{run}' over seeds and CPU kernel "
+            "paths" if band is not None else "this lesson has no measured band of a held-out loss or metric")
     st.caption(f"Each grey line is one student's held-out {series} on this lesson, as their page last published it "
-               f"({len(curves)} of them); {what}.")
-    question = getattr(BY_KEY[key], "question", None)
+               f"({len(curves)} of them; a run with one measurement is a dot); {what}. Redrawn every "
+               f"{LESSON_REFRESH:.0f} s.")
+    question = BY_KEY[key].question
     if question is not None:
-        reveal = st.toggle("Reveal the measured answer", key="board_reveal")
         counts = answers_of(statuses, key, tuple(choice.text for choice in question.choices))
         show(charts.answers(counts, question.right.text if reveal else None, question.text), "board_answers")
         st.caption(f"Each student's answer before Play ({sum(counts.values())} so far)."
                    + (f" Measured over the lesson's runs: {question.measured}." if reveal else ""))
-
 
 run()
