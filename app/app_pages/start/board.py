@@ -146,13 +146,15 @@ def class_lesson(room: ClassRoom) -> None:
 
 def band_run(key: str, statuses) -> str | None:
     """The lesson's run the class trains: the run the students' pages show (a page's own runs name
-    it), else the run whose setup is the lesson's link, else none (a lesson measured without runs)."""
+    it), else the run whose setup is the lesson's link; none when no measured run is the class's (the
+    exploding lesson's only curve is the clipped run's: its band under unclipped runs would mislead)
+    or the lesson was measured without runs."""
     ensemble = ensembles.shipped(key)
     if ensemble is None or not ensemble.runs():
         return None
     named = [entry.status.get("run") for entry in statuses if entry.status.get("lesson") == key]
     shown = next((run for run in named if run in ensemble.runs()), None)
-    return shown or ensemble.run_of(BY_KEY[key].setup) or ensemble.runs()[0]
+    return shown or ensemble.run_of(BY_KEY[key].setup)
 
 
 @st.fragment(run_every=LESSON_REFRESH)
@@ -171,7 +173,7 @@ def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
     show(charts.class_runs(curves, band, members, f"The class on \u201c{BY_KEY[key].title}\u201d",
                            f"held-out {series}"), "board_class_runs")
     what = (f"the band spans the {members} runs measured for the lesson's run '{run}' over seeds and CPU kernel "
-            "paths" if band is not None else "this lesson has no measured band of a held-out loss or metric")
+            "paths" if band is not None else "no measured run of this lesson is the one its link opens, so no band")
     st.caption(f"Each grey line is one student's held-out {series} on this lesson, as their page last published it "
                f"({len(curves)} of them; a run with one measurement is a dot); {what}. Redrawn every "
                f"{LESSON_REFRESH:.0f} s.")
