@@ -5,7 +5,6 @@ import ctypes
 import math
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -28,50 +27,16 @@ from app.session.class_store import (
     StoreUnavailable,
     open_store,
 )
+from tests.redis_server import free_port, redis_server
 
-REDIS_SERVER = "/usr/bin/redis-server"
 ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT = 10  # s for redis-server to answer PING on a loaded machine (it takes milliseconds alone)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def redis_url():
-    """A real redis-server on a free loopback port, nothing saved to disk, for this module."""
-    if not os.access(REDIS_SERVER, os.X_OK):
-        pytest.fail(f"{REDIS_SERVER} is missing: run ./run_tests.sh, which installs it, or "
-                    "`apt-get install redis-server`.", pytrace=False)
-    port = free_port()
-    server = subprocess.Popen([REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if server.poll() is not None:
-                    pytest.fail(f"redis-server exited ({server.returncode}): {server.stdout.read()}", pytrace=False)
-                if time.monotonic() > deadline:
-                    pytest.fail(f"redis-server did not answer PING on port {port} in {START_TIMEOUT} s", pytrace=False)
-                time.sleep(0.02)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        client.close()
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        server.stdout.close()
+    """A real redis-server for this module (tests/redis_server.py)."""
+    with redis_server() as url:
+        yield url
 
 
 class SQLiteBackend:

@@ -7,10 +7,8 @@ differently and presses Play; the board shows each on the lesson with their answ
 run each and count the answers, and the reveal colours the measured one green. At 1400 px every column
 of the table is in view. A wrong key gets the refusal and no board. Screenshots of the board with the
 three on it: board-wide.png (1400x900) and board-projector.png (1024x768), -redis.png for Redis's."""
-import os
-import subprocess
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 
 import pytest
 import redis
@@ -19,12 +17,11 @@ from app.charts.style import BLUE, GREEN, GREY
 from app.session.class_store import SEEN_KEY
 from app.session.lessons import BY_KEY
 
+from ..redis_server import redis_server
 from .conftest import SCRIPT_TIMEOUT, StreamlitPage, wait_for_app
 from .test_projector import PROJECTOR
-from .test_serve_class import WIDE, backend, free_ports, serving_a_class
+from .test_serve_class import WIDE, backend, serving_a_class
 
-REDIS_SERVER = "/usr/bin/redis-server"
-REDIS_START_TIMEOUT = 10  # s to answer PING on a loaded machine (milliseconds alone)
 # The lesson sent: its page is Build & Train, and its run without clipping diverges at step 2, so Play
 # ends at once and the lesson's measured answer is shown (app/data/lessons/11-exploding.toml).
 LESSON = BY_KEY["exploding"]
@@ -63,39 +60,6 @@ FIGURE = """title => {
 }"""
 
 
-@contextmanager
-def redis_server():
-    """A real redis-server on a free loopback port, nothing saved to disk; its URL."""
-    if not os.access(REDIS_SERVER, os.X_OK):
-        pytest.fail(f"{REDIS_SERVER} is missing: run ./run_tests.sh, which installs it, or "
-                    "`apt-get install redis-server`.", pytrace=False)
-    port, = free_ports(1)
-    server = subprocess.Popen([REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
-    try:
-        deadline = time.monotonic() + REDIS_START_TIMEOUT
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if server.poll() is not None:
-                    pytest.fail(f"redis-server exited ({server.returncode}): {server.stdout.read()}", pytrace=False)
-                if time.monotonic() > deadline:
-                    pytest.fail(f"redis-server did not answer PING on port {port} in {REDIS_START_TIMEOUT} s",
-                                pytrace=False)
-                time.sleep(0.02)  # polling PING, not standing in for it
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        client.close()
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        server.stdout.close()
 
 
 def rows_when(page: StreamlitPage, ready, what: str, timeout: float = LISTED) -> dict[str, dict[str, str]]:
