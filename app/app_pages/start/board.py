@@ -20,7 +20,7 @@ from app.widgets.literal import literal
 
 REFRESH = 2.0  # s between the board's looks at the store
 LESSON_REFRESH = 5.0  # s between redraws of one lesson's figures: the class's curves move slowly
-SHOW = ("every student", "playing", "paused", "stalled", "diverged", "disconnected", "not started")
+SHOW = ("all", "playing", "paused", "stalled", "diverged", "disconnected", "not started")
 OWN_SETUP = "my own setup (Build & Train's)"
 # The live table's columns, what a teacher watches in a lesson first: beside the sidebar a projector's
 # 1024 px shows the first six, the others scroll into view; 1400 px shows them all. None is pinned: Streamlit
