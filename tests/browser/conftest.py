@@ -439,3 +439,19 @@ def assert_stays_paused(app_page: StreamlitPage, socket, play: str, count) -> No
         assert count(page) == paused  # paused means paused
     ticks = [m for m in app_page.messages[read_at:] if kind(m) == "new_session" and m.metadata.run.fragment_ids]
     assert not ticks, f"the live fragment ran {len(ticks)} times on its own while paused"
+
+
+def play_runs_to(page, steps: int) -> None:
+    """On a page that trains runs side by side (Transfer learning, Pretrained embeddings, BERT and GPT):
+    "Train each up to step" set to `steps`, Play, and wait until every run stood there and the page
+    stopped (its Play button back)."""
+    box = page.get_by_label("Train each up to step", exact=True)
+    box.fill(str(steps))
+    box.press("Enter")
+    wait_for_app(page)
+    page.get_by_role("button", name="Play", exact=True).click()
+    page.wait_for_function(
+        f"() => /step {steps} of {steps} for each run/.test(document.querySelector('[data-testid=\"stMain\"]')"
+        ".innerText)", timeout=240_000)
+    page.get_by_role("button", name="Play", exact=True).wait_for(timeout=60_000)  # stopped at the target
+    wait_for_app(page)

@@ -3,7 +3,7 @@ sentence with a mask shows both guesses, the causal one with the words after the
 the shipped models then read "bank" in the lesson's two sentences and in two that start alike; a
 sentence without a mask gets a message while the rest of the page stays; at a projector's 1024x768 and
 at 1400 wide (screenshots: bert-gpt-<size>.png, bert-gpt-shipped-<size>.png)."""
-from .conftest import wait_for_app
+from .conftest import play_runs_to, wait_for_app
 
 SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
 
@@ -23,17 +23,7 @@ def test_both_objectives_train_and_read_a_sentence_with_a_mask(app_page):
     page = app_page.page
     page.set_viewport_size(SIZES["wide"])
     app_page.goto("bert-gpt")
-    steps = page.get_by_label("Train each up to step", exact=True)
-    steps.fill("50")
-    steps.press("Enter")
-    wait_for_app(page)
-    page.get_by_role("button", name="Play", exact=True).click()
-    page.wait_for_function(
-        "() => /step 50 of 50 for each run/.test(document.querySelector('[data-testid=\"stMain\"]').innerText)",
-        timeout=240_000,
-    )
-    page.get_by_role("button", name="Play", exact=True).wait_for(timeout=60_000)  # stopped at the target
-    wait_for_app(page)
+    play_runs_to(page, 50)
     text = main_text(page)
     assert "The runs reached step 50" in text and "At step 50: masked (BERT)" in text, text
     typed(page, "A sentence with one <mask> where the hidden word goes", "she was very <mask> to see him")

@@ -2,7 +2,7 @@
 prompt; on Transfer learning a char LM's frozen layers are fine-tuned beside a network trained from
 scratch, the frozen parts reading exactly 0 in the table, at a projector's 1024x768 and at 1400 wide
 (screenshots: pretrained-generate-wide.png, transfer-<size>.png)."""
-from .conftest import wait_for_app
+from .conftest import play_runs_to, wait_for_app
 
 SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
 
@@ -30,17 +30,7 @@ def test_a_frozen_pretrained_model_fine_tunes_beside_one_from_scratch(app_page):
     page = app_page.page
     page.set_viewport_size(SIZES["wide"])
     app_page.goto("transfer")
-    steps = page.get_by_label("Train each up to step", exact=True)
-    steps.fill("50")
-    steps.press("Enter")
-    wait_for_app(page)
-    page.get_by_role("button", name="Play", exact=True).click()
-    page.wait_for_function(
-        "() => /step 50 of 50 for each run/.test(document.querySelector('[data-testid=\"stMain\"]').innerText)",
-        timeout=240_000,
-    )
-    page.get_by_role("button", name="Play", exact=True).wait_for(timeout=60_000)  # stopped at the target
-    wait_for_app(page)
+    play_runs_to(page, 50)
     text = main_text(page)
     assert "Both runs reached step 50" in text and "At step 50: pretrained" in text, text
     rows = page.eval_on_selector_all('[data-testid="stTable"] tbody tr',
