@@ -40,7 +40,10 @@ def class_runs(curves: dict[str, tuple[str, list[list[float]]]], band: pd.DataFr
                                  name=legend if index == 0 else shown, showlegend=index == 0, legendgroup="class",
                                  line=dict(color=colour, width=1.2), meta=shown,
                                  hovertemplate="%{meta}<br>step %{x:,}: %{y:.4g}<extra></extra>"))
-    fig.update_xaxes(title_text=STEP_AXIS)
+    last = max([25, *(p[0] for _, points in curves.values() for p in points),
+                *([] if band is None or not len(band) else [int(band["step"].max())])])
+    # from just before step 0, so a dot there shows whole (a class of dots alone spanned -1 to 1)
+    fig.update_xaxes(title_text=STEP_AXIS, range=[-0.03 * last, last * 1.04])
     fig.update_yaxes(title_text=y_title)
     return legend_under(finish(fig, title, height=HEIGHT))
 
