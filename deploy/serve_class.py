@@ -93,7 +93,8 @@ class App:
     def start(self) -> None:
         cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", *APP_FLAGS,
                "--server.address", self.address, "--server.port", str(self.port)]
-        env = {**os.environ, **self.class_env, "PYTHONUNBUFFERED": "1"}
+        inherited = {name: value for name, value in os.environ.items() if name != TEACHER_KEY}  # --no-board: none
+        env = {**inherited, **self.class_env, "PYTHONUNBUFFERED": "1"}
         with open(self.log, "ab") as log:  # a file, not a pipe nobody reads, which would fill and block
             # Its own session: Ctrl-C reaches this script alone, which stops the processes in order.
             self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
@@ -191,6 +192,9 @@ def parse_args() -> argparse.Namespace:
                    help="an app process on another machine, served by this proxy too (repeat for each)")
     p.add_argument("--no-proxy", action="store_true", help="start the app processes only, no nginx")
     p.add_argument("--run-dir", type=Path, help="logs, pid files, nginx's config (default: a new directory in /tmp)")
+    p.add_argument("--no-board", action="store_true",
+                   help="hold no class: no teacher key, no board, nothing published (the same app, as before\n"
+                        "issue 32: benchmarks/load.py --board measures the board's cost against it)")
     p.add_argument("--store", metavar="URL",
                    help="where the class's statuses live: redis://host:6379/0 across machines (every machine of\n"
                         "the class names the same); default: class.db, SQLite, in the run directory")
@@ -211,8 +215,9 @@ def main() -> None:
     run_dir.chmod(0o711)  # nginx's workers (nobody, when started as root) make their temporary files in it
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    key = os.environ.get(TEACHER_KEY) or secrets.token_urlsafe(16)  # 128 random bits
-    class_env = {TEACHER_KEY: key, RUN_DIR: str(run_dir), **({STORE: args.store} if args.store else {})}
+    key = None if args.no_board else os.environ.get(TEACHER_KEY) or secrets.token_urlsafe(16)  # 128 random bits
+    class_env = {RUN_DIR: str(run_dir), **({TEACHER_KEY: key} if key else {}),
+                 **({STORE: args.store} if args.store else {})}
     apps = [App(args.app_address, port, run_dir, class_env) for port in args.app_ports]
     nginx = None
     try:
@@ -226,9 +231,9 @@ def main() -> None:
         where = "no proxy" if args.no_proxy else f"http://{reachable(args.listen)}:{args.port}/"
         print(f"serve_class: serving {where} from {', '.join(served)}; run directory {run_dir}; "
               f"Ctrl-C stops it", flush=True)
-        if not args.no_proxy:  # printed here only: the teacher's, never the students'
+        if key is not None and not args.no_proxy:  # printed here only: the teacher's, never the students'
             print(f"serve_class: the teacher's board: {where}board?key={key}", flush=True)
-        elif TEACHER_KEY not in os.environ:  # the proxy's machine must hand its processes the same key
+        elif key is not None and TEACHER_KEY not in os.environ:  # the proxy's machine must give its processes this key
             print(f"serve_class: this class's teacher key: {key} (start the proxy's serve_class.py with "
                   f"{TEACHER_KEY} set to it)", flush=True)
         supervise(apps, nginx)

@@ -12,7 +12,7 @@ import pandas as pd
 from app.session.class_store import Status
 
 # s without a publish: three missed at the publisher's 2 s, so a killed process's students read
-# disconnected within 6 s of its last publish, shown at the board's next refresh (2 s): under 10 s
+# disconnected within 6 s of its last publish, shown at the board's next refresh (1 s): under 10 s
 DISCONNECTED_AFTER = 6.0
 STALLED_AFTER = 10.0  # s playing without a step
 COLUMNS = ["name", "state", "page", "lesson", "model", "steps", "loss", "metric", "curve", "seen", "answer"]
@@ -69,7 +69,7 @@ def board_frame(statuses: list[Status], moves: Moves, now: float) -> pd.DataFram
 def counts_line(frame: pd.DataFrame) -> str:
     """'12 students: 8 playing, 3 paused, 1 diverged' (states in a fixed order)."""
     if not len(frame):
-        return "No student has joined yet: their pages appear here within 2 seconds of opening."
+        return "No student has joined yet: their pages appear here within seconds of opening."
     counts = Counter(frame["state"])
     order = ("playing", "paused", "not started", "stalled", "diverged", "disconnected")
     parts = [f"{counts[name]} {name}" for name in order if counts[name]]

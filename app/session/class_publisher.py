@@ -1,9 +1,14 @@
 """One thread per app process that publishes every student session's status to the class store
-every PUBLISH_EVERY seconds (issue 32). No Streamlit here.
+every PUBLISH_EVERY seconds, and a session whose page has just run at once (issue 32). No Streamlit here.
 
 The pages never publish themselves: a session's page runs only keep its Presence current (cheap
 attribute writes), and this thread reads each Presence and writes the store, off every page's run,
-so publishing costs a student's training nothing but the thread's own few milliseconds.
+so publishing costs a student's training nothing but the thread's own few milliseconds. A page run
+is where what the teacher watches changes (the page or lesson opened, a name, Play or Pause, an
+answer), so each one nudges the thread, which publishes that session within a moment instead of at
+its next round: the board (refreshed every second) shows such a change within about a second,
+where waiting for the round would add up to PUBLISH_EVERY more. Steps and curves move on every
+tick, which nudges nothing: they are published by the rounds.
 
 A session is published while its browser is there: its page stamps its Presence on every run and
 every FOLLOW_POLL seconds (the follow banner's fragment, which runs only while the tab is connected).
@@ -40,7 +45,10 @@ class Publisher:
         self.published_keys: set[str] = set()  # every key published and not yet forgotten
         self.lock = threading.Lock()  # over both: page runs register while the thread reads
         self.problem: str | None = None  # why the last round failed, until one works again
+        self.store_failed = False  # the store itself, at the last try: nudges wait for the next round
         self.thread: threading.Thread | None = None
+        self.due: set[str] = set()  # keys of the sessions nudged since the thread last published
+        self.wake = threading.Event()  # set by a nudge
 
     def register(self, presence: Presence) -> None:
         """From a page run: this session's Presence is published from now on (again: the same)."""
@@ -48,6 +56,12 @@ class Publisher:
             self.sessions[presence.key] = presence
         if self.thread is None and self.threaded:
             self.start()
+
+    def nudge(self, presence: Presence) -> None:
+        """From a page run: publish this session now (from the thread), not at the next round."""
+        with self.lock:
+            self.due.add(presence.key)
+        self.wake.set()
 
     def unregister(self, presence: Presence) -> None:
         """This session publishes no more (the teacher's, once it holds the board), and its entry goes."""
@@ -63,9 +77,21 @@ class Publisher:
                 self.thread.start()
 
     def loop(self) -> None:
+        next_round = time.monotonic()
         while True:
-            wait = PUBLISH_EVERY if self.publish_round() else RETRY_AFTER
-            time.sleep(wait)  # the thread's own pace; nothing waits on it
+            self.wake.wait(timeout=max(0.0, next_round - time.monotonic()))  # a round is due, or a nudge came
+            self.wake.clear()
+            if time.monotonic() >= next_round:
+                next_round = time.monotonic() + (PUBLISH_EVERY if self.publish_round() else RETRY_AFTER)
+            elif not self.store_failed:  # a store that failed is tried again at the round, not at every click
+                self.publish_due()
+
+    def publish_due(self) -> None:
+        """Publish the sessions nudged since the last round or call, if they are still there."""
+        with self.lock:
+            due = [self.sessions.get(key) for key in self.due]
+            self.due.clear()
+        self.publish([presence for presence in due if presence is not None])
 
     def publish_round(self) -> bool:
         """Publish every present session's status, leave the silent to age, forget the long silent and
@@ -77,25 +103,35 @@ class Publisher:
                 if now - presence.seen_at > FORGET_AFTER:
                     del self.sessions[key]
             gone = self.published_keys - {k for k, p in sessions.items() if now - p.seen_at <= FORGET_AFTER}
-        failed = None
+            self.due.clear()  # the round publishes them
         try:
             for key in gone:
                 self.store.forget(key)
                 with self.lock:
                     self.published_keys.discard(key)
-            for key, presence in sessions.items():
-                if now - presence.seen_at > SILENT_AFTER:
-                    continue
+        except StoreUnavailable as err:
+            self.problem, self.store_failed = str(err), True
+            return False
+        return self.publish([p for p in sessions.values() if now - p.seen_at <= SILENT_AFTER])
+
+    def publish(self, present: list[Presence]) -> bool:
+        """Publish each one's status; False when the store failed (why: `problem`)."""
+        failed = None
+        try:
+            for presence in present:
                 try:
                     status = presence.status()
                 except Exception as err:  # one session's bug must not stop the class's board
                     failed = f"a session's status could not be made ({type(err).__name__}: {err})"
                     continue
-                self.store.publish(key, status)
+                self.store.publish(presence.key, status)
                 with self.lock:
-                    self.published_keys.add(key)
-        except (StoreUnavailable, ValueError) as err:  # ValueError: a status over the store's size cap
+                    self.published_keys.add(presence.key)
+        except StoreUnavailable as err:
+            self.problem, self.store_failed = str(err), True
+            return False
+        except ValueError as err:  # a status over the store's size cap
             self.problem = str(err)
             return False
-        self.problem = failed
+        self.problem, self.store_failed = failed, False
         return True

@@ -77,14 +77,15 @@ def join(url_path: str) -> None:
     follow_banner(room)
     here = presence()
     name_box(here)
-    keep_presence(url_path)
     room.publisher.register(here)
+    keep_presence(url_path)
 
 
 def keep_presence(url_path: str) -> None:
     """This session's Presence brought up to date: before the page runs, and again after it (which
     made the lab, or the page's runs, on a first visit), however it ended."""
-    if in_class() is None or url_path == pages.BOARD[2]:
+    room = in_class()
+    if room is None or url_path == pages.BOARD[2]:
         return
     here = presence()
     here.page, here.lesson, here.lab = url_path or "home", state.get(state.LESSON), state.lab()
@@ -93,6 +94,7 @@ def keep_presence(url_path: str) -> None:
     here.runs = state.get(state.OWN_RUNS[runs_page]) if runs_page in state.OWN_RUNS else None
     here.prediction = state.get(state.PREDICTION)
     here.seen()
+    room.publisher.nudge(here)  # a page run is where what the board shows changes: published at once
 
 
 def name_box(here: Presence) -> None:

@@ -18,7 +18,7 @@ from app.widgets.figures import show
 from app.widgets.header import current_lab, owner_token, page_header
 from app.widgets.literal import literal
 
-REFRESH = 2.0  # s between the board's looks at the store
+REFRESH = 1.0  # s between the board's looks at the store: a student's page run shows within about one
 LESSON_REFRESH = 5.0  # s between redraws of one lesson's figures: the class's curves move slowly
 SHOW = ("all", "playing", "paused", "stalled", "diverged", "disconnected", "not started")
 OWN_SETUP = "my own setup (Build & Train's)"
@@ -98,7 +98,7 @@ def live_board(room: ClassRoom, show_state: str) -> None:
         statuses, now = room.store.statuses(), room.store.now()
     except StoreUnavailable as err:
         st.error(f"The class's store cannot be reached: {literal(str(err))}. The students' pages carry on without "
-                 "the board; it tries again every 2 seconds.", icon=":material/cloud_off:")
+                 "the board; it tries again every second.", icon=":material/cloud_off:")
         return
     moves = st.session_state.setdefault(state.BOARD_SEEN, Moves())
     frame = board_frame(statuses, moves, now)

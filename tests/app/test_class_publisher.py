@@ -1,0 +1,100 @@
+"""The publisher's nudges (issue 32): a page run publishes its session at once, so the board (every
+second) shows a click within about a second instead of waiting for the next round; the rounds still
+publish everyone; a store that failed is left to the next round, not tried at every click."""
+import gc
+import threading
+
+import pytest
+
+from app.session import class_publisher
+from app.session.class_publisher import Publisher
+from app.session.class_status import Presence
+from app.session.class_store import SQLiteStore
+
+WAIT = 30.0  # s at most for the thread to publish: the test fails past it, it never waits it out
+
+
+class Watched(SQLiteStore):
+    """A real SQLite store that says when a status with a given name is published."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.published: list[tuple[str, str]] = []  # (key, name) in the order published
+        self.changed = threading.Condition()
+
+    def publish(self, session_id: str, status: dict) -> None:
+        super().publish(session_id, status)
+        with self.changed:
+            self.published.append((session_id, status["name"]))
+            self.changed.notify_all()
+
+    def wait_for(self, key: str, name: str) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: (key, name) in self.published, timeout=WAIT)
+
+
+@pytest.fixture
+def store(tmp_path):
+    opened = Watched(tmp_path / "class.db")
+    yield opened
+    opened.close()
+
+
+def test_a_nudge_publishes_that_session_alone(store):
+    publisher = Publisher(store, threaded=False)
+    clicked, idle = Presence(name="Ada"), Presence(name="Alan")
+    publisher.register(clicked)
+    publisher.register(idle)
+    publisher.nudge(clicked)
+    publisher.publish_due()
+    assert store.published == [(clicked.key, "Ada")]
+    assert {entry.session_id: entry.status for entry in store.statuses()} == {clicked.key: clicked.status()}
+    publisher.publish_due()  # nothing nudged since
+    assert len(store.published) == 1
+
+
+def test_a_nudged_session_gone_before_the_thread_looks_is_skipped(store):
+    publisher = Publisher(store, threaded=False)
+    gone = Presence(name="Ada")
+    publisher.register(gone)
+    publisher.nudge(gone)
+    del gone
+    gc.collect()
+    publisher.publish_due()
+    assert store.published == [] and store.statuses() == []
+
+
+def test_a_round_publishes_the_nudged_too_and_clears_them(store):
+    publisher = Publisher(store, threaded=False)
+    here = Presence(name="Ada")
+    publisher.register(here)
+    publisher.nudge(here)
+    assert publisher.publish_round()
+    publisher.publish_due()  # the round published it: not again
+    assert store.published == [(here.key, "Ada")]
+
+
+def test_the_thread_publishes_a_nudge_long_before_the_next_round(store, monkeypatch):
+    monkeypatch.setattr(class_publisher, "PUBLISH_EVERY", 3600.0)  # no second round within the test
+    publisher = Publisher(store)
+    here = Presence(name="Ada")
+    publisher.register(here)  # starts the thread, whose first round is at once
+    assert store.wait_for(here.key, "Ada")
+    here.name = "Ada L."
+    publisher.nudge(here)
+    assert store.wait_for(here.key, "Ada L."), "the nudge waited for a round an hour away"
+    assert store.statuses()[0].status["name"] == "Ada L."
+
+
+def test_after_the_store_failed_nudges_wait_for_the_round(tmp_path):
+    broken = Watched(tmp_path / "missing" / "class.db")  # its directory does not exist: every call fails
+    publisher = Publisher(broken, threaded=False)
+    here = Presence(name="Ada")
+    publisher.register(here)
+    assert not publisher.publish_round() and publisher.store_failed and publisher.problem
+    (tmp_path / "missing").mkdir()
+    publisher.nudge(here)
+    assert publisher.store_failed  # the thread's loop reads this and leaves the nudge to the round
+    assert publisher.publish_round() and not publisher.store_failed and publisher.problem is None
+    assert broken.published == [(here.key, "Ada")]
+    broken.close()
