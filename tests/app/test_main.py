@@ -59,6 +59,20 @@ def test_home_groups_every_lesson_once_under_the_courses_objectives():
         assert at.button(key=f"lesson.{lesson.key}")
 
 
+def test_a_card_asks_its_lessons_question_and_keeps_the_answer_folded():
+    """A card's claim answers the question its lesson asks before Play: a student reading Home first
+    sees the question, and the claim only by opening the card's fold."""
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    asked = [lesson for lesson in LESSONS if lesson.question is not None]
+    assert asked, "no lesson asks a question"
+    for lesson in asked:
+        assert any(m.value == f":material/quiz: {lesson.question.text}" for m in at.markdown), lesson.key
+    answers = [m.value for e in at.expander if e.label == "What its runs measured (the answer)" for m in e.markdown]
+    assert sorted(answers) == sorted(lesson.what_to_do for lesson in asked)
+    for lesson in asked:  # in its fold, and nowhere else on the page
+        assert sum(m.value == lesson.what_to_do for m in at.markdown) == 1, lesson.key
+
+
 def test_home_suggests_a_first_class_with_the_time_each_lesson_trains():
     from app.session import ensembles
     from app.session.lessons import first_class

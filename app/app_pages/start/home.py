@@ -44,7 +44,12 @@ def lesson_card(lesson: Lesson) -> None:
     with st.container(border=True):
         st.markdown(f"**{lesson.title}**")
         st.caption(f"{PAGE_TITLES[lesson.page]} · {duration(lesson)}")
-        st.markdown(lesson.what_to_do)  # the claim, readable without opening anything
+        if lesson.question is None:
+            st.markdown(lesson.what_to_do)  # the claim, readable without opening anything
+        else:  # its claim answers the question the lesson asks before Play: the question first, the claim kept
+            st.markdown(f":material/quiz: {lesson.question.text}")
+            with st.expander("What its runs measured (the answer)"):
+                st.markdown(lesson.what_to_do)
         st.caption(f"*Reproduces:* {lesson.published}.")
         if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
             open_lesson(lesson)
