@@ -24,15 +24,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def redis_server() -> Iterator[str]:
-    """A running redis-server's URL, redis://127.0.0.1:<port>/0, until the block ends."""
+def redis_server(password: str | None = None) -> Iterator[str]:
+    """A running redis-server's URL, redis://127.0.0.1:<port>/0, until the block ends; with a password,
+    a server that takes none other (requirepass), and its URL redis://:<password>@127.0.0.1:<port>/0."""
     if not os.access(REDIS_SERVER, os.X_OK):
         pytest.fail(f"{REDIS_SERVER} is missing: run ./run_tests.sh, which installs it, or "
                     "`apt-get install redis-server`.", pytrace=False)
     port = free_port()
+    requirepass = ["--requirepass", password] if password else []
     server = subprocess.Popen([REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
+                               "--appendonly", "no", *requirepass],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    client = redis.Redis(host="127.0.0.1", port=port, password=password, socket_connect_timeout=1)
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while True:
@@ -45,7 +48,7 @@ def redis_server() -> Iterator[str]:
                 if time.monotonic() > deadline:
                     pytest.fail(f"redis-server did not answer PING on port {port} in {START_TIMEOUT} s", pytrace=False)
                 time.sleep(0.02)  # polling PING, not standing in for it
-        yield f"redis://127.0.0.1:{port}/0"
+        yield f"redis://{f':{password}@' if password else ''}127.0.0.1:{port}/0"
     finally:
         client.close()
         server.terminate()
