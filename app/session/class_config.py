@@ -12,23 +12,37 @@ browser (its owner cookie: a school's students share one address behind its NAT,
 included) gets MAX_TRIES tries a minute; every browser's tries within their limit count towards
 MAX_CLASS_TRIES a minute, a bound on a script that makes new browsers; both are counted in the
 store, so every process of the class counts them together.
+
+The store never gets the key: it gets ClassKeys (store_keys), a namespace for the class's entries and
+a key that signs its broadcasts, each derived one way from the key. The key is stretched first
+(PBKDF2), because what the store holds (the namespace in every Redis key name, the signed broadcasts)
+is in view of anyone who reaches a Redis server, and each would otherwise be a fast test of a guessed
+key: a key from secrets may be a teacher's phrase of 12 characters, where serve_class.py's are random.
 """
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from app.session.class_store import ClassStore
+from app.session.class_store import ClassKeys, ClassStore
 
 MIN_KEY = 12  # characters: serve_class.py's are 22 (128 random bits)
 TRY_WINDOW = 60  # s
 MAX_TRIES = 5  # a browser's tries of the key in TRY_WINDOW
 MAX_CLASS_TRIES = 300  # every browser's within their own limit, together: only a script comes near it
 KEY_VARIABLE, STORE_VARIABLE, RUN_DIR_VARIABLE = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR"
+# PBKDF2-HMAC-SHA256 rounds (OWASP's figure for it): 0.18 s on this machine unloaded, once a process; the salt is the
+# app's, the key being the class's own
+STRETCH_ROUNDS, STRETCH_SALT = 600_000, b"unrolled class store"
+# The two keys derived from the stretched one, one label each, so neither tells anything of the other
+NAMESPACE_LABEL, SIGNING_LABEL = b"namespace", b"broadcast signing"
+NAMESPACE_CHARS = 16  # hex digits: 64 bits, so two classes of a server never draw the same
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,13 @@ class ClassConfig:
 
     def __repr__(self) -> str:  # a config printed or logged never shows the key
         return f"ClassConfig(teacher_key=<{len(self.teacher_key)} characters>, store_url={self.store_url!r})"
+
+    @cached_property  # a frozen dataclass still takes one: it writes the instance's __dict__ itself
+    def store_keys(self) -> ClassKeys:
+        """The class store's keys for this class: its namespace and its broadcasts' signing key."""
+        stretched = hashlib.pbkdf2_hmac("sha256", self.teacher_key.encode(), STRETCH_SALT, STRETCH_ROUNDS)
+        namespace = hmac.new(stretched, NAMESPACE_LABEL, hashlib.sha256).hexdigest()[:NAMESPACE_CHARS]
+        return ClassKeys(namespace, hmac.new(stretched, SIGNING_LABEL, hashlib.sha256).digest())
 
 
 def class_config(environ: Mapping[str, str], secrets: Mapping[str, object]) -> ClassConfig | None:

@@ -12,7 +12,8 @@ Two stores, one meaning (ClassStore; open_store picks one from a URL):
   each operation is one atomic script run on the server's clock, so processes on several machines
   agree on "last seen" and on the order of things.
 
-    store = open_store(url, run_dir)        # None: class.db in run_dir; sqlite:///a/b.db; redis://host:6379/0
+    store = open_store(url, run_dir, keys=config.store_keys)  # url None: class.db in run_dir; sqlite:///a/b.db;
+                                                              # redis://host:6379/0 (redis://:password@host...)
     store.publish(session_id, {"name": ..., "loss": ...})   # each student session, every few seconds
     store.forget(session_id)                # its session closed
     for s in store.statuses(): ...          # the board: s.session_id, s.status, s.age (s since last publish)
@@ -27,6 +28,17 @@ count per client, for its window. Nothing is kept past that, so the store's size
 (Redis drops what expired itself; SQLite purges at every operation, so a class.db that no process
 opens again keeps its last statuses until its run directory is removed).
 
+One store, one class: every entry is kept under the class's namespace, so classes sharing a Redis
+server or a run directory's class.db (a `streamlit run` restarted with a new key) never see each
+other's statuses, broadcasts or tries. The namespace and the key that signs the broadcasts are
+derived from the teacher key one way (ClassKeys, from ClassConfig.store_keys): the store never holds
+the teacher key, and writes nothing from which it could be read back. Whoever reaches a Redis server
+without the class's key (a student on the school's network, when the server takes no password)
+can read, delete and add statuses, but cannot make a "follow me": a broadcast whose HMAC-SHA256
+does not check out against the class's signing key (unsigned, another class's, changed in any way)
+is no broadcast. The seq is signed with the message, so an old broadcast written back under a new
+seq does not check out either. A status is not signed: a forged one is only a row on the board.
+
 Failure: an unreachable server, a missing directory, a read-only file or a store too busy to answer
 in time raise StoreUnavailable with a plain message, never a sqlite3 or redis exception: the app
 carries on without the board and says so. Both stores connect on first use and again after a
@@ -34,13 +46,17 @@ failure, so a store that comes back is used again. No Streamlit here.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import secrets
 import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -54,11 +70,12 @@ MAX_STATUSES = 500  # a class of 60, with every tab and reload of a few classes 
 MAX_ID_CHARS = 100  # a session or client id (the app's tokens have 22)
 SQLITE_BUSY_TIMEOUT = 2.0  # s a write waits for another process's; each holds the file for well under 1 ms
 REDIS_TIMEOUT = 1.0  # s to connect or to answer: a student's page run waits at most this, twice (one retry)
-# The Redis keys, apart from whatever else shares the server: a session's status (its body, expiring
-# by itself), the index of the statuses (a sorted set: session id -> when last seen, for the order,
-# the ages and the count cap), the broadcast (a hash: seq, body), a client's try count.
-STATUS_KEY, SEEN_KEY = "unrolled:status:", "unrolled:seen"
-BROADCAST_KEY, TRIES_KEY = "unrolled:broadcast", "unrolled:try:"
+# The Redis keys of a class, after REDIS_PREFIX and its namespace (apart from whatever else shares the
+# server, and from other classes): a session's status (its body, expiring by itself), the index of the
+# statuses (a sorted set: session id -> when last seen, for the order, the ages and the count cap),
+# the broadcast (a hash: seq, body, signature), a client's try count.
+REDIS_PREFIX = "unrolled:"
+STATUS_KEY, SEEN_KEY, BROADCAST_KEY, TRIES_KEY = "status:", "seen", "broadcast", "try:"
 
 
 class StoreUnavailable(Exception):
@@ -74,6 +91,27 @@ class Status(NamedTuple):
 class Broadcast(NamedTuple):
     seq: int  # larger than any earlier broadcast's, even one that expired
     message: dict  # as broadcast
+
+
+@dataclass(frozen=True)
+class ClassKeys:
+    """What a store needs of its class's teacher key, each part derived from it one way
+    (ClassConfig.store_keys): the store never holds the key itself."""
+
+    namespace: str  # the class's entries apart from other classes' in one file or server: letters and digits
+    signing: bytes = field(repr=False)  # the HMAC-SHA256 key of the teacher's broadcasts: printed, it could forge them
+
+    def __post_init__(self):
+        if not (self.namespace.isascii() and self.namespace.isalnum() and len(self.namespace) <= 64):
+            raise ValueError(f"a class's namespace is 1 to 64 ASCII letters and digits, not {self.namespace!r:.80}")
+        if len(self.signing) < 16:
+            raise ValueError(f"a class's signing key has at least 16 bytes, not {len(self.signing)}")
+
+    @classmethod
+    def of_its_own(cls) -> ClassKeys:
+        """Random keys: a store opened without its class's keys (a test's) is a class no other store
+        object reads or writes, so no code path can leave the broadcasts signed by a key anyone knows."""
+        return cls(secrets.token_hex(8), secrets.token_bytes(32))
 
 
 def checked_id(text: object, what: str) -> str:
@@ -98,9 +136,11 @@ def encoded(value: object, what: str) -> str:
 
 class ClassStore(ABC):
     """One class's shared state. Every method may raise StoreUnavailable; the public methods check
-    their arguments (ValueError) and speak dicts, the subclasses store JSON text."""
+    their arguments (ValueError) and speak dicts, sign and check the broadcasts; the subclasses store
+    JSON text under the class's namespace."""
 
     ttl: float
+    keys: ClassKeys
 
     def publish(self, session_id: str, status: dict) -> None:
         """Upsert `session_id`'s status (a JSON dict; keys come back as strings), seen now; it
@@ -113,20 +153,43 @@ class ClassStore(ABC):
         self.drop_status(checked_id(session_id, "a session id"))
 
     def statuses(self) -> list[Status]:
-        """Every live status, the most recently seen first; expired ones are purged, never returned."""
-        return [Status(session_id, json.loads(body), age) for session_id, body, age in self.read_statuses()]
+        """Every live status, the most recently seen first; expired ones are purged, never returned, and
+        so is a body that is not a JSON dict (not the app's: anyone who reaches a Redis server can write one)."""
+        found = []
+        for session_id, body, age in self.read_statuses():
+            try:
+                status = json.loads(body)
+            except ValueError:
+                continue
+            if isinstance(status, dict):
+                found.append(Status(session_id, status, age))
+        return found
 
     def broadcast(self, message: dict) -> int:
         """Make `message` (a JSON dict: the teacher's "follow me") the current broadcast for `ttl` s;
         returns its seq. A seq is the store's clock in ms, or one past the previous seq if that is not
         larger, so it grows across processes, and across an expiry: a tab left open overnight tells
-        the next class's first broadcast from the last one it saw."""
-        return self.put_broadcast(encoded(message, "a broadcast"))
+        the next class's first broadcast from the last one it saw. The seq and the message are signed
+        together with the class's signing key."""
+        body = encoded(message, "a broadcast")
+        return self.put_broadcast(body, lambda seq: self.signature(str(seq), body))
 
     def latest_broadcast(self) -> Broadcast | None:
-        """The current broadcast, or None if there has been none for `ttl` s."""
+        """The current broadcast, or None if there has been none for `ttl` s, or if it is not signed by
+        this class's key: written by someone without it, another class's, or changed since (its seq
+        included). Nothing says why: a student has nothing to do about it."""
         latest = self.read_broadcast()
-        return None if latest is None else Broadcast(latest[0], json.loads(latest[1]))
+        if latest is None:
+            return None
+        seq, body, signature = latest
+        # Compared as bytes: compare_digest refuses a str with a character past ASCII, which a forger may write
+        if not hmac.compare_digest(signature.encode(), self.signature(seq, body).encode()):
+            return None
+        return Broadcast(int(seq), json.loads(body))
+
+    def signature(self, seq: str, body: str) -> str:
+        """The broadcast's HMAC-SHA256 under the class's signing key, as hex: `seq` in decimal, `body` its JSON."""
+        return hmac.new(self.keys.signing, f"{seq}\n{body}".encode(), hashlib.sha256).hexdigest()
 
     def count_try(self, client_id: str, window: float) -> int:
         """Count one try of the teacher's key by `client_id` (an address, a session) and return how
@@ -154,32 +217,46 @@ class ClassStore(ABC):
     def read_statuses(self) -> list[tuple[str, str, float]]: ...
 
     @abstractmethod
-    def put_broadcast(self, body: str) -> int: ...
+    def put_broadcast(self, body: str, signed: Callable[[int], str]) -> int:
+        """Store `body` as the broadcast under the seq it takes, with signed(seq), its signature; return the seq."""
 
     @abstractmethod
-    def read_broadcast(self) -> tuple[int, str] | None: ...
+    def read_broadcast(self) -> tuple[str, str, str] | None:
+        """The broadcast's seq, body and signature as stored (unchecked), or None."""
 
     @abstractmethod
     def add_try(self, client_id: str, window: float) -> int: ...
 
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS status (session_id TEXT PRIMARY KEY, body TEXT NOT NULL, seen REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS status_by_seen ON status (seen);
-CREATE TABLE IF NOT EXISTS broadcast (seq INTEGER NOT NULL, body TEXT NOT NULL, sent REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS tries (client_id TEXT PRIMARY KEY, count INTEGER NOT NULL, ends REAL NOT NULL);
-"""
+# The file's tables, each row under its class's namespace. A file of another version (PRAGMA user_version;
+# 0 before the namespaces) is made anew: it holds only what expires within a class anyway.
+SCHEMA_VERSION = 1
+SCHEMA = (
+    "DROP TABLE IF EXISTS status", "DROP TABLE IF EXISTS broadcast", "DROP TABLE IF EXISTS tries",
+    "CREATE TABLE status (namespace TEXT NOT NULL, session_id TEXT NOT NULL, body TEXT NOT NULL, seen REAL NOT NULL,"
+    " PRIMARY KEY (namespace, session_id))",
+    "CREATE INDEX status_by_seen ON status (namespace, seen)",
+    "CREATE TABLE broadcast (namespace TEXT PRIMARY KEY, seq INTEGER NOT NULL, body TEXT NOT NULL,"
+    " signature TEXT NOT NULL, sent REAL NOT NULL)",
+    "CREATE TABLE tries (namespace TEXT NOT NULL, client_id TEXT NOT NULL, count INTEGER NOT NULL, ends REAL NOT NULL,"
+    " PRIMARY KEY (namespace, client_id))",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
 
 
 class SQLiteStore(ClassStore):
     """The class store in one SQLite file. One connection per store object, used under a lock:
     Streamlit runs every script run on a new thread, so a connection per thread would be opened and
     closed over and over, and SQLite lets one writer in at a time anyway; each operation holds the
-    lock for one short transaction. Other processes wait for the file through the busy timeout."""
+    lock for one short transaction. Other processes wait for the file through the busy timeout.
+    Several classes may share the file: each store reads and writes its own class's rows, and purges
+    what expired of every class's."""
 
     def __init__(self, path: str | Path, ttl: float = STATUS_TTL, max_statuses: int = MAX_STATUSES,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, keys: ClassKeys | None = None):
         self.path, self.ttl, self.max_statuses = Path(path), ttl, max_statuses
+        self.keys = keys or ClassKeys.of_its_own()
+        self.namespace = self.keys.namespace
         self.clock = clock  # the wall clock: the processes on one machine share it; a test hands in its own
         self.db: sqlite3.Connection | None = None  # opened on first use
         self.lock = threading.Lock()
@@ -202,23 +279,32 @@ class SQLiteStore(ClassStore):
         busy timeout rather than failing when a read turns into a write), purged of what expired."""
         with self.lock:
             try:
-                if self.db is None:
-                    self.db = sqlite3.connect(self.path, timeout=SQLITE_BUSY_TIMEOUT, isolation_level=None,
-                                              check_same_thread=False)  # one thread at a time: the lock
-                    self.db.execute("PRAGMA journal_mode=WAL")
-                    self.db.execute("PRAGMA synchronous=NORMAL")  # safe in WAL; a power cut may lose the last second
-                    self.db.executescript(SCHEMA)
-                self.db.execute("BEGIN IMMEDIATE")
+                db = self.connected()
+                db.execute("BEGIN IMMEDIATE")
                 try:
-                    self.purge(self.db, self.clock())
-                    yield self.db
+                    self.purge(db, self.clock())
+                    yield db
                 except BaseException:
-                    self.db.execute("ROLLBACK")
+                    db.execute("ROLLBACK")
                     raise
-                self.db.execute("COMMIT")
+                db.execute("COMMIT")
             except sqlite3.Error as err:
                 self.let_go()  # opened again next time: the file may come back
                 raise StoreUnavailable(f"the class store {self.path} cannot be used: {err}") from err
+
+    def connected(self) -> sqlite3.Connection:
+        """The store's connection, opened on first use; the first process to open the file makes its tables."""
+        if self.db is None:
+            self.db = sqlite3.connect(self.path, timeout=SQLITE_BUSY_TIMEOUT, isolation_level=None,
+                                      check_same_thread=False)  # one thread at a time: the lock
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")  # safe in WAL; a power cut may lose the last second
+            self.db.execute("BEGIN IMMEDIATE")  # one process makes the tables; the others then see them
+            if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                for statement in SCHEMA:
+                    self.db.execute(statement)
+            self.db.execute("COMMIT")
+        return self.db
 
     def purge(self, db: sqlite3.Connection, now: float) -> None:
         db.execute("DELETE FROM status WHERE seen <= ?", (now - self.ttl,))
@@ -227,38 +313,45 @@ class SQLiteStore(ClassStore):
 
     def put_status(self, session_id: str, body: str) -> None:
         with self.transaction() as db:
-            db.execute("INSERT INTO status VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
-                       " SET body = excluded.body, seen = excluded.seen", (session_id, body, self.clock()))
-            db.execute("DELETE FROM status WHERE session_id IN (SELECT session_id FROM status WHERE session_id != ?"
-                       " ORDER BY seen DESC LIMIT -1 OFFSET ?)", (session_id, self.max_statuses - 1))
+            db.execute("INSERT INTO status VALUES (?, ?, ?, ?) ON CONFLICT (namespace, session_id) DO UPDATE"
+                       " SET body = excluded.body, seen = excluded.seen",
+                       (self.namespace, session_id, body, self.clock()))
+            db.execute("DELETE FROM status WHERE namespace = ? AND session_id IN (SELECT session_id FROM status"
+                       " WHERE namespace = ? AND session_id != ? ORDER BY seen DESC LIMIT -1 OFFSET ?)",
+                       (self.namespace, self.namespace, session_id, self.max_statuses - 1))
 
     def drop_status(self, session_id: str) -> None:
         with self.transaction() as db:
-            db.execute("DELETE FROM status WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM status WHERE namespace = ? AND session_id = ?", (self.namespace, session_id))
 
     def read_statuses(self) -> list[tuple[str, str, float]]:
         with self.transaction() as db:
             now = self.clock()
-            rows = db.execute("SELECT session_id, body, seen FROM status ORDER BY seen DESC").fetchall()
+            rows = db.execute("SELECT session_id, body, seen FROM status WHERE namespace = ? ORDER BY seen DESC",
+                              (self.namespace,)).fetchall()
         return [(session_id, body, max(0.0, now - seen)) for session_id, body, seen in rows]
 
-    def put_broadcast(self, body: str) -> int:
+    def put_broadcast(self, body: str, signed: Callable[[int], str]) -> int:
         with self.transaction() as db:
             now = self.clock()
-            previous = db.execute("SELECT max(seq) FROM broadcast").fetchone()[0]
-            seq = max(int(now * 1000), 0 if previous is None else previous + 1)
-            db.execute("DELETE FROM broadcast")
-            db.execute("INSERT INTO broadcast VALUES (?, ?, ?)", (seq, body, now))
+            previous = db.execute("SELECT seq FROM broadcast WHERE namespace = ? AND typeof(seq) = 'integer'",
+                                  (self.namespace,)).fetchone()  # a seq of another type: none the store wrote
+            seq = max(int(now * 1000), 0 if previous is None else previous[0] + 1)
+            db.execute("INSERT OR REPLACE INTO broadcast VALUES (?, ?, ?, ?, ?)",
+                       (self.namespace, seq, body, signed(seq), now))
         return seq
 
-    def read_broadcast(self) -> tuple[int, str] | None:
+    def read_broadcast(self) -> tuple[str, str, str] | None:
         with self.transaction() as db:
-            return db.execute("SELECT seq, body FROM broadcast").fetchone()
+            row = db.execute("SELECT seq, body, signature FROM broadcast WHERE namespace = ?",
+                             (self.namespace,)).fetchone()
+        return None if row is None else (str(row[0]), row[1], row[2])
 
     def add_try(self, client_id: str, window: float) -> int:
         with self.transaction() as db:
-            counted = db.execute("INSERT INTO tries VALUES (?, 1, ?) ON CONFLICT (client_id) DO UPDATE"
-                                 " SET count = count + 1 RETURNING count", (client_id, self.clock() + window))
+            counted = db.execute("INSERT INTO tries VALUES (?, ?, 1, ?) ON CONFLICT (namespace, client_id) DO UPDATE"
+                                 " SET count = count + 1 RETURNING count",
+                                 (self.namespace, client_id, self.clock() + window))
             return counted.fetchone()[0]
 
 
@@ -297,31 +390,48 @@ end
 return found
 """
 
-BROADCAST = NOW + """
--- KEYS: the broadcast. ARGV: body, ttl in ms. Returns its seq.
-local previous = tonumber(redis.call('HGET', KEYS[1], 'seq') or '-1')
-local seq = math.max(math.floor(now * 1000), previous + 1)
-redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq), 'body', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return seq
+# A broadcast takes two: its seq first, then, signed with it (the signing key never reaches the server),
+# the broadcast, written only if no other came first meanwhile (else the writer takes the next seq).
+CURRENT_SEQ = "local current = tonumber(redis.call('HGET', KEYS[1], 'seq')) or -1\n"  # -1: none, or not a number
+
+NEXT_SEQ = NOW + CURRENT_SEQ + """
+-- KEYS: the broadcast. Returns the seq the next one takes: the clock in ms, or one past the current seq
+return math.max(math.floor(now * 1000), current + 1)
+"""
+
+BROADCAST = CURRENT_SEQ + """
+-- KEYS: the broadcast. ARGV: seq, body, signature, ttl in ms. Returns 1 when written, 0 (nothing written)
+-- when seq is no longer past the current one
+if tonumber(ARGV[1]) <= current then return 0 end
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'body', ARGV[2], 'signature', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
 """
 
 
 class RedisStore(ClassStore):
-    """The class store on a Redis server (redis://host:port/db). redis-py's client is thread-safe
-    (a pool of connections), so the store is shared by every session of a process as it is."""
+    """The class store on a Redis server (redis://host:port/db, redis://:password@host:port/db). redis-py's
+    client is thread-safe (a pool of connections), so the store is shared by every session of a process
+    as it is. A class's keys all start with `prefix`: REDIS_PREFIX, its namespace, a colon."""
 
-    def __init__(self, url: str, ttl: float = STATUS_TTL, max_statuses: int = MAX_STATUSES):
+    def __init__(self, url: str, ttl: float = STATUS_TTL, max_statuses: int = MAX_STATUSES,
+                 keys: ClassKeys | None = None):
         self.ttl, self.max_statuses = ttl, max_statuses
         self.ttl_ms = max(1, round(ttl * 1000))
+        self.keys = keys or ClassKeys.of_its_own()
+        self.prefix = f"{REDIS_PREFIX}{self.keys.namespace}:"
+        self.status_key, self.seen_key = self.prefix + STATUS_KEY, self.prefix + SEEN_KEY
+        self.broadcast_key, self.tries_key = self.prefix + BROADCAST_KEY, self.prefix + TRIES_KEY
         # One retry at once, for a pooled connection the server closed (it restarted); redis-py's default
         # retries ten times with back-off, seconds a student's page would wait for a server that is down.
-        self.client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=REDIS_TIMEOUT,
-                                           socket_connect_timeout=REDIS_TIMEOUT, retry=Retry(NoBackoff(), 1))
+        # Bytes that are not UTF-8 (written by someone else) read as U+FFFD: no signature or JSON checks out.
+        self.client = redis.Redis.from_url(url, decode_responses=True, encoding_errors="replace",
+                                           socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT,
+                                           retry=Retry(NoBackoff(), 1))
         where = self.client.connection_pool.connection_kwargs
         self.where = f"{where['host']}:{where['port']}/{where['db']}"  # for messages: the URL may hold a password
-        self.scripts = {name: self.client.register_script(lua)
-                        for name, lua in [("publish", PUBLISH), ("statuses", STATUSES), ("broadcast", BROADCAST)]}
+        scripts = {"publish": PUBLISH, "statuses": STATUSES, "next_seq": NEXT_SEQ, "broadcast": BROADCAST}
+        self.scripts = {name: self.client.register_script(lua) for name, lua in scripts.items()}
 
     @contextmanager
     def reached(self) -> Iterator[redis.Redis]:
@@ -340,42 +450,46 @@ class RedisStore(ClassStore):
 
     def put_status(self, session_id: str, body: str) -> None:
         with self.reached():
-            self.scripts["publish"](keys=[SEEN_KEY, STATUS_KEY + session_id],
-                                    args=[session_id, body, self.ttl_ms, self.max_statuses, STATUS_KEY])
+            self.scripts["publish"](keys=[self.seen_key, self.status_key + session_id],
+                                    args=[session_id, body, self.ttl_ms, self.max_statuses, self.status_key])
 
     def drop_status(self, session_id: str) -> None:
         with self.reached() as client:
-            client.pipeline().delete(STATUS_KEY + session_id).zrem(SEEN_KEY, session_id).execute()
+            client.pipeline().delete(self.status_key + session_id).zrem(self.seen_key, session_id).execute()
 
     def read_statuses(self) -> list[tuple[str, str, float]]:
         with self.reached():
-            found = self.scripts["statuses"](keys=[SEEN_KEY], args=[self.ttl_ms, STATUS_KEY])
+            found = self.scripts["statuses"](keys=[self.seen_key], args=[self.ttl_ms, self.status_key])
         return [(found[i], found[i + 1], float(found[i + 2])) for i in range(0, len(found), 3)]
 
-    def put_broadcast(self, body: str) -> int:
+    def put_broadcast(self, body: str, signed: Callable[[int], str]) -> int:
         with self.reached():
-            return self.scripts["broadcast"](keys=[BROADCAST_KEY], args=[body, self.ttl_ms])
+            while True:  # again only when another broadcast of the class was written since this seq was taken
+                seq = self.scripts["next_seq"](keys=[self.broadcast_key])
+                if self.scripts["broadcast"](keys=[self.broadcast_key], args=[seq, body, signed(seq), self.ttl_ms]):
+                    return seq
 
-    def read_broadcast(self) -> tuple[int, str] | None:
+    def read_broadcast(self) -> tuple[str, str, str] | None:
         with self.reached() as client:
-            seq, body = client.hmget(BROADCAST_KEY, ["seq", "body"])
-        return None if seq is None or body is None else (int(seq), body)
+            stored = client.hmget(self.broadcast_key, ["seq", "body", "signature"])
+        return None if None in stored else tuple(stored)
 
     def add_try(self, client_id: str, window: float) -> int:
-        key = TRIES_KEY + client_id
+        key = self.tries_key + client_id
         with self.reached() as client:  # the window starts with the key; INCR keeps its expiry
             _, count = client.pipeline().set(key, 0, px=max(1, round(window * 1000)), nx=True).incr(key).execute()
         return count
 
 
-def open_store(url: str | None, run_dir: str | Path) -> ClassStore:
-    """The class store a URL names: None for class.db in `run_dir`, sqlite:///absolute/path.db, or
-    redis://host:port/db (rediss:// over TLS). Nothing is opened until the first operation."""
+def open_store(url: str | None, run_dir: str | Path, *, keys: ClassKeys) -> ClassStore:
+    """The class store a URL names, for the class `keys` derive from: None for class.db in `run_dir`,
+    sqlite:///absolute/path.db, or redis://host:port/db (redis://:password@host:port/db for a server
+    with requirepass; rediss:// over TLS). Nothing is opened until the first operation."""
     if url is None:
-        return SQLiteStore(Path(run_dir) / "class.db")
+        return SQLiteStore(Path(run_dir) / "class.db", keys=keys)
     if url.startswith("sqlite:///"):
-        return SQLiteStore(url.removeprefix("sqlite://"))
+        return SQLiteStore(url.removeprefix("sqlite://"), keys=keys)
     if url.startswith(("redis://", "rediss://")):
-        return RedisStore(url)
+        return RedisStore(url, keys=keys)
     raise ValueError(f"a class store URL is sqlite:///absolute/path.db or redis://host:port/db (rediss:// over TLS),"
                      f" or none for class.db in the run directory; not {url!r:.80}")

@@ -51,7 +51,7 @@ def class_room() -> ClassRoom | str | None:
     if config is None:
         return None
     try:
-        store = open_store(config.store_url, config.run_dir)
+        store = open_store(config.store_url, config.run_dir, keys=config.store_keys)
     except ValueError as err:
         return str(err)
     return ClassRoom(config, store, Publisher(store))

@@ -19,9 +19,8 @@ import redis
 
 from app.session.class_store import (
     MAX_JSON_BYTES,
-    SEEN_KEY,
-    STATUS_KEY,
     Broadcast,
+    ClassKeys,
     RedisStore,
     SQLiteStore,
     StoreUnavailable,
@@ -30,6 +29,7 @@ from app.session.class_store import (
 from tests.redis_server import free_port, redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
+KEYS = ClassKeys("0123456789abcdef", b"the class of these tests' signing key")  # as ClassConfig.store_keys makes
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +40,15 @@ def redis_url():
 
 
 class SQLiteBackend:
-    """The default store, on a clock the test moves."""
+    """The default store, on a clock the test moves. Its stores are one class's (KEYS) unless told."""
 
     def __init__(self, tmp_path: Path):
         self.path = tmp_path / "class.db"
         self.url = f"sqlite://{self.path}"
         self.time = 1_800_000_000.0
 
-    def open(self, **settings) -> SQLiteStore:
-        return SQLiteStore(self.path, clock=lambda: self.time, **settings)
+    def open(self, keys: ClassKeys = KEYS, **settings) -> SQLiteStore:
+        return SQLiteStore(self.path, clock=lambda: self.time, keys=keys, **settings)
 
     def let_pass(self, seconds: float) -> None:
         self.time += seconds
@@ -59,21 +59,40 @@ class SQLiteBackend:
             return sum(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                        for table in ("status", "broadcast", "tries"))
 
-    def kept_ids(self) -> set[str]:
+    def kept_ids(self, keys: ClassKeys = KEYS) -> set[str]:
         with closing(sqlite3.connect(self.path)) as db:
-            return {row[0] for row in db.execute("SELECT session_id FROM status")}
+            return {row[0] for row in db.execute("SELECT session_id FROM status WHERE namespace = ?",
+                                                 (keys.namespace,))}
+
+    # Written or read straight in the file, as by someone without the class's key (after `store` made it)
+    def raw_broadcast(self, store: SQLiteStore) -> dict:
+        with closing(sqlite3.connect(self.path)) as db:
+            seq, body, signature = db.execute("SELECT seq, body, signature FROM broadcast WHERE namespace = ?",
+                                              (store.namespace,)).fetchone()
+        return {"seq": seq, "body": body, "signature": signature}
+
+    def write_broadcast(self, store: SQLiteStore, fields: dict) -> None:
+        """`fields`: seq, body and signature (unsigned without one)."""
+        with closing(sqlite3.connect(self.path)) as db, db:
+            db.execute("INSERT OR REPLACE INTO broadcast VALUES (?, ?, ?, ?, ?)", (store.namespace, fields["seq"],
+                       fields["body"], fields.get("signature", ""), self.time))
+
+    def write_status(self, store: SQLiteStore, session_id: str, body: str) -> None:
+        with closing(sqlite3.connect(self.path)) as db, db:
+            db.execute("INSERT INTO status VALUES (?, ?, ?, ?)", (store.namespace, session_id, body, self.time))
 
 
 class RedisBackend:
-    """The networked store, on the server's own clock: time passes for real."""
+    """The networked store, on the server's own clock: time passes for real. Its stores are one
+    class's (KEYS) unless told."""
 
     def __init__(self, url: str):
         self.url = url
         self.client = redis.Redis.from_url(url, decode_responses=True)
         self.client.flushdb()
 
-    def open(self, **settings) -> RedisStore:
-        return RedisStore(self.url, **settings)
+    def open(self, keys: ClassKeys = KEYS, **settings) -> RedisStore:
+        return RedisStore(self.url, keys=keys, **settings)
 
     def let_pass(self, seconds: float) -> None:
         time.sleep(seconds)  # the passing time is what these tests are about
@@ -81,9 +100,23 @@ class RedisBackend:
     def held(self) -> int:
         return len(self.client.keys())  # KEYS leaves out what expired; DBSIZE may count it a while
 
-    def kept_ids(self) -> set[str]:
-        return ({key.removeprefix(STATUS_KEY) for key in self.client.keys(STATUS_KEY + "*")}
-                | set(self.client.zrange(SEEN_KEY, 0, -1)))
+    def kept_ids(self, keys: ClassKeys = KEYS) -> set[str]:
+        store = self.open(keys)  # for its key names alone
+        return ({key.removeprefix(store.status_key) for key in self.client.keys(store.status_key + "*")}
+                | set(self.client.zrange(store.seen_key, 0, -1)))
+
+    # Written or read straight in the server with redis-py, as by someone without the class's key
+    def raw_broadcast(self, store: RedisStore) -> dict:
+        return self.client.hgetall(store.broadcast_key)
+
+    def write_broadcast(self, store: RedisStore, fields: dict) -> None:
+        """`fields`: seq, body and signature (unsigned without one)."""
+        self.client.pipeline().delete(store.broadcast_key).hset(store.broadcast_key, mapping=fields).execute()
+
+    def write_status(self, store: RedisStore, session_id: str, body: str) -> None:
+        now = self.client.time()
+        self.client.pipeline().set(store.status_key + session_id, body).zadd(
+            store.seen_key, {session_id: now[0] + now[1] / 1e6}).execute()
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -155,8 +188,8 @@ def test_publishes_from_many_threads_are_none_lost(backend):
 
 CHILD = """
 import sys
-from app.session.class_store import open_store
-store = open_store(sys.argv[1], None)
+from app.session.class_store import ClassKeys, open_store
+store = open_store(sys.argv[1], None, keys=ClassKeys(sys.argv[3], bytes.fromhex(sys.argv[4])))
 for i in range(50):
     store.publish(f"{sys.argv[2]}-{i}", {"step": i})
 """
@@ -164,12 +197,13 @@ for i in range(50):
 
 def test_publishes_from_two_processes_are_none_lost(backend, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, backend.url, name], env=env, cwd=tmp_path,
+    keys = [KEYS.namespace, KEYS.signing.hex()]
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, backend.url, name, *keys], env=env, cwd=tmp_path,
                                  stderr=subprocess.PIPE, text=True) for name in ("p1", "p2")]
     for child in children:
         _, err = child.communicate(timeout=120)
         assert child.returncode == 0, err
-    board = open_store(backend.url, tmp_path)  # the real clock, as the children's
+    board = open_store(backend.url, tmp_path, keys=KEYS)  # the real clock, as the children's
     assert sorted(ids(board)) == sorted(f"{name}-{i}" for name in ("p1", "p2") for i in range(50))
 
 
@@ -333,7 +367,7 @@ def test_a_read_only_file_is_unavailable():
 
 def test_a_redis_with_nothing_listening_is_unavailable_and_its_password_is_never_said():
     port = free_port()
-    store = open_store(f"redis://:sekrit@127.0.0.1:{port}/0", None)
+    store = open_store(f"redis://:sekrit@127.0.0.1:{port}/0", None, keys=KEYS)
     said = f"StoreUnavailable: the class store at redis 127.0.0.1:{port}/0 cannot be used: Error 111 connecting"
     for name, raised in unavailable(store).items():
         assert raised.startswith(said) and "sekrit" not in raised, (name, raised)
@@ -342,13 +376,13 @@ def test_a_redis_with_nothing_listening_is_unavailable_and_its_password_is_never
 
 
 def test_the_url_picks_the_store_and_anything_else_is_refused(tmp_path, redis_url):
-    default = open_store(None, tmp_path)
-    assert isinstance(default, SQLiteStore) and default.path == tmp_path / "class.db"
+    default = open_store(None, tmp_path, keys=KEYS)
+    assert isinstance(default, SQLiteStore) and default.path == tmp_path / "class.db" and default.keys == KEYS
     default.publish("ada", STATUS)
-    assert open_store(f"sqlite://{tmp_path}/class.db", None).statuses()[0].status == STATUS
-    networked = open_store(redis_url, tmp_path)
-    assert isinstance(networked, RedisStore) and abs(networked.now() - time.time()) < 60
+    assert open_store(f"sqlite://{tmp_path}/class.db", None, keys=KEYS).statuses()[0].status == STATUS
+    networked = open_store(redis_url, tmp_path, keys=KEYS)
+    assert isinstance(networked, RedisStore) and abs(networked.now() - time.time()) < 60 and networked.keys == KEYS
     for bad in ["postgresql://127.0.0.1/class", "sqlite://class.db", "class.db", "", "http://127.0.0.1:6379"]:
         with pytest.raises(ValueError, match="sqlite:///absolute/path.db or redis://host:port/db"):
-            open_store(bad, tmp_path)
+            open_store(bad, tmp_path, keys=KEYS)
 
