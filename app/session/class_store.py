@@ -297,7 +297,13 @@ class SQLiteStore(ClassStore):
         if self.db is None:
             self.db = sqlite3.connect(self.path, timeout=SQLITE_BUSY_TIMEOUT, isolation_level=None,
                                       check_same_thread=False)  # one thread at a time: the lock
-            self.db.execute("PRAGMA journal_mode=WAL")
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")  # kept in the file: its first opener's sets it
+            except sqlite3.OperationalError as err:
+                # Busy at once, never waiting in the busy timeout: another process is making the file, and
+                # has set WAL before it took the lock; this connection reads the mode from the file after
+                if err.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+                    raise
             self.db.execute("PRAGMA synchronous=NORMAL")  # safe in WAL; a power cut may lose the last second
             self.db.execute("BEGIN IMMEDIATE")  # one process makes the tables; the others then see them
             if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
