@@ -6,7 +6,7 @@ sees the same class.
 Two stores, one meaning (ClassStore; open_store picks one from a URL):
 - SQLiteStore, the default: a file in the run directory, no server to run. WAL mode, so the board's
   reads never wait for a student's write, and a busy timeout, so the processes' writes take turns.
-- RedisStore, across machines: a real Redis server. The statuses are small key-values that must
+- RedisStore (class_store_redis.py), across machines: a real Redis server. The statuses are small key-values that must
   vanish on their own when nobody publishes them any more (a closed laptop, a killed process), and
   per-key expiry (SET ... PX) is what Redis is for (PostgreSQL would need a sweeper and a schema);
   each operation is one atomic script run on the server's clock, so processes on several machines
@@ -14,7 +14,8 @@ Two stores, one meaning (ClassStore; open_store picks one from a URL):
 
     store = open_store(url, run_dir, keys=config.store_keys)  # url None: class.db in run_dir; sqlite:///a/b.db;
                                                               # redis://host:6379/0 (redis://:password@host...)
-    store.publish(session_id, {"name": ..., "loss": ...})   # each student session, every few seconds
+    store.publish(session_id, {"name": ..., "loss": ...})   # a student session, at once
+    store.publish_all({session_id: status, ...})             # a process's sessions, every second
     store.forget(session_id)                # its session closed
     for s in store.statuses(): ...          # the board: s.session_id, s.status, s.age (s since last publish)
     seq = store.broadcast({"link": ...})    # the teacher's "follow me"
@@ -60,22 +61,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
-
 STATUS_TTL = 3 * 3600  # s: a class, as the lab store's TIME_TO_LIVE (not imported: that module brings torch)
 MAX_JSON_BYTES = 4096  # of one status or broadcast as ASCII JSON (é is \u00e9, 6): a name, a page, numbers, a link
 MAX_STATUSES = 500  # a class of 60, with every tab and reload of a few classes sharing the store
 MAX_ID_CHARS = 100  # a session or client id (the app's tokens have 22)
 SQLITE_BUSY_TIMEOUT = 2.0  # s a write waits for another process's; each holds the file for well under 1 ms
-REDIS_TIMEOUT = 1.0  # s to connect or to answer: a student's page run waits at most this, twice (one retry)
-# The Redis keys of a class, after REDIS_PREFIX and its namespace (apart from whatever else shares the
-# server, and from other classes): a session's status (its body, expiring by itself), the index of the
-# statuses (a sorted set: session id -> when last seen, for the order, the ages and the count cap),
-# the broadcast (a hash: seq, body, signature), a client's try count.
-REDIS_PREFIX = "unrolled:"
-STATUS_KEY, SEEN_KEY, BROADCAST_KEY, TRIES_KEY = "status:", "seen", "broadcast", "try:"
 
 
 class StoreUnavailable(Exception):
@@ -148,6 +138,21 @@ class ClassStore(ABC):
         other session's status is dropped."""
         self.put_status(checked_id(session_id, "a session id"), encoded(status, "a status"))
 
+    def publish_all(self, statuses: dict[str, dict]) -> dict[str, str]:
+        """publish() each of `statuses` (session id -> status) in one go: one transaction, or one round
+        trip to the server (the publisher's round: one of them a second for a process's class). A
+        status the store refuses (not a JSON dict, too large) is left out, the others published;
+        returns why each refused one was (session id -> the ValueError's message)."""
+        bodies, refused = [], {}
+        for session_id, status in statuses.items():
+            try:
+                bodies.append((checked_id(session_id, "a session id"), encoded(status, "a status")))
+            except ValueError as err:
+                refused[str(session_id)[:MAX_ID_CHARS]] = str(err)
+        if bodies:
+            self.put_statuses(bodies)
+        return refused
+
     def forget(self, session_id: str) -> None:
         """Remove `session_id`'s status now (its session closed); nothing if there is none."""
         self.drop_status(checked_id(session_id, "a session id"))
@@ -209,6 +214,11 @@ class ClassStore(ABC):
 
     @abstractmethod
     def put_status(self, session_id: str, body: str) -> None: ...
+
+    @abstractmethod
+    def put_statuses(self, bodies: list[tuple[str, str]]) -> None:
+        """put_status each (session id, body), all seen now; past the count cap the least recently seen
+        of the others go."""
 
     @abstractmethod
     def drop_status(self, session_id: str) -> None: ...
@@ -326,6 +336,16 @@ class SQLiteStore(ClassStore):
                        " WHERE namespace = ? AND session_id != ? ORDER BY seen DESC LIMIT -1 OFFSET ?)",
                        (self.namespace, self.namespace, session_id, self.max_statuses - 1))
 
+    def put_statuses(self, bodies: list[tuple[str, str]]) -> None:
+        with self.transaction() as db:
+            now = self.clock()
+            db.executemany("INSERT INTO status VALUES (?, ?, ?, ?) ON CONFLICT (namespace, session_id) DO UPDATE"
+                           " SET body = excluded.body, seen = excluded.seen",
+                           [(self.namespace, session_id, body, now) for session_id, body in bodies])
+            db.execute("DELETE FROM status WHERE namespace = ? AND session_id IN (SELECT session_id FROM status"
+                       " WHERE namespace = ? ORDER BY seen DESC LIMIT -1 OFFSET ?)",  # the newest are these
+                       (self.namespace, self.namespace, self.max_statuses))
+
     def drop_status(self, session_id: str) -> None:
         with self.transaction() as db:
             db.execute("DELETE FROM status WHERE namespace = ? AND session_id = ?", (self.namespace, session_id))
@@ -361,132 +381,6 @@ class SQLiteStore(ClassStore):
             return counted.fetchone()[0]
 
 
-# The Redis scripts: each runs atomically on the server, on the server's clock (TIME).
-NOW = "local t = redis.call('TIME') local now = string.format('%d.%06d', tonumber(t[1]), tonumber(t[2]))\n"
-
-PUBLISH = NOW + """
--- KEYS: the index, this status. ARGV: session id, body, ttl in ms, the count cap, the status prefix
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.6f', now - ARGV[3] / 1000))
-redis.call('ZREM', KEYS[1], ARGV[1])
-local over = redis.call('ZCARD', KEYS[1]) - (tonumber(ARGV[4]) - 1)
-if over > 0 then
-    local oldest = redis.call('ZPOPMIN', KEYS[1], over)
-    for i = 1, #oldest, 2 do redis.call('DEL', ARGV[5] .. oldest[i]) end
-end
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-"""
-
-STATUSES = NOW + """
--- KEYS: the index. ARGV: ttl in ms, the status prefix.
--- Returns id, body, age for each: the age as text, as a number it would be cut to an integer
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.6f', now - ARGV[1] / 1000))
-local seen = redis.call('ZRANGE', KEYS[1], 0, -1, 'REV', 'WITHSCORES')
-local found = {}
-for i = 1, #seen, 2 do
-    local body = redis.call('GET', ARGV[2] .. seen[i])
-    if body then
-        table.insert(found, seen[i]) table.insert(found, body)
-        table.insert(found, string.format('%.6f', math.max(0, now - seen[i + 1])))
-    else
-        redis.call('ZREM', KEYS[1], seen[i])  -- forgotten, or expired a moment ago
-    end
-end
-return found
-"""
-
-# A broadcast takes two: its seq first, then, signed with it (the signing key never reaches the server),
-# the broadcast, written only if no other came first meanwhile (else the writer takes the next seq).
-CURRENT_SEQ = "local current = tonumber(redis.call('HGET', KEYS[1], 'seq')) or -1\n"  # -1: none, or not a number
-
-NEXT_SEQ = NOW + CURRENT_SEQ + """
--- KEYS: the broadcast. Returns the seq the next one takes: the clock in ms, or one past the current seq
-return math.max(math.floor(now * 1000), current + 1)
-"""
-
-BROADCAST = CURRENT_SEQ + """
--- KEYS: the broadcast. ARGV: seq, body, signature, ttl in ms. Returns 1 when written, 0 (nothing written)
--- when seq is no longer past the current one
-if tonumber(ARGV[1]) <= current then return 0 end
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'body', ARGV[2], 'signature', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1
-"""
-
-
-class RedisStore(ClassStore):
-    """The class store on a Redis server (redis://host:port/db, redis://:password@host:port/db). redis-py's
-    client is thread-safe (a pool of connections), so the store is shared by every session of a process
-    as it is. A class's keys all start with `prefix`: REDIS_PREFIX, its namespace, a colon."""
-
-    def __init__(self, url: str, ttl: float = STATUS_TTL, max_statuses: int = MAX_STATUSES,
-                 keys: ClassKeys | None = None):
-        self.ttl, self.max_statuses = ttl, max_statuses
-        self.ttl_ms = max(1, round(ttl * 1000))
-        self.keys = keys or ClassKeys.of_its_own()
-        self.prefix = f"{REDIS_PREFIX}{self.keys.namespace}:"
-        self.status_key, self.seen_key = self.prefix + STATUS_KEY, self.prefix + SEEN_KEY
-        self.broadcast_key, self.tries_key = self.prefix + BROADCAST_KEY, self.prefix + TRIES_KEY
-        # One retry at once, for a pooled connection the server closed (it restarted); redis-py's default
-        # retries ten times with back-off, seconds a student's page would wait for a server that is down.
-        # Bytes that are not UTF-8 (written by someone else) read as U+FFFD: no signature or JSON checks out.
-        self.client = redis.Redis.from_url(url, decode_responses=True, encoding_errors="replace",
-                                           socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT,
-                                           retry=Retry(NoBackoff(), 1))
-        where = self.client.connection_pool.connection_kwargs
-        self.where = f"{where['host']}:{where['port']}/{where['db']}"  # for messages: the URL may hold a password
-        scripts = {"publish": PUBLISH, "statuses": STATUSES, "next_seq": NEXT_SEQ, "broadcast": BROADCAST}
-        self.scripts = {name: self.client.register_script(lua) for name, lua in scripts.items()}
-
-    @contextmanager
-    def reached(self) -> Iterator[redis.Redis]:
-        try:
-            yield self.client
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store at redis {self.where} cannot be used: {err}") from err
-
-    def now(self) -> float:
-        with self.reached() as client:
-            seconds, microseconds = client.time()
-        return seconds + microseconds / 1e6
-
-    def close(self) -> None:
-        self.client.close()
-
-    def put_status(self, session_id: str, body: str) -> None:
-        with self.reached():
-            self.scripts["publish"](keys=[self.seen_key, self.status_key + session_id],
-                                    args=[session_id, body, self.ttl_ms, self.max_statuses, self.status_key])
-
-    def drop_status(self, session_id: str) -> None:
-        with self.reached() as client:
-            client.pipeline().delete(self.status_key + session_id).zrem(self.seen_key, session_id).execute()
-
-    def read_statuses(self) -> list[tuple[str, str, float]]:
-        with self.reached():
-            found = self.scripts["statuses"](keys=[self.seen_key], args=[self.ttl_ms, self.status_key])
-        return [(found[i], found[i + 1], float(found[i + 2])) for i in range(0, len(found), 3)]
-
-    def put_broadcast(self, body: str, signed: Callable[[int], str]) -> int:
-        with self.reached():
-            while True:  # again only when another broadcast of the class was written since this seq was taken
-                seq = self.scripts["next_seq"](keys=[self.broadcast_key])
-                if self.scripts["broadcast"](keys=[self.broadcast_key], args=[seq, body, signed(seq), self.ttl_ms]):
-                    return seq
-
-    def read_broadcast(self) -> tuple[str, str, str] | None:
-        with self.reached() as client:
-            stored = client.hmget(self.broadcast_key, ["seq", "body", "signature"])
-        return None if None in stored else tuple(stored)
-
-    def add_try(self, client_id: str, window: float) -> int:
-        key = self.tries_key + client_id
-        with self.reached() as client:  # the window starts with the key; INCR keeps its expiry
-            _, count = client.pipeline().set(key, 0, px=max(1, round(window * 1000)), nx=True).incr(key).execute()
-        return count
-
-
 def open_store(url: str | None, run_dir: str | Path, *, keys: ClassKeys) -> ClassStore:
     """The class store a URL names, for the class `keys` derive from: None for class.db in `run_dir`,
     sqlite:///absolute/path.db, or redis://host:port/db (redis://:password@host:port/db for a server
@@ -496,6 +390,8 @@ def open_store(url: str | None, run_dir: str | Path, *, keys: ClassKeys) -> Clas
     if url.startswith("sqlite:///"):
         return SQLiteStore(url.removeprefix("sqlite://"), keys=keys)
     if url.startswith(("redis://", "rediss://")):
+        from app.session.class_store_redis import RedisStore  # here: that module builds on this one's ClassStore
+
         return RedisStore(url, keys=keys)
     raise ValueError(f"a class store URL is sqlite:///absolute/path.db or redis://host:port/db (rediss:// over TLS),"
                      f" or none for class.db in the run directory; not {url!r:.80}")

@@ -2,6 +2,7 @@
 second) shows a click within about a second instead of waiting for the next round; the rounds still
 publish everyone; a store that failed is left to the next round, not tried at every click."""
 import gc
+import json
 import threading
 
 import pytest
@@ -22,10 +23,10 @@ class Watched(SQLiteStore):
         self.published: list[tuple[str, str]] = []  # (key, name) in the order published
         self.changed = threading.Condition()
 
-    def publish(self, session_id: str, status: dict) -> None:
-        super().publish(session_id, status)
+    def put_statuses(self, bodies: list[tuple[str, str]]) -> None:
+        super().put_statuses(bodies)
         with self.changed:
-            self.published.append((session_id, status["name"]))
+            self.published += [(session_id, json.loads(body)["name"]) for session_id, body in bodies]
             self.changed.notify_all()
 
     def wait_for(self, key: str, name: str) -> bool:

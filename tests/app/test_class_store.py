@@ -17,15 +17,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from app.session.class_store import (
-    MAX_JSON_BYTES,
-    Broadcast,
-    ClassKeys,
-    RedisStore,
-    SQLiteStore,
-    StoreUnavailable,
-    open_store,
-)
+from app.session.class_store import MAX_JSON_BYTES, Broadcast, ClassKeys, SQLiteStore, StoreUnavailable, open_store
+from app.session.class_store_redis import RedisStore
 from tests.redis_server import free_port, redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,6 +236,30 @@ def test_a_status_too_large_or_not_json_is_refused_and_the_last_one_kept(backend
     with pytest.raises(ValueError, match="4,097 bytes"):
         store.broadcast({"link": "x" * (MAX_JSON_BYTES - len('{"link":""}') + 1)})
     assert {s.session_id: s.status for s in store.statuses()} == {"ada": STATUS, "bob": {"name": "x" * padding}}
+
+
+def test_a_round_publishes_all_in_one_go_and_leaves_out_only_the_refused(backend):
+    store, board = backend.open(), backend.open()
+    store.publish("old", {"id": "old"})
+    backend.let_pass(0.5)
+    too_large = {"name": "x" * MAX_JSON_BYTES}
+    refused = store.publish_all({"ada": STATUS, "bob": {"steps": 2}, "big": too_large, "": STATUS})
+    assert set(refused) == {"big", ""} and "bytes" in refused["big"] and "session id" in refused[""]
+    found = {s.session_id: s for s in board.statuses()}
+    assert {k: s.status for k, s in found.items()} == {"old": {"id": "old"}, "ada": STATUS, "bob": {"steps": 2}}
+    assert found["ada"].age == pytest.approx(found["bob"].age, abs=0.05) and found["ada"].age < found["old"].age
+    assert store.publish_all({}) == {}
+
+
+def test_a_round_past_the_count_keeps_the_newest(backend):
+    store = backend.open(max_statuses=3)
+    store.publish("a", {})
+    backend.let_pass(0.01)
+    store.publish_all({"b": {}, "c": {}})
+    assert backend.kept_ids() == {"a", "b", "c"}
+    backend.let_pass(0.01)
+    store.publish_all({"d": {}, "c": {}})  # "a" is the least recently seen
+    assert backend.kept_ids() == {"b", "c", "d"} and set(ids(store)) == {"b", "c", "d"}
 
 
 def test_past_the_count_the_least_recently_seen_goes(backend):
