@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from app.session.class_status import clean_name
 from app.session.class_store import Status
 
-# s without a publish: three missed at the publisher's 2 s, so a killed process's students read
-# disconnected within 6 s of its last publish, shown at the board's next refresh (1 s): under 10 s
+# s without a publish: six of the publisher's rounds (1 s) missed, so a round slowed by a busy process
+# is no disconnection, and a killed process's students read disconnected within 6 s of its last
+# publish, shown at the board's next refresh (1 s): under 10 s
 DISCONNECTED_AFTER = 6.0
 STALLED_AFTER = 10.0  # s playing without a step
 COLUMNS = ["name", "state", "page", "lesson", "model", "steps", "loss", "metric", "curve", "seen", "answer"]
@@ -38,6 +40,35 @@ class Moves:
         return playing and now - seen[1] >= STALLED_AFTER
 
 
+def as_shown(status: dict) -> dict:
+    """A status as the board reads it: each field of the type a student's page publishes, else its
+    default, and the name cleaned as a student's page cleans it. Statuses are not signed, and anyone
+    who reaches a Redis server without a password can write one ({"steps": "x"}, {"curves": 5}): a
+    forged status is one odd row, never a board that fails."""
+    def text(value: object) -> str:
+        return value if isinstance(value, str) else ""
+
+    def number(value: object) -> float | None:
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    def curve(points: object) -> list[list[float]]:
+        pairs = points if isinstance(points, list) else []
+        return [[number(p[0]), number(p[1])] for p in pairs
+                if isinstance(p, list) and len(p) == 2 and None not in (number(p[0]), number(p[1]))]
+
+    steps, curves, prediction = status.get("steps"), status.get("curves"), status.get("prediction")
+    return {
+        "name": clean_name(text(status.get("name")))[0], "state": text(status.get("state")) or "not started",
+        "page": text(status.get("page")), "lesson": text(status.get("lesson")), "model": text(status.get("model")),
+        "run": text(status.get("run")),
+        "steps": steps if isinstance(steps, int) and not isinstance(steps, bool) and 0 <= steps < 2**53 else 0,
+        "loss": number(status.get("loss")), "metric": number(status.get("metric")),
+        "curves": {series: curve(points) for series, points in curves.items()} if isinstance(curves, dict) else {},
+        "prediction": ({"lesson": text(prediction.get("lesson")), "choice": text(prediction.get("choice"))}
+                       if isinstance(prediction, dict) else {}),
+    }
+
+
 def state_of(status: dict, age: float, stalled: bool) -> str:
     if age >= DISCONNECTED_AFTER:
         return "disconnected"
@@ -51,17 +82,17 @@ def board_frame(statuses: list[Status], moves: Moves, now: float) -> pd.DataFram
     moves.keep_only({entry.session_id for entry in statuses})
     rows = []
     for entry in statuses:
-        status = entry.status
-        steps = int(status.get("steps") or 0)
-        stalled = moves.stalled(entry.session_id, steps, status.get("state") == "playing", now)
-        prediction = status.get("prediction") or {}
+        status = as_shown(entry.status)
+        steps = status["steps"]
+        stalled = moves.stalled(entry.session_id, steps, status["state"] == "playing", now)
+        prediction = status["prediction"]
         rows.append({
-            "key": entry.session_id, "name": str(status.get("name", "")), "state": state_of(status, entry.age, stalled),
-            "page": status.get("page"), "lesson": status.get("lesson") or "", "model": status.get("model", ""),
-            "steps": steps, "loss": status.get("loss"), "metric": status.get("metric"),
-            "curve": [point[1] for point in (status.get("curves") or {}).get("metric", [])],
+            "key": entry.session_id, "name": status["name"], "state": state_of(status, entry.age, stalled),
+            "page": status["page"], "lesson": status["lesson"], "model": status["model"],
+            "steps": steps, "loss": status["loss"], "metric": status["metric"],
+            "curve": [point[1] for point in status["curves"].get("metric", [])],
             "seen": round(entry.age, 1),
-            "answer": prediction.get("choice", "") if prediction.get("lesson") == status.get("lesson") else "",
+            "answer": prediction.get("choice", "") if prediction.get("lesson") == status["lesson"] else "",
         })
     return pd.DataFrame(rows, columns=["key", *COLUMNS])
 
@@ -78,8 +109,8 @@ def counts_line(frame: pd.DataFrame) -> str:
 
 def answers_of(statuses: list[Status], lesson: str, choices: tuple[str, ...]) -> dict[str, int]:
     """How many students answered each choice of `lesson`'s question (every choice, 0 included)."""
-    counts = Counter(entry.status["prediction"]["choice"] for entry in statuses
-                     if (entry.status.get("prediction") or {}).get("lesson") == lesson)
+    counts = Counter(shown["prediction"]["choice"] for shown in map(as_shown, (e.status for e in statuses))
+                     if shown["prediction"].get("lesson") == lesson)
     return {choice: counts.get(choice, 0) for choice in choices}
 
 
@@ -88,7 +119,8 @@ def curves_of(statuses: list[Status], lesson: str, series: str) -> dict[str, tup
     name shown on the board, [[step, value], ...]); keyed apart, as two students may share a name."""
     found = {}
     for entry in statuses:
-        curve = (entry.status.get("curves") or {}).get(series)
-        if entry.status.get("lesson") == lesson and curve:
-            found[entry.session_id] = (str(entry.status.get("name", "?")), curve)
+        shown = as_shown(entry.status)
+        curve = shown["curves"].get(series)
+        if shown["lesson"] == lesson and curve:
+            found[entry.session_id] = (shown["name"], curve)
     return found
