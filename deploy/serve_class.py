@@ -10,9 +10,12 @@ process by a cookie (deploy/nginx.conf.template says how). Ctrl-C or SIGTERM sto
 
 The class's teacher gets a board of every student's run (the app's "Teacher's board" page): a random
 teacher key is made at start (or taken from UNROLLED_TEACHER_KEY, the same on every machine of a
-class) and handed to the app processes, and the teacher's link is printed once, here, never logged
-(nginx's log leaves query strings out). The students' statuses go to a SQLite file in the run
-directory, or, across machines, to the Redis server --store names (redis://host:6379/0).
+class) and handed to the app processes, and the teacher's link is printed once, here. The key comes
+after "#" in it (board#key=...), which a browser never sends, so no server's log keeps it; the
+board's page moves it into a cookie that lives a minute and takes it out of the tab's history
+(app/widgets/teacher_link.py; a key of UNROLLED_TEACHER_KEY with characters other than letters,
+digits and -._~ does not travel so, and is typed on the board). The students' statuses go to a SQLite
+file in the run directory, or, across machines, to the Redis server --store names (redis://host:6379/0).
 
 Run it with the Python that has the app's requirements (the README's .venv). Logs, pid files and
 nginx's config and temporary files go to the run directory (--run-dir, else a new one in /tmp).
@@ -232,7 +235,7 @@ def main() -> None:
         print(f"serve_class: serving {where} from {', '.join(served)}; run directory {run_dir}; "
               f"Ctrl-C stops it", flush=True)
         if key is not None and not args.no_proxy:  # printed here only: the teacher's, never the students'
-            print(f"serve_class: the teacher's board: {where}board?key={key}", flush=True)
+            print(f"serve_class: the teacher's board: {where}board#key={key}", flush=True)
         elif key is not None and TEACHER_KEY not in os.environ:  # the proxy's machine must give its processes this key
             print(f"serve_class: this class's teacher key: {key} (start the proxy's serve_class.py with "
                   f"{TEACHER_KEY} set to it)", flush=True)

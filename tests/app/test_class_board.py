@@ -1,13 +1,16 @@
 """The class board (issue 32) in one process on a real SQLite store: a student session's status read
 back against its Lab, the publisher's rounds against the store, disconnected and stalled as the board
 works them out, the teacher key (constant-time, tries limited), and under AppTest a teacher and a
-student: the board lists the student, the key leaves the address bar, a wrong key is refused, and a
-"follow me" brings the student a banner whose button opens the lesson (and nothing before the click)."""
+student: the board lists the student for the teacher link's cookie, a wrong key is refused, a key in the
+query string is refused unchecked, a cookie's key is tried once per session, and a "follow me" brings the
+student a banner whose button opens the lesson (and nothing before the click)."""
 import gc
 import json
 import time
+from types import SimpleNamespace
 
 import pytest
+import streamlit
 from streamlit.testing.v1 import AppTest
 
 from app import pages as nav
@@ -20,7 +23,7 @@ from app.session.class_store import MAX_JSON_BYTES, SQLiteStore, StoreUnavailabl
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT
-from app.widgets import state
+from app.widgets import state, teacher_link
 from app.widgets.class_link import class_room
 
 from .conftest import MAIN, chart, plotted
@@ -208,23 +211,45 @@ def in_class(monkeypatch, tmp_path):
     class_room.clear()
 
 
+@pytest.fixture
+def cookies(monkeypatch) -> dict[str, str]:
+    """The cookies the app's st.context.cookies gives. A browser sends them with the websocket's
+    handshake, and AppTest has none to give (AppTest.context seeds only what a rerun carries), so
+    st.context is replaced, for the test, by one holding this dict."""
+    jar = {}
+    monkeypatch.setattr(streamlit, "context", SimpleNamespace(cookies=jar))
+    return jar
+
+
+@pytest.fixture
+def tries(in_class, monkeypatch) -> list[str]:
+    """Every try the class's store counts, as it counts them (class_config.check_key)."""
+    counted, store = [], class_room().store
+    count_try = store.count_try
+    monkeypatch.setattr(store, "count_try", lambda client, window: counted.append(client) or count_try(client, window))
+    return counted
+
+
 def student_app() -> AppTest:
     return AppTest.from_file(MAIN, default_timeout=120).run()
 
 
-def teacher_app(key: str = KEY) -> AppTest:
+def teacher_app(cookies: dict[str, str], key: str = KEY) -> AppTest:
+    """A teacher's session on Home, then on the board with the key in the teacher link's cookie (as
+    the board's own script leaves it: teacher_link.py)."""
     at = AppTest.from_file(MAIN, default_timeout=120).run()
-    at.query_params["key"] = key
+    cookies[teacher_link.COOKIE] = key
     return at.switch_page(nav.BOARD[0]).run()
 
 
-def test_the_board_lists_a_student_and_the_key_leaves_the_link(in_class):
+def test_the_board_lists_a_student_for_the_key_in_the_cookie(in_class, cookies):
     student = student_app()
     student.sidebar.text_input(key=state.CLASS_NAME).input("Ada").run()
     class_room().publisher.publish_round()
-    teacher = teacher_app()
+    teacher = teacher_app(cookies)
     assert not teacher.exception and teacher.session_state[state.TEACHER]
-    assert "key" not in teacher.query_params
+    script = " ".join(html.proto.body for html in teacher.sidebar.get("html"))
+    assert json.dumps(f"{teacher_link.COOKIE}=") in script and "location.replace(opened.pathname)" in script
     board = teacher.dataframe[0].value
     assert list(board.name) == ["Ada"] and list(board.page) == ["home"]
     assert board.steps.tolist() == [0] and board.model.tolist() == ["adding · LSTM 1 x 64"]
@@ -234,17 +259,48 @@ def test_the_board_lists_a_student_and_the_key_leaves_the_link(in_class):
     assert [entry.status["name"] for entry in class_room().store.statuses()] == ["Ada"]
 
 
-def test_a_wrong_key_gets_a_plain_refusal_and_no_board(in_class):
-    teacher = teacher_app("not-the-key-at-all")
+def test_a_wrong_key_gets_a_plain_refusal_and_no_board(in_class, cookies):
+    teacher = teacher_app(cookies, "not-the-key-at-all")
     assert not teacher.exception and not teacher.dataframe
     assert any("not this class's teacher key" in e.value for e in teacher.error)
     assert state.TEACHER not in teacher.session_state
 
 
-def test_follow_me_brings_a_banner_and_only_the_click_opens_the_lesson(in_class):
+def test_a_key_in_the_query_string_is_refused_unchecked_and_said(in_class, cookies, tries):
+    """The link before the key moved after "#": taken out of the address, said, and counted as no try."""
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    at.query_params[teacher_link.OLD_PARAM] = KEY
+    teacher = at.switch_page(nav.BOARD[0]).run()
+    assert not teacher.exception and not teacher.dataframe and state.TEACHER not in teacher.session_state
+    assert "key" not in teacher.query_params
+    assert [w.value for w in teacher.warning if "?key=" in w.value] == [teacher_link.OLD_LINK]
+    assert not teacher.error and tries == []
+    [typed] = [box for box in teacher.text_input if box.label == "Teacher key"]  # the form stays
+    typed.input(KEY)
+    [send] = [b for b in teacher.button if b.label == "Open the board"]
+    send.click().run()
+    assert teacher.session_state[state.TEACHER] and teacher.dataframe
+
+
+def test_a_cookies_key_is_tried_once_per_session_however_many_reruns(in_class, cookies, tries):
+    teacher = teacher_app(cookies, "not-the-key-at-all")
+    assert any("not this class's teacher key" in e.value for e in teacher.error)
+    once = len(tries)
+    assert once > 0
+    for _ in range(MAX_TRIES + 1):
+        teacher.run()
+    assert len(tries) == once and not teacher.error  # the refusal said once; reruns ask nothing
+    [typed] = [box for box in teacher.text_input if box.label == "Teacher key"]
+    typed.input(KEY)
+    [send] = [b for b in teacher.button if b.label == "Open the board"]
+    send.click().run()  # within the limit: the reruns counted no tries
+    assert teacher.session_state[state.TEACHER] and teacher.dataframe
+
+
+def test_follow_me_brings_a_banner_and_only_the_click_opens_the_lesson(in_class, cookies):
     student = student_app()
     before = student.session_state[state.LAB].setup
-    teacher = teacher_app()
+    teacher = teacher_app(cookies)
     teacher.selectbox(key="board_follow").select("vanishing").run()
     [send] = [b for b in teacher.button if b.label == "Send to the class"]
     send.click().run()
@@ -300,7 +356,7 @@ def test_an_unreachable_store_leaves_the_students_page_working(monkeypatch):
 
 
 
-def test_the_board_counts_the_class_answers_and_reveals_the_measured_one(in_class):
+def test_the_board_counts_the_class_answers_and_reveals_the_measured_one(in_class, cookies):
     lesson = BY_KEY["exploding"]
     question = lesson.question
     store = class_room().store
@@ -310,7 +366,7 @@ def test_the_board_counts_the_class_answers_and_reveals_the_measured_one(in_clas
                                       "prediction": {"lesson": lesson.key, "choice": choice, "locked": True}})
     store.publish("other", {"name": "o", "lesson": "vanishing", "state": "paused", "steps": 0,
                             "prediction": {"lesson": "vanishing", "choice": question.choices[0].text, "locked": True}})
-    teacher = teacher_app()
+    teacher = teacher_app(cookies)
     teacher.selectbox(key="board_lesson").select(lesson.key).run()
     spec = chart(teacher, question.text[:30])
     [bars] = spec["data"]
@@ -340,7 +396,7 @@ def test_two_students_of_one_name_are_two_lines_and_a_name_is_never_markup():
     assert all(trace.hovertemplate.startswith("%{meta}") for trace in fig.data)
 
 
-def test_the_board_page_publishes_nothing_of_its_visitor(in_class):
-    teacher_app("not-the-key-at-all")  # Home first (a student there), then the board, turned away
+def test_the_board_page_publishes_nothing_of_its_visitor(in_class, cookies):
+    teacher_app(cookies, "not-the-key-at-all")  # Home first (a student there), then the board, turned away
     class_room().publisher.publish_round()
     assert [entry.status["page"] for entry in class_room().store.statuses()] == ["home"]

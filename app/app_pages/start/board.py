@@ -12,7 +12,7 @@ from app.session.class_config import check_key
 from app.session.class_status import SERIES
 from app.session.class_store import StoreUnavailable
 from app.session.lessons import BY_KEY, LESSONS
-from app.widgets import state
+from app.widgets import state, teacher_link
 from app.widgets.class_link import FOLLOW_POLL, ClassRoom, class_room, presence
 from app.widgets.figures import show
 from app.widgets.header import current_lab, owner_token, page_header
@@ -45,10 +45,11 @@ TABLE = {
 
 
 def run() -> None:
-    given = st.query_params.get("key")  # the teacher's link: read, then taken out of the address bar
-    if given is not None:
-        del st.query_params["key"]
+    old_link = teacher_link.take_old_link()
     page_header("Teacher's board", lesson=False)
+    teacher_link.move_key_to_cookie()
+    if old_link:
+        st.warning(teacher_link.OLD_LINK, icon=":material/link_off:")
     room = class_room()
     if room is None:
         st.info("This server holds no class, so there is no board. Serve the class with `python deploy/serve_class.py` "
@@ -58,7 +59,7 @@ def run() -> None:
     if isinstance(room, str):
         st.error(f"The class is not set up right: {literal(room)}.", icon=":material/block:")
         return
-    if not admitted(room, given):
+    if not admitted(room):
         return
     show_state = st.segmented_control("Show", SHOW, default=SHOW[0], key="board_show")
     live_board(room, show_state or SHOW[0])
@@ -68,13 +69,15 @@ def run() -> None:
 
 
 
-def admitted(room: ClassRoom, given: str | None) -> bool:
+def admitted(room: ClassRoom) -> bool:
+    """Whether this session holds the teacher key: typed in the form, or brought once by the teacher's
+    link's cookie (teacher_link.py)."""
     if state.get(state.TEACHER):
         return True
     with st.form("teacher_key_form"):
         typed = st.text_input("Teacher key", type="password", help="In the link deploy/serve_class.py printed")
         sent = st.form_submit_button("Open the board", type="primary")
-    key = given if given is not None else typed if sent else None
+    key = typed if sent else teacher_link.cookie_key_once()
     if key is None:
         st.caption("The board shows every student's page, model, steps and scores live, for the teacher only.")
         return False
