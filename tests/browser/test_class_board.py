@@ -5,8 +5,11 @@ link the script printed) use it. The board lists the three by name within second
 "follow me" brings each student's banner, whose button opens the lesson with its question; each answers
 differently and presses Play; the board shows each on the lesson with their answer, its figures draw a
 run each and count the answers, and the reveal colours the measured one green. At 1400 px every column
-of the table is in view. A wrong key gets the refusal and no board. Screenshots of the board with the
-three on it: board-wide.png (1400x900) and board-projector.png (1024x768), -redis.png for Redis's."""
+of the table is in view. The key, after "#" in the teacher's link, is in none of nginx's logs, the app
+processes' logs, the tab's address or its history, and its cookie is gone once the board is open. A wrong
+key gets the refusal and no board; a fragment whose key could rewrite the cookie is not written into it.
+Screenshots of the board with the three on it: board-wide.png (1400x900) and board-projector.png
+(1024x768), -redis.png for Redis's."""
 import time
 from contextlib import ExitStack
 
@@ -14,8 +17,9 @@ import pytest
 import redis
 
 from app.charts.style import BLUE, GREEN, GREY
-from app.session.class_store import SEEN_KEY
+from app.session.class_store_redis import REDIS_PREFIX, SEEN_KEY
 from app.session.lessons import BY_KEY
+from app.widgets import teacher_link
 
 from ..redis_server import redis_server
 from .conftest import SCRIPT_TIMEOUT, StreamlitPage, wait_for_app
@@ -32,6 +36,11 @@ LISTED = 20  # s: a student's status reaches the store within 2 s and the board'
 BANNER = 30_000  # ms: the students' pages look for a "follow me" every 5 s; a loaded machine runs late
 OPEN_IT = '[class*="st-key-follow_open_"] button'  # the banner's button (Home has other "Open it" buttons)
 WRONG_KEY = "not-this-class-key-at-all"
+# A fragment whose key would end the cookie's value and add attributes of its own, were it written as given.
+CRAFTED = "key=not-the-key%3B%20max-age%3D99999%3B%20path%3D%2Fboard"
+# The board's second load: the one in place of the link, whose navigation entry holds no fragment.
+SECOND_LOAD = """() => !performance.getEntriesByType("navigation")[0].name.includes("#")"""
+HISTORY = "() => navigation.entries().map(entry => entry.url)"  # the tab's entries of this origin
 # The board's table is drawn on a canvas; its grid keeps an accessible table of the cells it shows.
 TABLE = """() => {
     const grid = document.querySelector('[data-testid="stDataFrame"] table');
@@ -94,6 +103,30 @@ def main_text(page) -> str:
     return " ".join(page.locator('[data-testid="stMain"]').inner_text().split())
 
 
+def open_board_link(page: StreamlitPage, fragment: str) -> None:
+    """Open board#<fragment> as the teacher's link is opened, and wait for the board's second load,
+    which its script puts in place of the link (app/widgets/teacher_link.py)."""
+    page.page.goto(f"{page.base_url}/board#{fragment}")
+    page.page.wait_for_function(SECOND_LOAD)
+    wait_for_app(page.page)
+
+
+def assert_key_kept_nowhere(key: str, run_dir, page: StreamlitPage) -> None:
+    """The key is in no log of the run directory (nginx's access and error logs, each app process's),
+    nor in the tab's address, any entry of its history, or a cookie."""
+    logs = sorted(run_dir.glob("*.log"))
+    assert {"nginx-access.log", "nginx-error.log"} <= {log.name for log in logs}, logs
+    assert len([log for log in logs if log.name.startswith("app-")]) == 2, logs
+    assert "GET /board " in (run_dir / "nginx-access.log").read_text()  # the teacher's loads, logged
+    assert [log.name for log in logs if key in log.read_text(errors="replace")] == []
+    tab = page.page
+    assert key not in tab.url
+    entries = tab.evaluate(HISTORY)
+    assert tab.evaluate("history.length") == len(entries) + 1, entries  # and the tab's first, about:blank
+    assert [url for url in entries if key in url] == [], entries
+    assert [c["name"] for c in tab.context.cookies() if key in c["value"] or c["name"] == teacher_link.COOKIE] == []
+
+
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("store", ["sqlite", "redis"])
 def test_a_teacher_and_three_students_on_two_processes(browser, store):
@@ -119,15 +152,19 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
         assert set(held.values()) == {0, 1}, f"the students' processes: {held}"  # newcomers go in turn
 
         teacher = opened(WIDE)
-        teacher.goto(served.board.removeprefix(served.url + "/"))
-        assert "key=" not in teacher.page.url  # taken out of the address bar
+        link, key = served.board.split("#key=")
+        assert link == f"{served.url}/board" and "?" not in served.board  # the key after "#", no query
+        open_board_link(teacher, f"key={key}")
         rows = rows_when(teacher, lambda rows: set(rows) == set(STUDENTS), "the three students")
         assert all(row["page"] == "home" and row["lesson"] == "" for row in rows.values()), rows
         assert "3 students: 3 not started." in main_text(teacher.page)
 
+        assert_key_kept_nowhere(key, served.run_dir, teacher)
+
         if store == "redis":  # the statuses live in the Redis server, and no SQLite file was made
             with redis.Redis.from_url(args[1]) as client:
-                assert client.zcard(SEEN_KEY) == len(STUDENTS)
+                # one class on the server (its namespace, from the teacher key), holding the three
+                assert [client.zcard(key) for key in client.scan_iter(f"{REDIS_PREFIX}*:{SEEN_KEY}")] == [len(STUDENTS)]
             assert not (served.run_dir / "class.db").exists()
         else:
             assert (served.run_dir / "class.db").exists()
@@ -189,8 +226,17 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
         teacher.screenshot(f"board-projector{suffix}")
 
         stranger = opened(WIDE)
-        stranger.goto(f"board?key={WRONG_KEY}")
+        open_board_link(stranger, CRAFTED)
+        text = main_text(stranger.page)  # no key reached the server, so none was refused
+        assert "not this class's teacher key" not in text and "Too many tries" not in text, text
+        assert stranger.page.get_by_role("button", name="Open the board").count() == 1
+        open_board_link(stranger, f"key={WRONG_KEY}")
         text = main_text(stranger.page)
         assert "That is not this class's teacher key." in text
         assert "Follow me" not in text and not any(name in text for name in STUDENTS)
         assert stranger.page.locator('[data-testid="stDataFrame"]').count() == 0
+
+        for _ in range(teacher.page.evaluate("navigation.currentEntry.index")):  # back through the history
+            teacher.page.go_back()
+            assert key not in teacher.page.url and "key=" not in teacher.page.url, teacher.page.url
+        assert_key_kept_nowhere(key, served.run_dir, teacher)
