@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field
+
+from cachetools import LRUCache
 
 from app.session.comparison import RoundRobin
 from app.session.lab import Lab
@@ -43,6 +46,30 @@ def clean_name(typed: str) -> tuple[str, str | None]:
     if name != (typed or "").strip():
         return name, "invisible characters and extra spaces were left out"
     return name, None
+
+
+class NamesByBrowser:
+    """The name each browser last gave the board (its owner token -> the name), so that a reloaded
+    tab, a new session, fills its name box again: nginx keeps a browser on its process, so this
+    process's memory is where its next session starts. At most MAX_BROWSERS, the least recently
+    used forgotten first; safe across the sessions' threads."""
+
+    MAX_BROWSERS = 2000  # a class's browsers many times over; 40 characters each
+
+    def __init__(self):
+        self.names: LRUCache[str, str] = LRUCache(self.MAX_BROWSERS)
+        self.lock = threading.Lock()
+
+    def get(self, browser: str) -> str | None:
+        with self.lock:
+            return self.names.get(browser)
+
+    def keep(self, browser: str, name: str) -> None:
+        with self.lock:
+            if name:
+                self.names[browser] = name
+            else:  # cleared: a reload stays anonymous too
+                self.names.pop(browser, None)
 
 
 def thinned(points: list[tuple[int, float]], count: int = CURVE_POINTS) -> list[list[float]]:

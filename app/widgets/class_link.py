@@ -13,12 +13,12 @@ import streamlit as st
 from app import pages
 from app.session.class_config import ClassConfig, class_config
 from app.session.class_publisher import Publisher
-from app.session.class_status import MAX_NAME, Presence, clean_name
+from app.session.class_status import MAX_NAME, NamesByBrowser, Presence, clean_name
 from app.session.class_store import ClassStore, StoreUnavailable, open_store
 from app.session.lessons import BY_KEY
 from app.session.link import parse_query
 from app.widgets import state
-from app.widgets.header import current_lab
+from app.widgets.header import current_lab, owner_token
 from app.widgets.literal import literal
 from app.widgets.open_lesson import open_lesson
 
@@ -30,6 +30,7 @@ class ClassRoom:
     config: ClassConfig
     store: ClassStore
     publisher: Publisher
+    names: NamesByBrowser  # the name each browser gave, for its next session (a reload)
 
 
 def secrets() -> dict:
@@ -54,7 +55,7 @@ def class_room() -> ClassRoom | str | None:
         store = open_store(config.store_url, config.run_dir, keys=config.store_keys)
     except ValueError as err:
         return str(err)
-    return ClassRoom(config, store, Publisher(store))
+    return ClassRoom(config, store, Publisher(store), NamesByBrowser())
 
 
 def presence() -> Presence:
@@ -76,7 +77,7 @@ def join(url_path: str) -> None:
         return
     follow_banner(room)
     here = presence()
-    name_box(here)
+    name_box(room.names, here)
     room.publisher.register(here)
     keep_presence(url_path)
 
@@ -97,12 +98,17 @@ def keep_presence(url_path: str) -> None:
     room.publisher.nudge(here)  # a page run is where what the board shows changes: published at once
 
 
-def name_box(here: Presence) -> None:
+def name_box(names: NamesByBrowser, here: Presence) -> None:
+    """The student's name for the board; a reloaded tab's box filled with the name its browser gave."""
+    browser = owner_token()
+    if state.CLASS_NAME not in st.session_state and (given := names.get(browser)) is not None:
+        st.session_state[state.CLASS_NAME] = given  # before the box is drawn: its value, not its default
     typed = st.sidebar.text_input("Your name on the class board", key=state.CLASS_NAME, max_chars=MAX_NAME,
                                   placeholder=here.handle, help="Optional: the teacher's board shows this name, "
                                   f"or '{here.handle}' without one. It shows your page, model, steps and scores, "
                                   "nothing else.")
     here.name, changed = clean_name(typed)
+    names.keep(browser, here.name)
     if changed:
         st.sidebar.caption(f"Your name: {changed}.")
 
