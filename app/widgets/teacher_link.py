@@ -16,6 +16,8 @@ import json
 
 import streamlit as st
 
+from app.widgets import state
+
 COOKIE = "unrolled_teacher_key"
 COOKIE_SECONDS = 60  # the reload sends it at once; one left behind (the tab closed first) dies soon
 # The characters a key may have to travel in the fragment: a URL's unreserved ones, none of which
@@ -23,7 +25,6 @@ COOKIE_SECONDS = 60  # the reload sends it at once; one left behind (the tab clo
 # written, so a crafted link cannot add attributes to it.
 KEY_PATTERN = "^[A-Za-z0-9._~-]{1,256}$"
 OLD_PARAM = "key"  # ?key=KEY, the link before the key moved after "#"
-TRIED = "teacher_cookie_tried"  # session state: this session has read the cookie (one try of the key)
 OLD_LINK = ("Links to the board with `?key=` are not used any more, so this one's key was not checked: a query "
             "string is kept by the browser's history and can reach a server's log. Open the link "
             "deploy/serve_class.py prints, whose key comes after `#`, or type the key.")
@@ -82,7 +83,7 @@ def take_old_link() -> bool:
 def cookie_key_once() -> str | None:
     """The key the cookie brought, on this session's first look only: a rerun of the page must not
     count another try against the browser's limit (class_config.check_key)."""
-    if st.session_state.get(TRIED):
+    if st.session_state.get(state.TEACHER_COOKIE_TRIED):
         return None
-    st.session_state[TRIED] = True
+    st.session_state[state.TEACHER_COOKIE_TRIED] = True
     return st.context.cookies.get(COOKIE)
