@@ -17,7 +17,9 @@ entry ages on the board ("disconnected"); silent for FORGET_AFTER, or its Presen
 session's state, its entry is removed. A killed process publishes nothing more: its students'
 entries age the same way and expire. The thread never dies of one session's status: a failure is
 kept as `problem` for the board to say, the others are published. When the store fails it tries
-again RETRY_AFTER seconds later.
+again at the next round (a SQLite file busy past its timeout under a loaded machine's class, a Redis
+server restarting), and nudges wait for a round that works: a round costs this thread alone, while a
+nudge comes with every page run.
 """
 from __future__ import annotations
 
@@ -32,7 +34,6 @@ from app.session.class_store import ClassStore, StoreUnavailable
 # process cost it under 1% of a core, and the board (refreshed every second) is at most about two
 # seconds behind a student's steps
 PUBLISH_EVERY = 1.0
-RETRY_AFTER = 10.0  # s after the store failed
 SILENT_AFTER = 15.0  # s without a page run or a banner poll (every 5 s): the tab is gone, or hidden and throttled
 FORGET_AFTER = 600.0  # s silent before its entry leaves the board
 
@@ -85,7 +86,8 @@ class Publisher:
             self.wake.wait(timeout=max(0.0, next_round - time.monotonic()))  # a round is due, or a nudge came
             self.wake.clear()
             if time.monotonic() >= next_round:
-                next_round = time.monotonic() + (PUBLISH_EVERY if self.publish_round() else RETRY_AFTER)
+                self.publish_round()
+                next_round = time.monotonic() + PUBLISH_EVERY
             elif not self.store_failed:  # a store that failed is tried again at the round, not at every click
                 self.publish_due()
 

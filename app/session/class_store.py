@@ -26,8 +26,9 @@ What is kept, and for how long: a status per session (a JSON dict of at most MAX
 stamped with the store's clock, for `ttl` seconds after its last publish (STATUS_TTL, a class), at
 most `max_statuses` of them (the least recently seen go first); one broadcast, for `ttl` too; a try
 count per client, for its window. Nothing is kept past that, so the store's size stays bounded
-(Redis drops what expired itself; SQLite purges at every operation, so a class.db that no process
-opens again keeps its last statuses until its run directory is removed).
+(Redis drops what expired itself; SQLite purges at every write, and its reads leave out what
+expired, so a class.db that no process writes again keeps its last statuses until its run directory
+is removed: serve_class.py removes the file when the class ends).
 
 One store, one class: every entry is kept under the class's namespace, so classes sharing a Redis
 server or a run directory's class.db (a `streamlit run` restarted with a new key) never see each
@@ -158,7 +159,7 @@ class ClassStore(ABC):
         self.drop_status(checked_id(session_id, "a session id"))
 
     def statuses(self) -> list[Status]:
-        """Every live status, the most recently seen first; expired ones are purged, never returned, and
+        """Every live status, the most recently seen first; expired ones are never returned, and
         so is a body that is not a JSON dict (not the app's: anyone who reaches a Redis server can write one)."""
         found = []
         for session_id, body, age in self.read_statuses():
@@ -302,6 +303,24 @@ class SQLiteStore(ClassStore):
                 self.let_go()  # opened again next time: the file may come back
                 raise StoreUnavailable(f"the class store {self.path} cannot be used: {err}") from err
 
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: in WAL mode it neither waits for the writers nor makes them wait. A read
+        purges nothing (the next write does) and leaves out what expired itself. Reads took the write
+        lock to purge once, and with 60 students' banners reading every 5 s a reader starved of the
+        interpreter lock in a busy process held the file for seconds: the publishers' writes timed out."""
+        with self.lock:
+            try:
+                db = self.connected()
+                db.execute("BEGIN")
+                try:
+                    yield db
+                finally:
+                    db.execute("COMMIT")
+            except sqlite3.Error as err:
+                self.let_go()
+                raise StoreUnavailable(f"the class store {self.path} cannot be used: {err}") from err
+
     def connected(self) -> sqlite3.Connection:
         """The store's connection, opened on first use; the first process to open the file makes its tables."""
         if self.db is None:
@@ -351,10 +370,10 @@ class SQLiteStore(ClassStore):
             db.execute("DELETE FROM status WHERE namespace = ? AND session_id = ?", (self.namespace, session_id))
 
     def read_statuses(self) -> list[tuple[str, str, float]]:
-        with self.transaction() as db:
+        with self.reading() as db:
             now = self.clock()
-            rows = db.execute("SELECT session_id, body, seen FROM status WHERE namespace = ? ORDER BY seen DESC",
-                              (self.namespace,)).fetchall()
+            rows = db.execute("SELECT session_id, body, seen FROM status WHERE namespace = ? AND seen > ?"
+                              " ORDER BY seen DESC", (self.namespace, now - self.ttl)).fetchall()
         return [(session_id, body, max(0.0, now - seen)) for session_id, body, seen in rows]
 
     def put_broadcast(self, body: str, signed: Callable[[int], str]) -> int:
@@ -368,9 +387,9 @@ class SQLiteStore(ClassStore):
         return seq
 
     def read_broadcast(self) -> tuple[str, str, str] | None:
-        with self.transaction() as db:
-            row = db.execute("SELECT seq, body, signature FROM broadcast WHERE namespace = ?",
-                             (self.namespace,)).fetchone()
+        with self.reading() as db:
+            row = db.execute("SELECT seq, body, signature FROM broadcast WHERE namespace = ? AND sent > ?",
+                             (self.namespace, self.clock() - self.ttl)).fetchone()
         return None if row is None else (str(row[0]), row[1], row[2])
 
     def add_try(self, client_id: str, window: float) -> int:

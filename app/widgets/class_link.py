@@ -117,6 +117,8 @@ def name_box(names: NamesByBrowser, here: Presence) -> None:
 def follow_banner(room: ClassRoom) -> None:
     """The teacher's latest "follow me", until the student opens or dismisses it."""
     presence().seen()  # this fragment runs only while the tab is connected: the publisher's heartbeat
+    if room.publisher.store_failed:  # this process's last try failed: a student's page waits for no timeout
+        return
     try:
         latest = room.store.latest_broadcast()
     except StoreUnavailable:
