@@ -11,7 +11,8 @@ where waiting for the round would add up to PUBLISH_EVERY more. Steps and curves
 tick, which nudges nothing: they are published by the rounds.
 
 A session is published while its browser is there: its page stamps its Presence on every run and
-every FOLLOW_POLL seconds (the follow banner's fragment, which runs only while the tab is connected).
+every FOLLOW_POLL seconds (the follow banner's fragment, which runs only while the tab is connected),
+and its training's ticks, which only a connected tab asks for, count too (Presence.alive_at).
 Silent for SILENT_AFTER seconds (a closed tab, a lost network), it is no longer published, so its
 entry ages on the board ("disconnected"); silent for FORGET_AFTER, or its Presence gone with its
 session's state, its entry is removed. A killed process publishes nothing more: its students'
@@ -34,7 +35,7 @@ from app.session.class_store import ClassStore, StoreUnavailable
 # process cost it under 1% of a core, and the board (refreshed every second) is at most about two
 # seconds behind a student's steps
 PUBLISH_EVERY = 1.0
-SILENT_AFTER = 15.0  # s without a page run or a banner poll (every 5 s): the tab is gone, or hidden and throttled
+SILENT_AFTER = 15.0  # s without a page run, a banner poll (every 5 s) or a tick: the tab is gone, or hidden
 FORGET_AFTER = 600.0  # s silent before its entry leaves the board
 
 
@@ -101,13 +102,14 @@ class Publisher:
     def publish_round(self) -> bool:
         """Publish every present session's status, leave the silent to age, forget the long silent and
         the gone; False when the store failed."""
-        now = time.monotonic()
+        now = time.perf_counter()  # Presence.alive_at's clock
         with self.lock:
             sessions = dict(self.sessions)  # strong references for the round
-            for key, presence in sessions.items():
-                if now - presence.seen_at > FORGET_AFTER:
+            alive_at = {key: presence.alive_at() for key, presence in sessions.items()}
+            for key in sessions:
+                if now - alive_at[key] > FORGET_AFTER:
                     del self.sessions[key]
-            gone = self.published_keys - {k for k, p in sessions.items() if now - p.seen_at <= FORGET_AFTER}
+            gone = self.published_keys - {k for k in sessions if now - alive_at[k] <= FORGET_AFTER}
             self.due.clear()  # the round publishes them
         try:
             for key in gone:
@@ -117,7 +119,7 @@ class Publisher:
         except StoreUnavailable as err:
             self.problem, self.store_failed = str(err), True
             return False
-        return self.publish([p for p in sessions.values() if now - p.seen_at <= SILENT_AFTER])
+        return self.publish([p for k, p in sessions.items() if now - alive_at[k] <= SILENT_AFTER])
 
     def publish(self, present: list[Presence]) -> bool:
         """Publish each one's status, all in one write; False when the store failed (why: `problem`)."""

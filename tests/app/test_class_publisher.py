@@ -4,13 +4,16 @@ publish everyone; a store that failed is left to the next round, not tried at ev
 import gc
 import json
 import threading
+import time
 
 import pytest
 
 from app.session import class_publisher
-from app.session.class_publisher import Publisher
+from app.session.class_publisher import SILENT_AFTER, Publisher
 from app.session.class_status import Presence
 from app.session.class_store import SQLiteStore
+from app.session.lab import Lab
+from app.session.link import DEFAULT
 
 WAIT = 30.0  # s at most for the thread to publish: the test fails past it, it never waits it out
 
@@ -99,3 +102,16 @@ def test_after_the_store_failed_nudges_wait_for_the_round(tmp_path):
     assert publisher.publish_round() and not publisher.store_failed and publisher.problem is None
     assert broken.published == [(here.key, "Ada")]
     broken.close()
+
+
+def test_a_playing_tabs_ticks_keep_it_published_when_its_banner_is_late(store):
+    """Under a full class a tick lasts seconds and the banner's poll waits behind it: a session whose
+    training ticks is there, whenever its page or banner last ran."""
+    lab = Lab(DEFAULT)
+    here = Presence(name="Ada", lab=lab)
+    publisher = Publisher(store, threaded=False)
+    publisher.register(here)
+    here.seen_at = time.perf_counter() - SILENT_AFTER - 5  # no page run nor banner poll for 20 s
+    assert publisher.publish_round() and store.published == []
+    lab.pace.mark(10)  # a tick, now
+    assert publisher.publish_round() and store.published == [(here.key, "Ada")]

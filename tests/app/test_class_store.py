@@ -353,6 +353,7 @@ def test_reads_go_on_while_another_process_holds_the_write_lock(tmp_path):
             store.publish("bob", STATUS)
         other.execute("COMMIT")
     reader = backend.open()
+    backend.let_pass(1)
     with reader.reading():  # a read under way
         store.publish("bob", STATUS)
     assert ids(reader) == ["bob", "ada"]
