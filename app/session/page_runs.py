@@ -20,7 +20,8 @@ _under_way = 0  # whole-page runs started and not yet ended, in this process
 
 @contextmanager
 def page_run() -> Iterator[None]:
-    """Around a whole-page run (app/main.py): training elsewhere waits until it ends."""
+    """Around a whole-page run (app/main.py), or the teacher's board's refresh (what the class sees on
+    the projector): training elsewhere waits until it ends."""
     global _under_way
     with _changed:
         _under_way += 1
