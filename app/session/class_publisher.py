@@ -35,7 +35,7 @@ from app.session.class_store import ClassStore, StoreUnavailable
 # process cost it under 1% of a core, and the board (refreshed every second) is at most about two
 # seconds behind a student's steps
 PUBLISH_EVERY = 1.0
-SILENT_AFTER = 15.0  # s without a page run, a banner poll (every 5 s) or a tick: the tab is gone, or hidden
+SILENT_AFTER = 25.0  # s without a page run, a banner poll (every 10 s) or a tick: the tab is gone, or hidden
 FORGET_AFTER = 600.0  # s silent before its entry leaves the board
 
 

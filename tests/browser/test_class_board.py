@@ -33,7 +33,7 @@ LESSON = BY_KEY["exploding"]
 STUDENTS = {"Ada": LESSON.question.choices[0].text, "Alan": LESSON.question.choices[1].text,
             "Grace": LESSON.question.choices[2].text}
 LISTED = 20  # s: a student's status reaches the store within 2 s and the board's next look 2 s later
-BANNER = 30_000  # ms: the students' pages look for a "follow me" every 5 s; a loaded machine runs late
+BANNER = 40_000  # ms: the students' pages look for a "follow me" every 10 s; a loaded machine runs late
 OPEN_IT = '[class*="st-key-follow_open_"] button'  # the banner's button (Home has other "Open it" buttons)
 WRONG_KEY = "not-this-class-key-at-all"
 # A fragment whose key would end the cookie's value and add attributes of its own, were it written as given.

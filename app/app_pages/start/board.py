@@ -21,9 +21,11 @@ from app.widgets.literal import literal
 
 REFRESH = 1.0  # s between the board's looks at the store: a student's page run shows within about one
 # s between redraws of one lesson's figures: the class's curves move slowly, and its figure of 60 curves is
-# 80 ms of work that the live table's refresh waits behind
+# 80 ms of work that the live table's refresh waits behind (unlike the table's, it goes in turn with the
+# students' training)
 LESSON_REFRESH = 10.0
 SHOW = ("all", "playing", "paused", "stalled", "diverged", "disconnected", "not started")
+SHOWN_AS = {"not started": "not yet"}  # the filter's choices in one row at a projector's 1024 px
 OWN_SETUP = "my own setup (Build & Train's)"
 # The live table's columns, what a teacher watches in a lesson first: beside the sidebar a projector's
 # 1024 px shows the first six, the others scroll into view; 1400 px shows them all. None is pinned: Streamlit
@@ -64,7 +66,8 @@ def run() -> None:
         return
     if not admitted(room):
         return
-    show_state = st.segmented_control("Show", SHOW, default=SHOW[0], key="board_show")
+    show_state = st.segmented_control("Show", SHOW, default=SHOW[0], key="board_show",
+                                      format_func=lambda shown: SHOWN_AS.get(shown, shown))
     live_board(room, show_state or SHOW[0])
     follow_me(room)
     class_lesson(room)
@@ -173,11 +176,6 @@ def band_run(key: str, statuses) -> str | None:
 
 @st.fragment(run_every=LESSON_REFRESH)
 def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
-    with page_run():  # first, as the live table
-        class_figures(room, key, reveal)
-
-
-def class_figures(room: ClassRoom, key: str, reveal: bool) -> None:
     try:
         statuses = room.store.statuses()
     except StoreUnavailable:
