@@ -7,7 +7,8 @@ opens a page with a query string (BackMsg rerun_script), receives every ForwardM
 delta, presses a button by sending its trigger, commits a number, and reruns a fragment every
 AutoRerun.interval seconds (setInterval: whether or not the last one has ended) until the server
 sends StopAutoRerun or a whole-page run starts (App.handleNewSession's cleanupAutoReruns). What it
-does not: render, run the components' JavaScript, upload files.
+does not: render, run the components' JavaScript, upload files. A dataframe's rows are read from its
+Arrow data (the teacher's board, benchmarks/load_board.py), each with the time it arrived.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -46,6 +48,8 @@ class Tab:
     widgets: dict[str, str] = field(default_factory=dict)  # label -> widget id, as last drawn
     figures: dict[str, str] = field(default_factory=dict)  # plotly figures' JSON specs by element id
     steps: int | None = None
+    step_times: list[tuple[float, int]] = field(default_factory=list)  # (arrived, steps) at each new count
+    tables: list[tuple[float, list[dict]]] = field(default_factory=list)  # (arrived, rows) of every dataframe
     runs: list[Run] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -89,6 +93,11 @@ class Tab:
             found = STEPS_TRAINED.search(body.body)
             if found:
                 self.steps = int(found.group(1).replace(",", ""))
+                if not self.step_times or self.step_times[-1][1] != self.steps:
+                    self.step_times.append((time.perf_counter(), self.steps))
+        elif kind == "dataframe" and body.arrow_data.data:
+            rows = pa.ipc.open_stream(body.arrow_data.data).read_all().to_pylist()
+            self.tables.append((time.perf_counter(), rows))
         label = getattr(body, "label", "")
         if label and getattr(body, "id", ""):
             self.widgets[label] = body.id
@@ -97,8 +106,9 @@ class Tab:
 class Client:
     """One session: connect(), open(page, query), then press / commit / wait_page_run."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, cookie: str | None = None):
         self.url = url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
+        self.cookie = cookie  # sent with the websocket's handshake (the proxy's, to pick a process)
         self.tab = Tab()
         self.page = ""
         self.query = ""
@@ -114,8 +124,9 @@ class Client:
             TRACE.write(f"{time.time():.3f}\tclient\t{self.session[:8]}\t{event}\t{details}\n")
 
     async def connect(self) -> None:
+        headers = {"Cookie": self.cookie} if self.cookie else None
         self._socket = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None,
-                                                open_timeout=60, ping_interval=None)
+                                                open_timeout=60, ping_interval=None, additional_headers=headers)
         self._reader = asyncio.create_task(self._read())
 
     async def close(self) -> None:
@@ -138,6 +149,11 @@ class Client:
     async def commit(self, label: str, value: int, timeout: float) -> float:
         """Type `value` into the integer input `label` and press Enter; seconds until its run ended."""
         self.states[label] = WidgetState(id=self._id(label), int_value=value)
+        return await self._rerun_and_wait(timeout)
+
+    async def type(self, label: str, text: str, timeout: float) -> float:
+        """Type `text` into the text input `label` and press Enter; seconds until its run ended."""
+        self.states[label] = WidgetState(id=self._id(label), string_value=text)
         return await self._rerun_and_wait(timeout)
 
     # --- the protocol -------------------------------------------------------------------------
