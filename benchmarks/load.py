@@ -241,10 +241,11 @@ def trace_to(folder: Path, sessions: int) -> None:
     load_client.TRACE = open(folder / f"clients-{sessions}.tsv", "a", buffering=1)  # noqa: SIM115
 
 
-async def warm_up(url: str) -> None:
+async def warm_up(url: str, cookie: str | None = None) -> None:
     """One tab opens the lesson and trains a moment, then leaves: the server's imports and first
-    figures are done before the class arrives, as on a server the teacher opened first."""
-    tab = Client(url)
+    figures are done before the class arrives, as on a server the teacher opened first (`cookie`:
+    the proxy's, to pick the process warmed)."""
+    tab = Client(url, cookie)
     await tab.connect()
     await tab.open(PAGE, lesson_query(), TIMEOUT)
     await tab.press("Play", TIMEOUT)

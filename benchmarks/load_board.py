@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
-from load import TIMEOUT, WARM, Student, attempt, sample
+from load import TIMEOUT, WARM, Student, attempt, sample, warm_up
 from load_client import Client
 from load_lesson import CONTROL, FAR, PAGE, lesson_query
 from timing import load_average, table
@@ -163,17 +163,6 @@ def status_rows(run_dir: Path, store: str | None) -> int:
         return db.execute("SELECT count(*) FROM status").fetchone()[0]
 
 
-async def warm_up(url: str, backend: int) -> None:
-    """One tab on each process opens the lesson and trains a moment (imports, first figures)."""
-    tab = Client(url, f"{BACKEND}={backend}")
-    await tab.connect()
-    await tab.open(PAGE, lesson_query(), TIMEOUT)
-    await tab.press("Play", TIMEOUT)
-    await asyncio.sleep(2.0)  # a moment of training, not a wait for an event
-    await tab.press("Pause", TIMEOUT)
-    await tab.close()
-
-
 async def open_board(url: str, key: str) -> Client:
     teacher = Client(url, f"{BACKEND}=1")
     await teacher.connect()
@@ -232,7 +221,7 @@ def steps_between(student: Student, a: float, b: float) -> float:
 async def run_class(board: bool, sessions: int, seconds: float, kill: bool, store: str | None) -> Measured:
     measured = Measured(board)
     with serving(board, store) as served:
-        await asyncio.gather(*(warm_up(served.url, b) for b in range(len(served.pids))))
+        await asyncio.gather(*(warm_up(served.url, f"{BACKEND}={b}") for b in range(len(served.pids))))
         teacher = await open_board(served.url, served.key) if board else None
         students = [Student(Client(served.url, f"{BACKEND}={i % 2}")) for i in range(sessions)]
 
