@@ -197,7 +197,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--run-dir", type=Path, help="logs, pid files, nginx's config (default: a new directory in /tmp)")
     p.add_argument("--no-board", action="store_true",
                    help="hold no class: no teacher key, no board, nothing published (the same app, as before\n"
-                        "issue 32: benchmarks/load.py --board measures the board's cost against it)")
+                        "issue 32: benchmarks/load_board.py measures the board's cost against it)")
     p.add_argument("--store", metavar="URL",
                    help="where the class's statuses live: redis://host:6379/0 across machines (every machine of\n"
                         "the class names the same); default: class.db, SQLite, in the run directory")

@@ -4,6 +4,7 @@ seconds: a closed tab, a lost network, a killed app process) and stalled (playin
 STALLED_AFTER seconds, as this board has seen it). No Streamlit here."""
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -17,6 +18,10 @@ from app.session.class_store import Status
 # publish, shown at the board's next refresh (1 s): under 10 s
 DISCONNECTED_AFTER = 6.0
 STALLED_AFTER = 10.0  # s playing without a step
+MAX_STEP = 2**53  # a step count a page could publish (a float's integers)
+# A loss or metric beyond this is no page's (a diverging run reads NaN first). Within these bounds a forged
+# row can still stretch the class's figure: it is one row the teacher sees, not a board that fails.
+MAX_SHOWN = 1e30
 COLUMNS = ["name", "state", "page", "lesson", "model", "steps", "loss", "metric", "curve", "seen", "answer"]
 
 
@@ -48,20 +53,24 @@ def as_shown(status: dict) -> dict:
     def text(value: object) -> str:
         return value if isinstance(value, str) else ""
 
-    def number(value: object) -> float | None:
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    def number(value: object) -> float | None:  # JSON reads NaN, Infinity and 1e308 too
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        return float(value) if ok and abs(value) < MAX_SHOWN else None
+
+    def step(value: object) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_STEP else None
 
     def curve(points: object) -> list[list[float]]:
         pairs = points if isinstance(points, list) else []
-        return [[number(p[0]), number(p[1])] for p in pairs
-                if isinstance(p, list) and len(p) == 2 and None not in (number(p[0]), number(p[1]))]
+        return [[step(p[0]), number(p[1])] for p in pairs
+                if isinstance(p, list) and len(p) == 2 and None not in (step(p[0]), number(p[1]))]
 
     steps, curves, prediction = status.get("steps"), status.get("curves"), status.get("prediction")
     return {
         "name": clean_name(text(status.get("name")))[0], "state": text(status.get("state")) or "not started",
         "page": text(status.get("page")), "lesson": text(status.get("lesson")), "model": text(status.get("model")),
         "run": text(status.get("run")),
-        "steps": steps if isinstance(steps, int) and not isinstance(steps, bool) and 0 <= steps < 2**53 else 0,
+        "steps": step(steps) or 0,
         "loss": number(status.get("loss")), "metric": number(status.get("metric")),
         "curves": {series: curve(points) for series, points in curves.items()} if isinstance(curves, dict) else {},
         "prediction": ({"lesson": text(prediction.get("lesson")), "choice": text(prediction.get("choice"))}

@@ -12,7 +12,7 @@ tick, which nudges nothing: they are published by the rounds.
 
 A session is published while its browser is there: its page stamps its Presence on every run and
 every FOLLOW_POLL seconds (the follow banner's fragment, which runs only while the tab is connected),
-and its training's ticks, which only a connected tab asks for, count too (Presence.alive_at).
+and its training's ticks, which only a connected tab asks for, count too (state.tab_alive).
 Silent for SILENT_AFTER seconds (a closed tab, a lost network), it is no longer published, so its
 entry ages on the board ("disconnected"); silent for FORGET_AFTER, or its Presence gone with its
 session's state, its entry is removed. A killed process publishes nothing more: its students'
@@ -86,11 +86,14 @@ class Publisher:
         while True:
             self.wake.wait(timeout=max(0.0, next_round - time.monotonic()))  # a round is due, or a nudge came
             self.wake.clear()
-            if time.monotonic() >= next_round:
-                self.publish_round()
-                next_round = time.monotonic() + PUBLISH_EVERY
-            elif not self.store_failed:  # a store that failed is tried again at the round, not at every click
-                self.publish_due()
+            try:
+                if time.monotonic() >= next_round:
+                    next_round = time.monotonic() + PUBLISH_EVERY
+                    self.publish_round()
+                elif not self.store_failed:  # a store that failed is tried again at the round, not at every click
+                    self.publish_due()
+            except Exception as err:  # a bug of one round must not end the class's board for this process
+                self.problem = f"publishing failed ({type(err).__name__}: {err})"
 
     def publish_due(self) -> None:
         """Publish the sessions nudged since the last round or call, if they are still there."""
@@ -102,10 +105,10 @@ class Publisher:
     def publish_round(self) -> bool:
         """Publish every present session's status, leave the silent to age, forget the long silent and
         the gone; False when the store failed."""
-        now = time.perf_counter()  # Presence.alive_at's clock
+        now = time.monotonic()  # Presence.seen_at's clock
         with self.lock:
             sessions = dict(self.sessions)  # strong references for the round
-            alive_at = {key: presence.alive_at() for key, presence in sessions.items()}
+            alive_at = {key: presence.seen_at for key, presence in sessions.items()}
             for key in sessions:
                 if now - alive_at[key] > FORGET_AFTER:
                     del self.sessions[key]
@@ -129,6 +132,9 @@ class Publisher:
                 statuses[presence.key] = presence.status()
             except Exception as err:  # one session's bug must not stop the class's board
                 failed = f"a session's status could not be made ({type(err).__name__}: {err})"
+        if not statuses:  # nothing written: the store is as it was
+            self.problem = failed or (self.problem if self.store_failed else None)
+            return not self.store_failed
         try:
             refused = self.store.publish_all(statuses)
         except StoreUnavailable as err:

@@ -94,19 +94,14 @@ class Presence:
     lab: Lab | None = None
     runs: RoundRobin | None = None  # the page's own runs (Compare cells, BERT and GPT...), when it has them
     prediction: dict | None = None  # {"lesson", "choice", "locked"} once the student answered a lesson's question
-    # The page's last run or banner poll (time.perf_counter, the clock of the trainees' Pace): the tab is there
-    seen_at: float = field(default_factory=time.perf_counter)
+    # The session's last page run, banner poll or training tick (state.tab_alive): the tab is there. Ticks
+    # count: with 30 students playing on a process a tick lasts seconds and the banner's poll waits behind it
+    # (measured: page runs and polls alone left playing students silent for 15 s). Its session's own ticks,
+    # not its Lab's: a reloaded tab's new session takes the same Lab, and the old session must go quiet.
+    seen_at: float = field(default_factory=time.monotonic)
 
     def seen(self) -> None:
-        self.seen_at = time.perf_counter()
-
-    def alive_at(self) -> float:
-        """The latest sign of the tab: a page run, a banner poll, or a tick of its training (a tick runs
-        only while its tab asks for it). With 30 students playing on a process a tick lasts seconds, and
-        the banner's poll waits behind it: measured, banners alone left students silent for 15 s."""
-        trainee = self.runs if self.runs is not None else self.lab
-        ticks = trainee.pace.marks if trainee is not None else ()
-        return max(self.seen_at, ticks[-1][0]) if ticks else self.seen_at
+        self.seen_at = time.monotonic()
 
     def status(self) -> dict:
         """The status the publisher sends: small (a few hundred bytes), plain JSON."""

@@ -219,7 +219,7 @@ class ClassStore(ABC):
     @abstractmethod
     def put_statuses(self, bodies: list[tuple[str, str]]) -> None:
         """put_status each (session id, body), all seen now; past the count cap the least recently seen
-        of the others go."""
+        go (among this call's own, all seen at once, which is arbitrary: a round larger than the cap)."""
 
     @abstractmethod
     def drop_status(self, session_id: str) -> None: ...
@@ -360,7 +360,8 @@ class SQLiteStore(ClassStore):
             now = self.clock()
             # One statement over a JSON array, not executemany: SQLite releases the interpreter lock at every
             # step, and a thread of a process whose 30 sessions train takes each step's lock back slowly
-            db.execute("INSERT INTO status SELECT ?, value ->> 0, value ->> 1, ? FROM json_each(?) WHERE true"
+            db.execute("INSERT INTO status SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?"
+                       " FROM json_each(?) WHERE true"  # json_extract, not ->>: SQLite before 3.38 has no ->>
                        " ON CONFLICT (namespace, session_id) DO UPDATE SET body = excluded.body, seen = excluded.seen",
                        (self.namespace, now, json.dumps(bodies)))
             db.execute("DELETE FROM status WHERE namespace = ? AND session_id IN (SELECT session_id FROM status"

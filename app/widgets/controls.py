@@ -164,6 +164,7 @@ def live_training(trainee: Playback, draw: Callable, until_key: str, seconds: fl
         # Both measured in this thread's CPU time: with N sessions playing, each thread runs about
         # 1/N of the time, and wall-clock budgets let drawing (fixed CPU work) crowd training out
         # as N grew (benchmarks/README, section 12).
+        state.tab_alive()  # a tick runs only while its tab asks for it (the class board's heartbeat)
         with trainee.lock:
             trainee.pace.mark(trainee.steps_taken)
             trainee.ticking = not whole_page[0]

@@ -199,6 +199,14 @@ def get(key: str, default=None):
     return st.session_state.get(key, default)
 
 
+def tab_alive() -> None:
+    """A run of this session's own (a page run, a banner poll, a tick of its training): its tab is there.
+    Said to the class board's Presence, when the session has one (app/session/class_status.py)."""
+    presence = st.session_state.get(PRESENCE)
+    if presence is not None:
+        presence.seen()
+
+
 def lab() -> Lab | None:
     return st.session_state.get(LAB)
 

@@ -14,6 +14,8 @@ FORGED = [
     {"prediction": {"lesson": 5, "choice": ["a"]}}, {"curves": 5}, {"curves": {"metric": "x"}},
     {"curves": {"metric": [[1], [1, "a"], "p", [1, 2, 3], [2, 0.5]]}}, {"name": ["Ada"]}, {"name": "A\u200bda" * 50},
     {"state": 7}, {"loss": "NaN", "metric": {}}, {"lesson": ["rnn-forgets"], "page": None, "model": 3}, {},
+    {"loss": float("inf"), "metric": float("nan"), "steps": 2**60},  # JSON reads NaN and Infinity
+    {"curves": {"metric": [[1e308, 0.5], [float("nan"), 1], [3, float("inf")], [2.5, 1], [-1, 1]]}},
 ]
 
 
@@ -44,7 +46,8 @@ def test_forged_statuses_are_odd_rows_and_the_rest_of_the_board_reads_right(real
     assert forged.steps.tolist() == [0] * len(FORGED)  # no "x", no negative, no 1e300, no True
     assert forged.name.str.len().max() <= 40 and "\u200b" not in "".join(forged.name)
     assert set(forged.state) == {"not started"}
-    assert [len(curve) for curve in forged.curve] == [0] * 9 + [1] + [0] * 6  # [2, 0.5] the one true point
+    assert [len(curve) for curve in forged.curve] == [0] * 9 + [1] + [0] * 8  # [2, 0.5] the one true point
+    assert forged.loss.isna().all() and forged.metric.isna().all()
     assert answers_of(statuses, "rnn-forgets", ("near the baseline", "halfway", "near zero")) == {
         "near the baseline": 0, "halfway": 1, "near zero": 0}
     assert list(curves_of(statuses, "rnn-forgets", "metric")) == ["real"]

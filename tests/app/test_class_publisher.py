@@ -12,8 +12,10 @@ from app.session import class_publisher
 from app.session.class_publisher import SILENT_AFTER, Publisher
 from app.session.class_status import Presence
 from app.session.class_store import SQLiteStore
-from app.session.lab import Lab
-from app.session.link import DEFAULT
+from app.widgets import state
+
+from .test_build_train import app, build_page
+from .test_page_reruns import tick
 
 WAIT = 30.0  # s at most for the thread to publish: the test fails past it, it never waits it out
 
@@ -97,21 +99,52 @@ def test_after_the_store_failed_nudges_wait_for_the_round(tmp_path):
     publisher.register(here)
     assert not publisher.publish_round() and publisher.store_failed and publisher.problem
     (tmp_path / "missing").mkdir()
-    publisher.nudge(here)
-    assert publisher.store_failed  # the thread's loop reads this and leaves the nudge to the round
+    publisher.nudge(here)  # the thread's loop leaves it to the round while store_failed (not run here)
     assert publisher.publish_round() and not publisher.store_failed and publisher.problem is None
     assert broken.published == [(here.key, "Ada")]
     broken.close()
 
 
-def test_a_playing_tabs_ticks_keep_it_published_when_its_banner_is_late(store):
-    """Under a full class a tick lasts seconds and the banner's poll waits behind it: a session whose
-    training ticks is there, whenever its page or banner last ran."""
-    lab = Lab(DEFAULT)
-    here = Presence(name="Ada", lab=lab)
+def test_a_tick_of_its_sessions_training_is_a_sign_of_its_tab(store):
+    """Under a full class a tick lasts seconds and the banner's poll waits behind it: a tick stamps its
+    session's Presence. Its session's, not its Lab's: a reloaded tab's new session takes the same Lab,
+    and the session before the reload must go quiet, or the board lists the student twice."""
+    at = build_page(app())
+    at.button(key="play").click().run()
+    shared = at.session_state["lab"]
+    here = Presence(name="Ada", lab=shared)
+    before_reload = Presence(name="Ada", lab=shared)  # the old session's, left by a reload
+    here.seen_at = before_reload.seen_at = time.monotonic() - SILENT_AFTER - 5
+    at.session_state[state.PRESENCE] = here
     publisher = Publisher(store, threaded=False)
     publisher.register(here)
-    here.seen_at = time.perf_counter() - SILENT_AFTER - 5  # no page run nor banner poll for 20 s
-    assert publisher.publish_round() and store.published == []
-    lab.pace.mark(10)  # a tick, now
-    assert publisher.publish_round() and store.published == [(here.key, "Ada")]
+    publisher.register(before_reload)
+    tick(at)  # the live fragment's own run: it draws, then trains the shared Lab
+    assert shared.pace.marks and publisher.publish_round()
+    assert store.published == [(here.key, "Ada")]
+
+
+def test_the_thread_outlives_a_round_that_fails_and_says_why(store, monkeypatch):
+    """A bug outside one status (here a Presence whose clock cannot be read) ends that round, not the
+    process's publishing: the board says why, and the next round publishes again."""
+    class Broken(Presence):
+        @property
+        def seen_at(self) -> float:
+            raise RuntimeError("no clock")
+
+        @seen_at.setter
+        def seen_at(self, value: float) -> None:
+            pass
+
+    monkeypatch.setattr(class_publisher, "PUBLISH_EVERY", 0.05)
+    publisher = Publisher(store)
+    broken, fine = Broken(), Presence(name="Ada")
+    publisher.register(broken)
+    publisher.register(fine)  # every round fails while `broken` is registered
+    deadline = time.monotonic() + WAIT
+    while publisher.problem is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # polling the publisher's state for its first round's failure (nothing signals it)
+    assert store.published == [] and "RuntimeError: no clock" in publisher.problem
+    with publisher.lock:
+        del publisher.sessions[broken.key]
+    assert store.wait_for(fine.key, "Ada"), "the thread died with the round"

@@ -73,8 +73,6 @@ def run() -> None:
     class_lesson(room)
 
 
-
-
 def admitted(room: ClassRoom) -> bool:
     """Whether this session holds the teacher key: typed in the form, or brought once by the teacher's
     link's cookie (teacher_link.py)."""
@@ -97,26 +95,29 @@ def admitted(room: ClassRoom) -> bool:
         st.error(problem, icon=":material/block:")
         return False
     st.session_state[state.TEACHER] = True
-    room.publisher.unregister(presence())  # the teacher is no student of the board
+    try:
+        room.publisher.unregister(presence())  # the teacher is no student of the board
+    except StoreUnavailable:
+        pass  # its row ages out with the silence; the live board says the store is away
     st.rerun()  # the board without the key's form
 
 
 @st.fragment(run_every=REFRESH)
 def live_board(room: ClassRoom, show_state: str) -> None:
-    # The board goes first, as a student's click does (page_runs.py): on a process whose 30 students
-    # play, its refresh otherwise got a thirty-first of the interpreter and reached the projector every
-    # 3-8 s; training there waits its 20 ms a second
-    with page_run():
-        live_table(room, show_state)
-
-
-def live_table(room: ClassRoom, show_state: str) -> None:
     try:
         statuses, now = room.store.statuses(), room.store.now()
     except StoreUnavailable as err:
         st.error(f"The class's store cannot be reached: {literal(str(err))}. The students' pages carry on without "
                  "the board; it tries again every second.", icon=":material/cloud_off:")
         return
+    # Drawn first, as a student's click is (page_runs.py): on a process whose 30 students play, the table
+    # otherwise got a thirty-first of the interpreter and reached the projector every 3-8 s. The store is
+    # read before, so no training waits on its file or its network.
+    with page_run():
+        live_table(room, show_state, statuses, now)
+
+
+def live_table(room: ClassRoom, show_state: str, statuses: list, now: float) -> None:
     moves = st.session_state.setdefault(state.BOARD_SEEN, Moves())
     frame = board_frame(statuses, moves, now)
     st.markdown(f"**{counts_line(frame)}**")
