@@ -122,7 +122,8 @@ class RedisStore(ClassStore):
 
     def put_statuses(self, bodies: list[tuple[str, str]]) -> None:
         with self.reached() as client:
-            pipe = client.pipeline(transaction=False)  # one round trip; each script atomic on its own
+            # Two round trips (redis-py asks SCRIPT EXISTS first), not one a status; each script atomic on its own
+            pipe = client.pipeline(transaction=False)
             for session_id, body in bodies:
                 self.scripts["publish"](keys=[self.seen_key, self.status_key + session_id],
                                         args=[session_id, body, self.ttl_ms, self.max_statuses, self.status_key],
