@@ -141,7 +141,7 @@ class ClassStore(ABC):
 
     def publish_all(self, statuses: dict[str, dict]) -> dict[str, str]:
         """publish() each of `statuses` (session id -> status) in one go: one transaction, or one pipeline
-        trip to the server (the publisher's round: one of them a second for a process's class). A
+        to the server (the publisher's round: one of them a second for a process's class). A
         status the store refuses (not a JSON dict, too large) is left out, the others published;
         returns why each refused one was (session id -> the ValueError's message)."""
         bodies, refused = [], {}
