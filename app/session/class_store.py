@@ -4,8 +4,9 @@ process of a class (deploy/serve_class.py runs several behind nginx, maybe on se
 sees the same class.
 
 Two stores, one meaning (ClassStore; open_store picks one from a URL):
-- SQLiteStore, the default: a file in the run directory, no server to run. WAL mode, so the board's
-  reads never wait for a student's write, and a busy timeout, so the processes' writes take turns.
+- SQLiteStore (class_store_sqlite.py), the default: a file in the run directory, no server to run. WAL
+  mode, so the board's reads never wait for a student's write, and a busy timeout, so the processes'
+  writes take turns.
 - RedisStore (class_store_redis.py), across machines: a real Redis server. The statuses are small key-values that must
   vanish on their own when nobody publishes them any more (a closed laptop, a killed process), and
   per-key expiry (SET ... PX) is what Redis is for (PostgreSQL would need a sweeper and a schema);
@@ -52,12 +53,8 @@ import hashlib
 import hmac
 import json
 import secrets
-import sqlite3
-import threading
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -66,7 +63,6 @@ STATUS_TTL = 3 * 3600  # s: a class, as the lab store's TIME_TO_LIVE (not import
 MAX_JSON_BYTES = 4096  # of one status or broadcast as ASCII JSON (é is \u00e9, 6): a name, a page, numbers, a link
 MAX_STATUSES = 500  # a class of 60, with every tab and reload of a few classes sharing the store
 MAX_ID_CHARS = 100  # a session or client id (the app's tokens have 22)
-SQLITE_BUSY_TIMEOUT = 2.0  # s a write waits for another process's; each holds the file for well under 1 ms
 
 
 class StoreUnavailable(Exception):
@@ -239,182 +235,18 @@ class ClassStore(ABC):
     def add_try(self, client_id: str, window: float) -> int: ...
 
 
-# The file's tables, each row under its class's namespace. A file of another version (PRAGMA user_version;
-# 0 before the namespaces) is made anew: it holds only what expires within a class anyway.
-SCHEMA_VERSION = 1
-SCHEMA = (
-    "DROP TABLE IF EXISTS status", "DROP TABLE IF EXISTS broadcast", "DROP TABLE IF EXISTS tries",
-    "CREATE TABLE status (namespace TEXT NOT NULL, session_id TEXT NOT NULL, body TEXT NOT NULL, seen REAL NOT NULL,"
-    " PRIMARY KEY (namespace, session_id))",
-    "CREATE INDEX status_by_seen ON status (namespace, seen)",
-    "CREATE TABLE broadcast (namespace TEXT PRIMARY KEY, seq INTEGER NOT NULL, body TEXT NOT NULL,"
-    " signature TEXT NOT NULL, sent REAL NOT NULL)",
-    "CREATE TABLE tries (namespace TEXT NOT NULL, client_id TEXT NOT NULL, count INTEGER NOT NULL, ends REAL NOT NULL,"
-    " PRIMARY KEY (namespace, client_id))",
-    f"PRAGMA user_version = {SCHEMA_VERSION}",
-)
-
-
-class SQLiteStore(ClassStore):
-    """The class store in one SQLite file. One connection per store object, used under a lock:
-    Streamlit runs every script run on a new thread, so a connection per thread would be opened and
-    closed over and over, and SQLite lets one writer in at a time anyway; each operation holds the
-    lock for one short transaction. Other processes wait for the file through the busy timeout.
-    Several classes may share the file: each store reads and writes its own class's rows, and purges
-    what expired of every class's."""
-
-    def __init__(self, path: str | Path, ttl: float = STATUS_TTL, max_statuses: int = MAX_STATUSES,
-                 clock: Callable[[], float] = time.time, keys: ClassKeys | None = None):
-        self.path, self.ttl, self.max_statuses = Path(path), ttl, max_statuses
-        self.keys = keys or ClassKeys.of_its_own()
-        self.namespace = self.keys.namespace
-        self.clock = clock  # the wall clock: the processes on one machine share it; a test hands in its own
-        self.db: sqlite3.Connection | None = None  # opened on first use
-        self.lock = threading.Lock()
-
-    def now(self) -> float:
-        return self.clock()
-
-    def close(self) -> None:
-        with self.lock:
-            self.let_go()
-
-    def let_go(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE: it takes the write lock at once, so it waits in the
-        busy timeout rather than failing when a read turns into a write), purged of what expired."""
-        with self.lock:
-            try:
-                db = self.connected()
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    self.purge(db, self.clock())
-                    yield db
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
-            except sqlite3.Error as err:
-                self.let_go()  # opened again next time: the file may come back
-                raise StoreUnavailable(f"the class store {self.path} cannot be used: {err}") from err
-
-    @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
-        """One read transaction: in WAL mode it neither waits for the writers nor makes them wait. A read
-        purges nothing (the next write does) and leaves out what expired itself. Reads took the write
-        lock to purge once, and with 60 students' banners reading every 5 s a reader starved of the
-        interpreter lock in a busy process held the file for seconds: the publishers' writes timed out."""
-        with self.lock:
-            try:
-                db = self.connected()
-                db.execute("BEGIN")
-                try:
-                    yield db
-                finally:
-                    db.execute("COMMIT")
-            except sqlite3.Error as err:
-                self.let_go()
-                raise StoreUnavailable(f"the class store {self.path} cannot be used: {err}") from err
-
-    def connected(self) -> sqlite3.Connection:
-        """The store's connection, opened on first use; the first process to open the file makes its tables."""
-        if self.db is None:
-            self.db = sqlite3.connect(self.path, timeout=SQLITE_BUSY_TIMEOUT, isolation_level=None,
-                                      check_same_thread=False)  # one thread at a time: the lock
-            try:
-                self.db.execute("PRAGMA journal_mode=WAL")  # kept in the file: its first opener's sets it
-            except sqlite3.OperationalError as err:
-                # Busy at once, never waiting in the busy timeout: another process is making the file, and
-                # has set WAL before it took the lock; this connection reads the mode from the file after
-                if err.sqlite_errorcode != sqlite3.SQLITE_BUSY:
-                    raise
-            self.db.execute("PRAGMA synchronous=NORMAL")  # safe in WAL; a power cut may lose the last second
-            self.db.execute("BEGIN IMMEDIATE")  # one process makes the tables; the others then see them
-            if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                for statement in SCHEMA:
-                    self.db.execute(statement)
-            self.db.execute("COMMIT")
-        return self.db
-
-    def purge(self, db: sqlite3.Connection, now: float) -> None:
-        db.execute("DELETE FROM status WHERE seen <= ?", (now - self.ttl,))
-        db.execute("DELETE FROM broadcast WHERE sent <= ?", (now - self.ttl,))
-        db.execute("DELETE FROM tries WHERE ends <= ?", (now,))
-
-    def put_status(self, session_id: str, body: str) -> None:
-        with self.transaction() as db:
-            db.execute("INSERT INTO status VALUES (?, ?, ?, ?) ON CONFLICT (namespace, session_id) DO UPDATE"
-                       " SET body = excluded.body, seen = excluded.seen",
-                       (self.namespace, session_id, body, self.clock()))
-            db.execute("DELETE FROM status WHERE namespace = ? AND session_id IN (SELECT session_id FROM status"
-                       " WHERE namespace = ? AND session_id != ? ORDER BY seen DESC LIMIT -1 OFFSET ?)",
-                       (self.namespace, self.namespace, session_id, self.max_statuses - 1))
-
-    def put_statuses(self, bodies: list[tuple[str, str]]) -> None:
-        with self.transaction() as db:
-            now = self.clock()
-            # One statement over a JSON array, not executemany: SQLite releases the interpreter lock at every
-            # step, and a thread of a process whose 30 sessions train takes each step's lock back slowly
-            db.execute("INSERT INTO status SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?"
-                       " FROM json_each(?) WHERE true"  # json_extract, not ->>: SQLite before 3.38 has no ->>
-                       " ON CONFLICT (namespace, session_id) DO UPDATE SET body = excluded.body, seen = excluded.seen",
-                       (self.namespace, now, json.dumps(bodies)))
-            db.execute("DELETE FROM status WHERE namespace = ? AND session_id IN (SELECT session_id FROM status"
-                       " WHERE namespace = ? ORDER BY seen DESC LIMIT -1 OFFSET ?)",  # the newest are these
-                       (self.namespace, self.namespace, self.max_statuses))
-
-    def drop_status(self, session_id: str) -> None:
-        with self.transaction() as db:
-            db.execute("DELETE FROM status WHERE namespace = ? AND session_id = ?", (self.namespace, session_id))
-
-    def read_statuses(self) -> list[tuple[str, str, float]]:
-        with self.reading() as db:
-            now = self.clock()
-            # One row holding them all (one step of SQLite's, as put_statuses says why)
-            [found] = db.execute("SELECT json_group_array(json_array(session_id, body, seen)) FROM status"
-                                 " WHERE namespace = ? AND seen > ?", (self.namespace, now - self.ttl)).fetchone()
-        rows = sorted(json.loads(found), key=lambda row: row[2], reverse=True)  # the most recently seen first
-        return [(session_id, body, max(0.0, now - seen)) for session_id, body, seen in rows]
-
-    def put_broadcast(self, body: str, signed: Callable[[int], str]) -> int:
-        with self.transaction() as db:
-            now = self.clock()
-            previous = db.execute("SELECT seq FROM broadcast WHERE namespace = ? AND typeof(seq) = 'integer'",
-                                  (self.namespace,)).fetchone()  # a seq of another type: none the store wrote
-            seq = max(int(now * 1000), 0 if previous is None else previous[0] + 1)
-            db.execute("INSERT OR REPLACE INTO broadcast VALUES (?, ?, ?, ?, ?)",
-                       (self.namespace, seq, body, signed(seq), now))
-        return seq
-
-    def read_broadcast(self) -> tuple[str, str, str] | None:
-        with self.reading() as db:
-            row = db.execute("SELECT seq, body, signature FROM broadcast WHERE namespace = ? AND sent > ?",
-                             (self.namespace, self.clock() - self.ttl)).fetchone()
-        return None if row is None else (str(row[0]), row[1], row[2])
-
-    def add_try(self, client_id: str, window: float) -> int:
-        with self.transaction() as db:
-            counted = db.execute("INSERT INTO tries VALUES (?, ?, 1, ?) ON CONFLICT (namespace, client_id) DO UPDATE"
-                                 " SET count = count + 1 RETURNING count",
-                                 (self.namespace, client_id, self.clock() + window))
-            return counted.fetchone()[0]
-
-
 def open_store(url: str | None, run_dir: str | Path, *, keys: ClassKeys) -> ClassStore:
     """The class store a URL names, for the class `keys` derive from: None for class.db in `run_dir`,
     sqlite:///absolute/path.db, or redis://host:port/db (redis://:password@host:port/db for a server
     with requirepass; rediss:// over TLS). Nothing is opened until the first operation."""
+    from app.session.class_store_sqlite import SQLiteStore  # here: both stores build on this module's ClassStore
+
     if url is None:
         return SQLiteStore(Path(run_dir) / "class.db", keys=keys)
     if url.startswith("sqlite:///"):
         return SQLiteStore(url.removeprefix("sqlite://"), keys=keys)
     if url.startswith(("redis://", "rediss://")):
-        from app.session.class_store_redis import RedisStore  # here: that module builds on this one's ClassStore
+        from app.session.class_store_redis import RedisStore
 
         return RedisStore(url, keys=keys)
     raise ValueError(f"a class store URL is sqlite:///absolute/path.db or redis://host:port/db (rediss:// over TLS),"

@@ -19,7 +19,8 @@ from app.session.class_board import DISCONNECTED_AFTER, STALLED_AFTER, Moves, bo
 from app.session.class_config import MAX_TRIES, ClassConfig, check_key, class_config
 from app.session.class_publisher import FORGET_AFTER, SILENT_AFTER, Publisher
 from app.session.class_status import CURVE_POINTS, MAX_NAME, Presence, clean_name
-from app.session.class_store import MAX_JSON_BYTES, SQLiteStore, StoreUnavailable
+from app.session.class_store import MAX_JSON_BYTES, StoreUnavailable
+from app.session.class_store_sqlite import SQLiteStore
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT

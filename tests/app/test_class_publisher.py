@@ -11,7 +11,7 @@ import pytest
 from app.session import class_publisher
 from app.session.class_publisher import SILENT_AFTER, Publisher
 from app.session.class_status import Presence
-from app.session.class_store import SQLiteStore
+from app.session.class_store_sqlite import SQLiteStore
 from app.widgets import state
 
 from .test_build_train import app, build_page

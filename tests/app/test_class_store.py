@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from app.session.class_store import MAX_JSON_BYTES, Broadcast, ClassKeys, SQLiteStore, StoreUnavailable, open_store
+from app.session.class_store import MAX_JSON_BYTES, Broadcast, ClassKeys, StoreUnavailable, open_store
 from app.session.class_store_redis import RedisStore
+from app.session.class_store_sqlite import SQLiteStore
 from tests.redis_server import free_port, redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -370,7 +371,7 @@ def test_a_missing_directory_is_unavailable_until_it_is_made(tmp_path):
 
 READ_ONLY_CHILD = """
 import sys
-from app.session.class_store import SQLiteStore
+from app.session.class_store_sqlite import SQLiteStore
 from tests.app.test_class_store import unavailable
 for name, raised in unavailable(SQLiteStore(sys.argv[1])).items():
     print(name, raised)

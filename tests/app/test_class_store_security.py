@@ -14,7 +14,8 @@ import pytest
 import redis
 
 from app.session.class_config import KEY_VARIABLE, RUN_DIR_VARIABLE, STORE_VARIABLE, ClassConfig
-from app.session.class_store import Broadcast, ClassKeys, SQLiteStore, open_store
+from app.session.class_store import Broadcast, ClassKeys, open_store
+from app.session.class_store_sqlite import SQLiteStore
 from app.widgets.class_link import class_room
 from tests.app.test_class_store import (  # the two backends, and their fixtures used by name
     KEYS,
