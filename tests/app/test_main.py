@@ -67,7 +67,7 @@ def test_a_card_asks_its_lessons_question_and_keeps_the_answer_folded():
     assert asked, "no lesson asks a question"
     for lesson in asked:
         assert any(m.value == f":material/quiz: {lesson.question.text}" for m in at.markdown), lesson.key
-    answers = [m.value for e in at.expander if e.label == "What its runs measured (the answer)" for m in e.markdown]
+    answers = [m.value for e in at.expander if e.label == "The measured answer" for m in e.markdown]
     assert sorted(answers) == sorted(lesson.what_to_do for lesson in asked)
     for lesson in asked:  # in its fold, and nowhere else on the page
         assert sum(m.value == lesson.what_to_do for m in at.markdown) == 1, lesson.key

@@ -48,7 +48,7 @@ def lesson_card(lesson: Lesson) -> None:
             st.markdown(lesson.what_to_do)  # the claim, readable without opening anything
         else:  # its claim answers the question the lesson asks before Play: the question first, the claim kept
             st.markdown(f":material/quiz: {lesson.question.text}")
-            with st.expander("What its runs measured (the answer)"):
+            with st.expander("The measured answer"):
                 st.markdown(lesson.what_to_do)
         st.caption(f"*Reproduces:* {lesson.published}.")
         if st.button("Open this lesson", key=f"lesson.{lesson.key}", width="stretch"):
