@@ -108,11 +108,11 @@ class Publisher:
         now = time.monotonic()  # Presence.seen_at's clock
         with self.lock:
             sessions = dict(self.sessions)  # strong references for the round
-            alive_at = {key: presence.seen_at for key, presence in sessions.items()}
+            seen_at = {key: presence.seen_at for key, presence in sessions.items()}  # read once for the round
             for key in sessions:
-                if now - alive_at[key] > FORGET_AFTER:
+                if now - seen_at[key] > FORGET_AFTER:
                     del self.sessions[key]
-            gone = self.published_keys - {k for k in sessions if now - alive_at[k] <= FORGET_AFTER}
+            gone = self.published_keys - {k for k in sessions if now - seen_at[k] <= FORGET_AFTER}
             self.due.clear()  # the round publishes them
         try:
             for key in gone:
@@ -122,7 +122,7 @@ class Publisher:
         except StoreUnavailable as err:
             self.problem, self.store_failed = str(err), True
             return False
-        return self.publish([p for k, p in sessions.items() if now - alive_at[k] <= SILENT_AFTER])
+        return self.publish([p for k, p in sessions.items() if now - seen_at[k] <= SILENT_AFTER])
 
     def publish(self, present: list[Presence]) -> bool:
         """Publish each one's status, all in one write; False when the store failed (why: `problem`)."""
