@@ -1,14 +1,14 @@
-"""The English prose shipped for word embeddings (engine/data/prose.txt: four novels of Jane Austen,
-whose source, licence and cut engine/data/prose.md records) and the one rule that cuts text into
-words. The file keeps the books' case and punctuation; words are cut here, so the rule is written
+"""The English prose for word embeddings (four novels of Jane Austen: the corpus "prose" of
+engine.datasets, which records their source, licence and cut) and the one rule that cuts text into
+words. The text keeps the books' case and punctuation; words are cut here, so the rule is written
 once and the note's figures are counted by it."""
 from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 
-PROSE = Path(__file__).resolve().parent / "data" / "prose.txt"
+from . import datasets
+
 # Letters with an apostrophe allowed inside (don't, emma's): Gutenberg's _italics_, digits, the double
 # dash and every other mark separate words.
 WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
@@ -28,5 +28,6 @@ def words(text: str) -> list[str]:
 
 @cache
 def prose_words() -> tuple[str, ...]:
-    """Every word of the shipped prose, in order (read once a process: the file never changes)."""
-    return tuple(words(PROSE.read_text(encoding="ascii")))
+    """Every word of the prose, in order (read once a process: the text never changes); CorpusMissing when
+    its files are not on this machine."""
+    return tuple(words(datasets.corpus_text("prose")))

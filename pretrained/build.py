@@ -27,11 +27,10 @@ from pathlib import Path
 import torch
 
 import engine
-from engine.prose import PROSE
+from engine import datasets
 from engine.tasks.charlm import CharLMTask
 from engine.tasks.reviews import REVIEWS_CSV
-from engine.tasks.text import CHARLM_CORPUS, SHAKESPEARE
-from engine.tasks.translate import PAIRS_TSV
+from engine.tasks.text import CHARLM_CORPUS
 from pretrained import kernels
 from pretrained.heldout import HELD_OUT_FILE, METRICS, PROSE_WORDS, CorpusHead, held_out, held_out_start, scores
 
@@ -158,6 +157,16 @@ def relative(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
+def public(name: str) -> dict:
+    """A corpus of engine.datasets named as a card names it: by its public source and digest, not by a place
+    on the machine that built it."""
+    corpus = datasets.CORPORA[name]
+    files = datasets.files_of([name])
+    return {"corpus": name, "sha256": corpus.sha256,
+            "source": [f"{f.repository} @ {f.commit} : {f.source_path} (sha256 {f.sha256})" for f in files],
+            "cut": corpus.how_cut, "licence": corpus.licence, "attribution": corpus.attribution}
+
+
 def data_of(recipe: Recipe) -> dict:
     """What the checkpoint was trained on, and where that came from."""
     if recipe.task_params.get("corpus") == "reviews":
@@ -171,8 +180,7 @@ def data_of(recipe: Recipe) -> dict:
     if recipe.task_params.get("corpus") == "shakespeare":
         task = CharLMTask(corpus="shakespeare")
         return {
-            "file": relative(SHAKESPEARE), "sha256": sha256(SHAKESPEARE.read_bytes()),
-            "provenance": relative(SHAKESPEARE.with_suffix(".md")),
+            **public("shakespeare"),
             "what": "Tiny Shakespeare: karpathy/char-rnn's data/tinyshakespeare/input.txt, unchanged (public domain)",
             "trained on": f"its first {task.train_end:,} characters (90%, nanoGPT's training split)",
             "held out": f"its last {len(task.ids) - task.train_end:,} characters (nanoGPT's validation split)",
@@ -189,8 +197,7 @@ def data_of(recipe: Recipe) -> dict:
     if recipe.task in PROSE_WORDS:
         task = engine.make_task(recipe.task)
         return {
-            "file": relative(PROSE), "sha256": sha256(PROSE.read_bytes()),
-            "provenance": relative(PROSE.with_suffix(".md")),
+            **public("prose"),
             "what": "four novels of Jane Austen (public domain), cut into words as engine.prose.words does",
             "trained on": f"the first {task.train_end:,} words (90%); {len(task.vocab) - 3:,} words known, the rest "
                           "<unk>",
@@ -199,8 +206,7 @@ def data_of(recipe: Recipe) -> dict:
     if recipe.task == "translate":
         task = engine.make_task("translate", seed=recipe.train.seed)
         return {
-            "file": relative(PAIRS_TSV), "sha256": sha256(PAIRS_TSV.read_bytes()),
-            "provenance": relative(PAIRS_TSV.with_suffix(".md")),
+            **public("eng-fra-5000"),
             "what": "English-French sentence pairs of the Tatoeba project (CC-BY 2.0 FR), each with its attribution",
             "trained on": f"{len(task.train_y):,} pairs whose English sentence the task does not hold out",
             "held out": f"{len(task.test_y):,} pairs: 10% of the distinct English sentences with all their "

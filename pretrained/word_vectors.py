@@ -3,7 +3,7 @@
 word2vec (skip-gram with negative sampling, engine/word2vec.py) trained on unlabelled text: the
 shipped Austen prose, then the text of the training sentences of the `sentences` review corpus
 (their labels never read, the held-out rows never read at all: 10 training sentences have the very
-words of a held-out one, engine/data/sentences.md), REPEATS times over so that a
+words of a held-out one), REPEATS times over so that a
 word used once in them reaches min_count. Writes pretrained/vectors/<NAME>.safetensors (the vectors
 and their words: engine.word_vectors) and <NAME>.json, its card: what it read, its settings, how
 far it trained, what its space shows, and when, on what CPU and kernel path, in how long. The
@@ -14,6 +14,7 @@ In their own folder: pretrained/*.json are the model checkpoints' cards.
 from __future__ import annotations
 
 import datetime
+import io
 import json
 import os
 import platform
@@ -24,9 +25,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from engine import datasets
 from engine.embeddings import closer_share, nearest
 from engine.prose import RELATED, prose_words
-from engine.tasks.sentiment import SENTENCES_CSV
 from engine.tasks.text import words
 from engine.word2vec import Word2Vec, Word2VecConfig
 from engine.word_vectors import WordVectors, to_bytes
@@ -42,7 +43,7 @@ SHOWN = ("great", "terrible", "phone", "food")  # words whose neighbours the car
 
 
 def training_sentences() -> list[str]:
-    rows = pd.read_csv(SENTENCES_CSV, usecols=["review", "split"])
+    rows = pd.read_csv(io.BytesIO(datasets.corpus_bytes("sentences")), usecols=["review", "split"])
     return rows.review[rows.split == "train"].tolist()
 
 

@@ -1,5 +1,5 @@
-"""What the scripts that build engine/data/'s shipped corpora share: reading a pinned file out of a
-local git directory, the digest, writing a corpus with its provenance note, and --check.
+"""What a script that builds a corpus shipped in engine/data/ (the project's own: public corpora are got by
+engine.datasets, never shipped) uses: the digest, writing a corpus with its provenance note, and --check.
 
 The scripts import it as a sibling (`from corpus_files import ...`): Python puts a script's own
 folder first on sys.path, so `python scripts/build_<name>_corpus.py` finds it from any directory.
@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -21,28 +19,9 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_pinned(git_dirs: Sequence[Path], commit: str, path: str, digest: str, repository: str) -> bytes:
-    """The file `path` at `commit` from whichever of the local git directories holds it (a clone's
-    .git or a mirror), checked against its recorded sha256; or SystemExit saying what is wrong."""
-    why = ""
-    for git_dir in git_dirs:
-        found = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True)
-        if found.returncode == 0:
-            if sha256(found.stdout) != digest:
-                sys.exit(f"{path} at {commit[:12]} in {git_dir} has sha256 {sha256(found.stdout)}, not {digest}")
-            return found.stdout
-        why = found.stderr.decode(errors="replace").strip()
-    sys.exit(f"no --source holds {path} at {commit[:12]}{f' ({why})' if why else ''}; "
-             f"give the git directory of a clone of {repository}")
-
-
-def parser(doc: str, source_help: str | None = None, many: bool = False) -> argparse.ArgumentParser:
-    """The scripts' command line: --check, and --source (once, or repeated when `many`) for those
-    that read a git repository."""
+def parser(doc: str) -> argparse.ArgumentParser:
+    """The scripts' command line: --check."""
     found = argparse.ArgumentParser(description=doc.splitlines()[0])
-    if source_help is not None:
-        found.add_argument("--source", type=Path, action="append" if many else "store",
-                           default=[] if many else None, help=source_help)
     found.add_argument("--check", action="store_true", help="compare with the shipped corpus, write nothing")
     return found
 

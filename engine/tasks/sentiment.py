@@ -5,13 +5,13 @@ import functools
 import io
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 import torch
 
+from .. import datasets
 from ..bag_of_words import bag_of_words_accuracy
 from ..config import ModelConfig, check_choice, check_int
 from ..train_config import TrainConfig
@@ -26,9 +26,8 @@ SPECIALS = ("<pad>", "<unk>")  # word ids 0 and 1
 MAX_WORD_VOCAB = 20_000
 TEST_SHARE = 0.2
 # "generated": the shipped template reviews (engine/tasks/reviews.py); "sentences": 3,000 real review
-# sentences, labelled by hand, with a fixed held-out fifth (engine/data/sentences.md)
+# sentences, labelled by hand, with a fixed held-out fifth (the corpus "sentences" of engine.datasets)
 CORPORA = ("generated", "sentences")
-SENTENCES_CSV = Path(__file__).resolve().parent.parent / "data" / "sentences.csv"
 
 
 @functools.cache
@@ -39,9 +38,10 @@ def shipped_reviews() -> ParsedReviews:
 
 @functools.cache
 def shipped_sentences() -> tuple[ParsedReviews, np.ndarray]:
-    """The shipped real sentences, parsed once per process, and which of them are held out [N] bool
-    (the file's split column, fixed: pretrained word vectors read only the training sentences)."""
-    data = SENTENCES_CSV.read_bytes()
+    """The real sentences, parsed once per process, and which of them are held out [N] bool (the cut's
+    split column, fixed: pretrained word vectors read only the training sentences); CorpusMissing when
+    the dataset's files are not on this machine."""
+    data = datasets.corpus_bytes("sentences")
     held_out = pd.read_csv(io.BytesIO(data), usecols=["split"])["split"].to_numpy() == "held_out"  # [N]
     held_out.setflags(write=False)
     return parse_reviews(data), held_out
@@ -143,7 +143,7 @@ class SentimentTask(ReviewTask):
     model's last step is always the review's last word. 20% of the reviews are held out.
 
     corpus: the shipped reviews, "generated" (template sentences where word order decides) or
-    "sentences" (real review sentences with a fixed held-out split: SENTENCES_CSV).
+    "sentences" (real review sentences with a fixed held-out split: shipped_sentences).
     train_reviews: train on only the first this many training reviews (0: all of them; the
     training reviews are shuffled by the seed), the held-out ones unchanged: how far a few
     labelled reviews go.

@@ -1,4 +1,4 @@
-"""Text in: the shipped corpus, checks on uploaded text, and word tokenisation."""
+"""Text in: the shipped corpus and Tiny Shakespeare, checks on uploaded text, and word tokenisation."""
 from __future__ import annotations
 
 import codecs
@@ -7,15 +7,14 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import datasets
+
 # Real text on every machine, offline: a snapshot of a few of the Python standard library's own
 # source files (provenance in charlm_corpus.md beside it; scripts/build_charlm_corpus.py builds
 # it). Shipped rather than read from the running interpreter, whose files change between
 # versions and would change the vocabulary. A char-RNN trained on it learns to indent, open and
 # close brackets, and write `def`.
 CHARLM_CORPUS = Path(__file__).resolve().parent.parent / "data" / "charlm_corpus.txt"
-# Tiny Shakespeare, char-rnn's and nanoGPT's corpus, shipped unchanged (provenance and licence in
-# shakespeare.md beside it; scripts/build_shakespeare_corpus.py checks it against its source).
-SHAKESPEARE = CHARLM_CORPUS.with_name("shakespeare.txt")
 MAX_CHAR_VOCAB = 256
 MAX_TEXT_CHARS = 5_000_000
 DECODE_BYTES = 1 << 20  # what utf8_size decodes at a time
@@ -27,8 +26,9 @@ def charlm_corpus() -> str:
 
 
 def shakespeare() -> str:
-    """Tiny Shakespeare, exactly as stored."""
-    return shipped_text(SHAKESPEARE)
+    """Tiny Shakespeare, char-rnn's and nanoGPT's corpus, as published (engine.datasets: got from its public
+    source when a user asks, not shipped); CorpusMissing when it is not on this machine."""
+    return datasets.corpus_text("shakespeare")
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """Translation: English sentences in, their French translations out, word by word.
 
-The pairs are Tatoeba's (engine/data/eng_fra.tsv, each line with its CC-BY 2.0 FR attribution;
-engine/data/eng_fra.md says where they come from and how they were cut). Words are cut here, by
+The pairs are Tatoeba's (the corpus "eng-fra-5000" of engine.datasets, which says where they come from:
+5,000 short pairs, each line with its CC-BY 2.0 FR attribution). Words are cut here, by
 one rule both sides share and the provenance note's figures are counted by: the text NFC
 normalised and lower-cased, French typography's no-break and thin spaces made spaces and the
 typographic apostrophe a plain one; a token is a run of letters and digits with apostrophes and
@@ -19,11 +19,11 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 import torch
 
+from .. import datasets
 from ..config import ModelConfig, check_int
 from ..losses import IGNORE
 from ..train_config import TrainConfig
@@ -31,7 +31,6 @@ from .base import Preset, Task, TaskSpec
 from .features import word_features
 from .reverse import ReverseTask
 
-PAIRS_TSV = Path(__file__).resolve().parent.parent / "data" / "eng_fra.tsv"
 # Token ids 0-3 on both sides. Target 0 and 1 are the encoder-decoder's <sos> and <eos>
 # (engine.seq2seq.SOS, EOS); a source ends with </s> and is padded after it with <pad>.
 SPECIALS = ("<s>", "</s>", "<pad>", "<unk>")
@@ -74,8 +73,8 @@ def read_pairs(text: str) -> list[Pair]:
 
 @functools.cache
 def shipped_pairs() -> tuple[Pair, ...]:
-    """The shipped pairs, read once a process."""
-    return tuple(read_pairs(PAIRS_TSV.read_bytes().decode("utf-8")))
+    """The pairs, read once a process; CorpusMissing when they are not on this machine."""
+    return tuple(read_pairs(datasets.corpus_text("eng-fra-5000")))
 
 
 @functools.cache

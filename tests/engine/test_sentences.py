@@ -1,21 +1,21 @@
-"""The real review sentences (engine/data/sentences.csv) as the sentiment task reads them: the
-file's fixed held-out split is the task's whatever the seed, no held-out sentence is also trained on
+"""The real review sentences (engine.datasets' corpus "sentences") as the sentiment task reads them: the
+cut's fixed held-out split is the task's whatever the seed, no held-out sentence is also trained on
 as the model reads it, the training sentences follow the seed, and `train_reviews` keeps that many."""
 import csv
+import io
 
 import pytest
 import torch
 
 import engine
-from engine.tasks.sentiment import SENTENCES_CSV
+from engine import datasets
 from engine.tasks.text import words
 
 TASK = {"corpus": "sentences", "seq_len": 40, "max_vocab": 5000}
 
 
 def file_rows() -> list[dict]:
-    with open(SENTENCES_CSV, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
+    return list(csv.DictReader(io.StringIO(datasets.corpus_text("sentences"), newline="")))
 
 
 def as_read(task, rows) -> set[tuple[tuple[int, ...], int]]:

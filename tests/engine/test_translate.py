@@ -1,5 +1,5 @@
-"""The translate task: Tatoeba's English-French pairs as shipped (every line with its attribution,
-the note's figures the engine's own), word vocabularies with <unk>, a held-out split of whole
+"""The translate task: Tatoeba's English-French pairs as engine.datasets finds them (every line with its
+attribution; their figures by the engine's own rule), word vocabularies with <unk>, a held-out split of whole
 source sentences, batches an encoder-decoder trains on, and sentences a student types."""
 import re
 import sys
@@ -9,13 +9,13 @@ import pytest
 import torch
 
 import engine
+from engine import datasets
 from engine.losses import IGNORE
 from engine.seq2seq import EOS as MODEL_EOS
 from engine.seq2seq import SOS as MODEL_SOS
 from engine.tasks.translate import (
     EOS,
     PAD,
-    PAIRS_TSV,
     SPECIALS,
     UNK,
     read_pairs,
@@ -24,9 +24,9 @@ from engine.tasks.translate import (
     tokens,
     words,
 )
-from tests.engine.corpus_scripts import figure, script
 
-NOTE = PAIRS_TSV.with_suffix(".md")
+# What Tatoeba's CC-BY 2.0 FR licence asks every pair to keep: both sentences' numbers and authors.
+ATTRIBUTION = re.compile(r"CC-BY 2\.0 \(France\) Attribution: tatoeba\.org #\d+ \([^)]+\) & #\d+ \([^)]+\)")
 
 
 @pytest.fixture(scope="module")
@@ -39,41 +39,29 @@ def task():
 
 def test_every_pair_keeps_its_tatoeba_attribution():
     """The licence (CC-BY 2.0 FR) asks each pair to name its two sentences and their authors."""
-    build = script("translation")
-    lines = PAIRS_TSV.read_text(encoding="utf-8").splitlines()
+    lines = datasets.corpus_text("eng-fra-5000").splitlines()
     assert len(lines) == len(shipped_pairs()) == 5_000
     for line in lines:
         english, french, attribution = line.split("\t")
-        assert build.ATTRIBUTION.fullmatch(attribution), line
+        assert ATTRIBUTION.fullmatch(attribution), line
         assert 1 <= len(words(english)) <= 10 and 1 <= len(words(french)) <= 10
     assert lines[0] == "Go.\tVa !\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #1158250 (Wittydev)"
 
 
-def test_the_notes_figures_are_the_engines(task):
+def test_the_pairs_figures_by_the_engines_rule(task):
     pairs = tokenised_pairs()
     english, french = Counter(t for e, _ in pairs for t in e), Counter(t for _, f in pairs for t in f)
-    assert len({e for e, _ in pairs}) == figure(NOTE, r"distinct sentences \| ([\d,]+) \|") == 2_597
-    assert len({f for _, f in pairs}) == figure(NOTE, r"distinct sentences \| [\d,]+ \| ([\d,]+)") == 4_309
-    assert english.total() == figure(NOTE, r"\| tokens \| ([\d,]+)") == 17_260
-    assert french.total() == figure(NOTE, r"\| tokens \| [\d,]+ \| ([\d,]+)") == 18_908
-    assert len(english) == figure(NOTE, r"distinct tokens \| ([\d,]+)") == 1_212
-    assert len(french) == figure(NOTE, r"distinct tokens \| [\d,]+ \| ([\d,]+)") == 2_666
-    assert len(task.references) == figure(NOTE, r"each: ([\d,]+) sentences") == 260
-    assert len(task.test_x) == figure(NOTE, r"([\d,]+) held-out pairs") == 538
-    assert len(task.train_x) == figure(NOTE, r"([\d,]+) training pairs") == 4_462
-    assert len(task.vocab) == figure(NOTE, r"([\d,]+) English tokens") == 810
-    assert len(task.target_vocab) == figure(NOTE, r"([\d,]+) French tokens") == 1_123
-
-
-def test_the_cut_keeps_short_attributed_pairs_and_refuses_a_line_without_one():
-    build = script("translation")
-    credit = "CC-BY 2.0 (France) Attribution: tatoeba.org #1 (a) & #2 (b)"
-    long = " ".join(["word"] * 11) + "."
-    source = f"Hi.\tSalut !\t{credit}\n{long}\tMot.\t{credit}\nTen words here: {'a ' * 6}end.\tDix.\t{credit}\n"
-    assert build.cut(source.encode()).decode().splitlines() == [f"Hi.\tSalut !\t{credit}",
-                                                                f"Ten words here: {'a ' * 6}end.\tDix.\t{credit}"]
-    with pytest.raises(SystemExit, match="line 2 .* no Tatoeba attribution"):
-        build.cut(f"Hi.\tSalut !\t{credit}\nHo.\tHo.\tCC-BY 2.0 (France)\n".encode())
+    assert len({e for e, _ in pairs}) == 2_597
+    assert len({f for _, f in pairs}) == 4_309
+    assert english.total() == 17_260
+    assert french.total() == 18_908
+    assert len(english) == 1_212
+    assert len(french) == 2_666
+    assert len(task.references) == 260
+    assert len(task.test_x) == 538
+    assert len(task.train_x) == 4_462
+    assert len(task.vocab) == 810
+    assert len(task.target_vocab) == 1_123
 
 
 def test_a_pair_file_that_is_not_tab_separated_is_refused_with_its_line():
