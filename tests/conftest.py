@@ -13,6 +13,13 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)  # small models: one thread is fastest and shares the machine well
 
+# Public corpora (engine.datasets) come from the mirror of their published files that sits beside the
+# project on this project's machines and in CI, ../shared/data, unless the caller named another (run_tests.sh
+# and .ci/run set it the same way); the app servers the browser tests start inherit it. Nothing is downloaded.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if "UNROLLED_DATA_MIRROR" not in os.environ and SHARED_DATA.is_dir():
+    os.environ["UNROLLED_DATA_MIRROR"] = str(SHARED_DATA)
+
 BROWSER = Path(__file__).resolve().parent / "browser"
 # The full tier's tests: they train the lessons and presets for real (minutes) or drive chromium.
 FULL_ONLY = ("training", "browser")
