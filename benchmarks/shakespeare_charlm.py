@@ -6,7 +6,7 @@ nanoGPT's README: `python train.py config/train_shakespeare_char.py --device=cpu
 loss of only 1.88". This trains our transformer and our LSTM (engine.build_model, engine.Trainer) on
 the same split, at its settings where the engine has them, and scores them as it does:
 
-- data: engine/data/shakespeare.txt, the `charlm` task's "shakespeare" corpus: its vocabulary is the
+- data: Tiny Shakespeare (engine.datasets), the `charlm` task's "shakespeare" corpus: its vocabulary is the
   whole file's 65 characters, training windows come from its first int(n * 0.9) characters, and
   the rest is held out (nanoGPT's data/shakespeare_char/prepare.py cuts the same way);
 - 2,000 steps of batch 12, windows of 64 characters, the loss at every position; Adam at lr 1e-3,

@@ -3,7 +3,7 @@ Word2Vec and against the same batches through autograd, what each has learned in
 Mikolov's subsampling threshold t does on a corpus this small, and how many words a 2-D projection
 handles within a 2-second rerun.
 
-Same corpus (engine/data/prose.txt cut by engine.prose.words), vocabulary (min_count 5), 50
+Same corpus (the Austen prose of engine.datasets, cut by engine.prose.words), vocabulary (min_count 5), 50
 dimensions, window 5, 5 negatives, t = 1e-3, starting learning rate 0.025, epochs, one thread, one
 process. gensim is not a dependency of the project: install it anywhere and put it on the path,
 

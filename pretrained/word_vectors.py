@@ -67,8 +67,9 @@ def build() -> tuple[bytes, dict]:
     if model.diverged_at is not None:
         raise RuntimeError(f"word2vec diverged at step {model.diverged_at}; change its settings")
     vectors = model.vectors()  # [V, d]
-    about = {"name": NAME, "corpus": "the shipped prose (engine/data/prose.md), then the `sentences` corpus's "
-             f"training sentences (engine/data/sentences.md) {REPEATS} times over, labels unread",
+    about = {"name": NAME, "corpus": f"engine.datasets' corpus prose (sha256 {datasets.CORPORA['prose'].sha256}), "
+             "then the training sentences of its corpus sentences (sha256 "
+             f"{datasets.CORPORA['sentences'].sha256}) {REPEATS} times over, labels unread",
              "config": CONFIG.to_dict(), "steps": STEPS}
     data = to_bytes(WordVectors(model.words, vectors, about))
     card = {

@@ -72,7 +72,7 @@ class CharLMTask(Task):
     source files (engine/data/charlm_corpus.txt), the same under every Python version; "reviews",
     the text of the shipped reviews the char-level sentiment task trains on, one per line (its
     held-out reviews left out), which a language model can learn from before it is reused for
-    their sentiment; or "shakespeare", Tiny Shakespeare (engine/data/shakespeare.txt), char-rnn's
+    their sentiment; or "shakespeare", Tiny Shakespeare (engine.datasets' corpus "shakespeare"), char-rnn's
     and nanoGPT's corpus, whose last 10% the task never trains on (TRAIN_SHARE).
 
     Training windows end before `train_end`; the text from `train_end` on is held out

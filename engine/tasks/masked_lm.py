@@ -1,5 +1,5 @@
 """BERT beside GPT on the same words: a masked language model (Devlin et al. 2019) and a next-word
-(causal) language model (GPT's objective) over windows of the shipped prose (engine/data/prose.txt,
+(causal) language model (GPT's objective) over windows of the Austen prose (engine.datasets' corpus "prose",
 cut into words by engine.prose.words).
 
 Word level, not characters: the contextual lesson compares the vectors of one word ("bank") in two

@@ -12,7 +12,7 @@ import pytest
 
 from engine import datasets
 from engine.datasets import __main__ as command
-from engine.datasets import registry, store
+from engine.datasets import registry
 
 BODY = b"one line of a public corpus\n" * 5000  # 140 kB: several chunks, so progress is seen moving
 OTHER = b"not what its source published\n" * 10
