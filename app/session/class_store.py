@@ -63,6 +63,15 @@ STATUS_TTL = 3 * 3600  # s: a class, as the lab store's TIME_TO_LIVE (not import
 MAX_JSON_BYTES = 4096  # of one status or broadcast as ASCII JSON (é is \u00e9, 6): a name, a page, numbers, a link
 MAX_STATUSES = 500  # a class of 60, with every tab and reload of a few classes sharing the store
 MAX_ID_CHARS = 100  # a session or client id (the app's tokens have 22)
+# Numbers read back from the store are bounded before use: whoever can write to it (a student who reaches a
+# Redis server with no password, or the class.db file) can write any. A broadcast's seq is an integer in
+# [0, MAX_SEQ] (exact as a double, in JSON and in Redis's Lua; the clock in ms stays below it for 285,000
+# years); a time more than CLOCK_SKEW s ahead of the store's clock was never stamped by the store, and a try
+# window that ends later than its length from now was never opened by it: each such entry is dropped.
+MAX_SEQ = 2**53 - 1
+CLOCK_SKEW = 60.0  # s: the processes of a class on several machines share the server's clock (Redis) or one machine's
+MAX_BROADCAST_ROUNDS = 100  # seqs a broadcast tries while others write first (4 threads racing took up to 12): then
+# someone is rewriting the seq in a loop, and the teacher is told to send again
 
 
 class StoreUnavailable(Exception):
@@ -184,6 +193,8 @@ class ClassStore(ABC):
         if latest is None:
             return None
         seq, body, signature = latest
+        if not (seq.isascii() and seq.isdigit() and len(seq) <= len(str(MAX_SEQ)) and int(seq) <= MAX_SEQ):
+            return None  # no seq the store wrote ("1e308", 5,000 digits): refused before int() reads it
         # Compared as bytes: compare_digest refuses a str with a character past ASCII, which a forger may write
         if not hmac.compare_digest(signature.encode(), self.signature(seq, body).encode()):
             return None

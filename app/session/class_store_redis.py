@@ -12,7 +12,16 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from app.session.class_store import MAX_STATUSES, STATUS_TTL, ClassKeys, ClassStore, StoreUnavailable
+from app.session.class_store import (
+    CLOCK_SKEW,
+    MAX_BROADCAST_ROUNDS,
+    MAX_SEQ,
+    MAX_STATUSES,
+    STATUS_TTL,
+    ClassKeys,
+    ClassStore,
+    StoreUnavailable,
+)
 
 REDIS_TIMEOUT = 1.0  # s to connect or to answer: a student's page run waits at most this, twice (one retry)
 # The Redis keys of a class, after REDIS_PREFIX and its namespace (apart from whatever else shares the
@@ -24,10 +33,18 @@ STATUS_KEY, SEEN_KEY, BROADCAST_KEY, TRIES_KEY = "status:", "seen", "broadcast",
 
 # The Redis scripts: each runs atomically on the server, on the server's clock (TIME).
 NOW = "local t = redis.call('TIME') local now = string.format('%d.%06d', tonumber(t[1]), tonumber(t[2]))\n"
+# Scores ahead of the clock were never stamped by a script (500 statuses dated next year would keep every real
+# student off the board): dropped from the index with what expired.
+TRIM = (NOW + f"local skew = {CLOCK_SKEW}\n"
+        "local function trim(index, ttl_ms)\n"
+        "    if redis.call('TYPE', index).ok ~= 'zset' then redis.call('DEL', index) end\n"  # none, or another's
+        "    redis.call('ZREMRANGEBYSCORE', index, '-inf', string.format('%.6f', now - ttl_ms / 1000))\n"
+        "    redis.call('ZREMRANGEBYSCORE', index, '(' .. string.format('%.6f', now + skew), '+inf')\n"
+        "end\n")
 
-PUBLISH = NOW + """
+PUBLISH = TRIM + """
 -- KEYS: the index, this status. ARGV: session id, body, ttl in ms, the count cap, the status prefix
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.6f', now - ARGV[3] / 1000))
+trim(KEYS[1], ARGV[3])
 redis.call('ZREM', KEYS[1], ARGV[1])
 local over = redis.call('ZCARD', KEYS[1]) - (tonumber(ARGV[4]) - 1)
 if over > 0 then
@@ -39,15 +56,15 @@ redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 """
 
-STATUSES = NOW + """
+STATUSES = TRIM + """
 -- KEYS: the index. ARGV: ttl in ms, the status prefix.
 -- Returns id, body, age for each: the age as text, as a number it would be cut to an integer
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.6f', now - ARGV[1] / 1000))
+trim(KEYS[1], ARGV[1])
 local seen = redis.call('ZRANGE', KEYS[1], 0, -1, 'REV', 'WITHSCORES')
 local found = {}
 for i = 1, #seen, 2 do
-    local body = redis.call('GET', ARGV[2] .. seen[i])
-    if body then
+    local found_body, body = pcall(redis.call, 'GET', ARGV[2] .. seen[i])  -- a key of another type: no status
+    if found_body and body then
         table.insert(found, seen[i]) table.insert(found, body)
         table.insert(found, string.format('%.6f', math.max(0, now - seen[i + 1])))
     else
@@ -59,7 +76,11 @@ return found
 
 # A broadcast takes two: its seq first, then, signed with it (the signing key never reaches the server),
 # the broadcast, written only if no other came first meanwhile (else the writer takes the next seq).
-CURRENT_SEQ = "local current = tonumber(redis.call('HGET', KEYS[1], 'seq')) or -1\n"  # -1: none, or not a number
+# -1: none, or none a script wrote (not a whole number in [0, MAX_SEQ): 1e308 + 1 is 1e308, and a broadcast
+# after it would wait for a seq past it for ever)
+CURRENT_SEQ = ("if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then redis.call('DEL', KEYS[1]) end\n"
+               f"local current = tonumber(redis.call('HGET', KEYS[1], 'seq')) or -1\n"
+               f"if current ~= math.floor(current) or current < 0 or current >= {MAX_SEQ} then current = -1 end\n")
 
 NEXT_SEQ = NOW + CURRENT_SEQ + """
 -- KEYS: the broadcast. Returns the seq the next one takes: the clock in ms, or one past the current seq
@@ -73,6 +94,18 @@ if tonumber(ARGV[1]) <= current then return 0 end
 redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'body', ARGV[2], 'signature', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
+"""
+
+TRY = """
+-- KEYS: the client's count. ARGV: the window in ms. Returns the count, this try included. The window starts
+-- with the key; a key with no expiry or one past a window, or not a count, was not made here (a forged one
+-- would refuse the teacher for good): it starts again
+local left = redis.call('PTTL', KEYS[1])
+local count = tonumber(redis.call('TYPE', KEYS[1]).ok == 'string' and redis.call('GET', KEYS[1]) or nil)
+if left < 0 or left > tonumber(ARGV[1]) or not count or count < 0 or count ~= math.floor(count) or count > 1e6 then
+    redis.call('SET', KEYS[1], 0, 'PX', ARGV[1])
+end
+return redis.call('INCR', KEYS[1])
 """
 
 
@@ -97,7 +130,7 @@ class RedisStore(ClassStore):
                                            retry=Retry(NoBackoff(), 1))
         where = self.client.connection_pool.connection_kwargs
         self.where = f"{where['host']}:{where['port']}/{where['db']}"  # for messages: the URL may hold a password
-        scripts = {"publish": PUBLISH, "statuses": STATUSES, "next_seq": NEXT_SEQ, "broadcast": BROADCAST}
+        scripts = {"publish": PUBLISH, "statuses": STATUSES, "next_seq": NEXT_SEQ, "broadcast": BROADCAST, "try": TRY}
         self.scripts = {name: self.client.register_script(lua) for name, lua in scripts.items()}
 
     @contextmanager
@@ -141,18 +174,21 @@ class RedisStore(ClassStore):
 
     def put_broadcast(self, body: str, signed: Callable[[int], str]) -> int:
         with self.reached():
-            while True:  # again only when another broadcast of the class was written since this seq was taken
+            for _ in range(MAX_BROADCAST_ROUNDS):  # again when another broadcast was written since this seq was taken
                 seq = self.scripts["next_seq"](keys=[self.broadcast_key])
                 if self.scripts["broadcast"](keys=[self.broadcast_key], args=[seq, body, signed(seq), self.ttl_ms]):
                     return seq
+        raise StoreUnavailable(f"the class store at redis {self.where} took another broadcast first "
+                               f"{MAX_BROADCAST_ROUNDS} times running; send it again")
 
     def read_broadcast(self) -> tuple[str, str, str] | None:
         with self.reached() as client:
-            stored = client.hmget(self.broadcast_key, ["seq", "body", "signature"])
+            try:
+                stored = client.hmget(self.broadcast_key, ["seq", "body", "signature"])
+            except redis.ResponseError:  # not a hash: no script wrote it, so it is no broadcast
+                return None
         return None if None in stored else tuple(stored)
 
     def add_try(self, client_id: str, window: float) -> int:
-        key = self.tries_key + client_id
-        with self.reached() as client:  # the window starts with the key; INCR keeps its expiry
-            _, count = client.pipeline().set(key, 0, px=max(1, round(window * 1000)), nx=True).incr(key).execute()
-        return count
+        with self.reached():
+            return self.scripts["try"](keys=[self.tries_key + client_id], args=[max(1, round(window * 1000))])

@@ -5,6 +5,7 @@ timeout so that the processes' writes take turns. No Streamlit here.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -12,7 +13,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.session.class_store import MAX_STATUSES, STATUS_TTL, ClassKeys, ClassStore, StoreUnavailable
+from app.session.class_store import (
+    CLOCK_SKEW,
+    MAX_SEQ,
+    MAX_STATUSES,
+    STATUS_TTL,
+    ClassKeys,
+    ClassStore,
+    StoreUnavailable,
+)
 
 SQLITE_BUSY_TIMEOUT = 2.0  # s a write waits for another process's; each holds the file for well under 1 ms
 # The file's tables, each row under its class's namespace. A file of another version (PRAGMA user_version;
@@ -75,7 +84,7 @@ class SQLiteStore(ClassStore):
                     db.execute("ROLLBACK")
                     raise
                 db.execute("COMMIT")
-            except sqlite3.Error as err:
+            except (sqlite3.Error, OSError) as err:
                 self.let_go()  # opened again next time: the file may come back
                 raise StoreUnavailable(f"the class store {self.path} cannot be used: {err}") from err
 
@@ -93,13 +102,19 @@ class SQLiteStore(ClassStore):
                     yield db
                 finally:
                     db.execute("COMMIT")
-            except sqlite3.Error as err:
+            except (sqlite3.Error, OSError) as err:
                 self.let_go()
                 raise StoreUnavailable(f"the class store {self.path} cannot be used: {err}") from err
 
     def connected(self) -> sqlite3.Connection:
         """The store's connection, opened on first use; the first process to open the file makes its tables."""
         if self.db is None:
+            # The file made readable by its owner alone before SQLite opens it: SQLite gives its -wal and -shm
+            # files the database's mode, and the statuses (names, scores) are the class's, not the machine's
+            try:
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:  # made by another process, or before: its mode is its maker's
+                pass
             self.db = sqlite3.connect(self.path, timeout=SQLITE_BUSY_TIMEOUT, isolation_level=None,
                                       check_same_thread=False)  # one thread at a time: the lock
             try:
@@ -118,9 +133,11 @@ class SQLiteStore(ClassStore):
         return self.db
 
     def purge(self, db: sqlite3.Connection, now: float) -> None:
-        db.execute("DELETE FROM status WHERE seen <= ?", (now - self.ttl,))
-        db.execute("DELETE FROM broadcast WHERE sent <= ?", (now - self.ttl,))
-        db.execute("DELETE FROM tries WHERE ends <= ?", (now,))
+        """What expired, and what no store wrote: a time ahead of the clock (500 statuses dated next year
+        would keep every real student off the board), a value of another type."""
+        db.execute("DELETE FROM status WHERE NOT (seen > ? AND seen <= ?)", (now - self.ttl, now + CLOCK_SKEW))
+        db.execute("DELETE FROM broadcast WHERE NOT (sent > ? AND sent <= ?)", (now - self.ttl, now + CLOCK_SKEW))
+        db.execute("DELETE FROM tries WHERE NOT (ends > ?) OR typeof(count) != 'integer'", (now,))
 
     def put_status(self, session_id: str, body: str) -> None:
         with self.transaction() as db:
@@ -153,15 +170,17 @@ class SQLiteStore(ClassStore):
             now = self.clock()
             # One row holding them all (one step of SQLite's, as put_statuses says why)
             [found] = db.execute("SELECT json_group_array(json_array(session_id, body, seen)) FROM status"
-                                 " WHERE namespace = ? AND seen > ?", (self.namespace, now - self.ttl)).fetchone()
+                                 " WHERE namespace = ? AND seen > ? AND seen <= ? AND typeof(body) = 'text'",
+                                 (self.namespace, now - self.ttl, now + CLOCK_SKEW)).fetchone()
         rows = sorted(json.loads(found), key=lambda row: row[2], reverse=True)  # the most recently seen first
         return [(session_id, body, max(0.0, now - seen)) for session_id, body, seen in rows]
 
     def put_broadcast(self, body: str, signed: Callable[[int], str]) -> int:
         with self.transaction() as db:
             now = self.clock()
-            previous = db.execute("SELECT seq FROM broadcast WHERE namespace = ? AND typeof(seq) = 'integer'",
-                                  (self.namespace,)).fetchone()  # a seq of another type: none the store wrote
+            previous = db.execute("SELECT seq FROM broadcast WHERE namespace = ? AND typeof(seq) = 'integer'"
+                                  " AND seq BETWEEN 0 AND ?",  # else none the store wrote: 2**63 - 1 overflowed
+                                  (self.namespace, MAX_SEQ - 1)).fetchone()
             seq = max(int(now * 1000), 0 if previous is None else previous[0] + 1)
             db.execute("INSERT OR REPLACE INTO broadcast VALUES (?, ?, ?, ?, ?)",
                        (self.namespace, seq, body, signed(seq), now))
@@ -169,13 +188,18 @@ class SQLiteStore(ClassStore):
 
     def read_broadcast(self) -> tuple[str, str, str] | None:
         with self.reading() as db:
-            row = db.execute("SELECT seq, body, signature FROM broadcast WHERE namespace = ? AND sent > ?",
-                             (self.namespace, self.clock() - self.ttl)).fetchone()
-        return None if row is None else (str(row[0]), row[1], row[2])
+            now = self.clock()
+            row = db.execute("SELECT seq, body, signature FROM broadcast WHERE namespace = ? AND sent > ?"
+                             " AND sent <= ?", (self.namespace, now - self.ttl, now + CLOCK_SKEW)).fetchone()
+        return None if row is None else tuple(map(str, row))
 
     def add_try(self, client_id: str, window: float) -> int:
         with self.transaction() as db:
+            ends = self.clock() + window
+            # A window ending later than one window from now, or a count out of shape, was not opened here (a
+            # forged row that would refuse the teacher for good): it starts again
             counted = db.execute("INSERT INTO tries VALUES (?, ?, 1, ?) ON CONFLICT (namespace, client_id) DO UPDATE"
-                                 " SET count = count + 1 RETURNING count",
-                                 (self.namespace, client_id, self.clock() + window))
+                                 " SET count = CASE WHEN ends > excluded.ends OR count NOT BETWEEN 0 AND 1000000"
+                                 " THEN 1 ELSE count + 1 END, ends = min(ends, excluded.ends) RETURNING count",
+                                 (self.namespace, client_id, ends))
             return counted.fetchone()[0]
