@@ -7,11 +7,13 @@ no board and nothing is published. Where the class's statuses live: UNROLLED_CLA
 secret `class_store`), a URL class_store.open_store reads; unset, class.db in UNROLLED_RUN_DIR (the
 run directory serve_class.py makes), else in a directory of this machine's temporary files.
 
-The key is compared in constant time (hmac.compare_digest), never logged or echoed, and each
-browser (its owner cookie: a school's students share one address behind its NAT, the teacher
-included) gets MAX_TRIES tries a minute; every browser's tries within their limit count towards
-MAX_CLASS_TRIES a minute, a bound on a script that makes new browsers; both are counted in the
-store, so every process of the class counts them together.
+The key is compared in constant time (hmac.compare_digest), never logged or echoed. Tries are counted in
+the store, so every process of the class counts them together, and never for the class as a whole: a
+class-wide limit (300 a minute) was reached by one script in under a minute, and then refused the
+teacher's own right key. Each browser (its owner cookie) gets MAX_TRIES tries a minute, right or wrong.
+Wrong tries are also counted per address (MAX_ADDRESS_TRIES a minute, sized for a class behind one NAT),
+and an address over it is refused any browser's second try: a script making a new browser per guess gets
+one guess each, while a browser's first try, the teacher's right key among them, is always compared.
 
 The store never gets the key: it gets ClassKeys (store_keys), a namespace for the class's entries and
 a key that signs its broadcasts, each derived one way from the key. The key is stretched first
@@ -35,7 +37,7 @@ from app.session.class_store import ClassKeys, ClassStore
 MIN_KEY = 12  # characters: serve_class.py's are 22 (128 random bits)
 TRY_WINDOW = 60  # s
 MAX_TRIES = 5  # a browser's tries of the key in TRY_WINDOW
-MAX_CLASS_TRIES = 300  # every browser's within their own limit, together: only a script comes near it
+MAX_ADDRESS_TRIES = 30  # wrong tries from one address in TRY_WINDOW: a class of 60 behind one NAT mistyping
 KEY_VARIABLE, STORE_VARIABLE, RUN_DIR_VARIABLE = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR"
 # PBKDF2-HMAC-SHA256 rounds (OWASP's figure for it): 0.18 s on this machine unloaded, once a process; the salt is the
 # app's, the key being the class's own
@@ -76,13 +78,18 @@ def class_config(environ: Mapping[str, str], secrets: Mapping[str, object]) -> C
     return ClassConfig(key, store, run_dir)
 
 
-def check_key(given: str, config: ClassConfig, store: ClassStore, client: str) -> str | None:
-    """None when `given` is the teacher key; else why not, in words for the page. A try is counted
-    (for this client and for the class) before the key is compared, so a refusal for too many tries
-    tells nothing about the key. Raises StoreUnavailable when the tries cannot be counted."""
-    over = store.count_try(f"key:{client}", TRY_WINDOW) > MAX_TRIES  # a browser over its own limit ...
-    if over or store.count_try("key:*", TRY_WINDOW) > MAX_CLASS_TRIES:  # ... adds nothing to the class's
+def check_key(given: str, config: ClassConfig, store: ClassStore, browser: str, address: str) -> str | None:
+    """None when `given` is the teacher key; else why not, in words for the page. The browser's try is
+    counted before the key is compared, so a refusal for too many tries tells nothing about the key;
+    a browser's first try is compared whatever others did. Raises StoreUnavailable when the tries cannot
+    be counted."""
+    tries = store.count_try(f"key:browser:{browser}", TRY_WINDOW)
+    if tries > MAX_TRIES:
         return f"Too many tries of the teacher key: wait a minute, then try again (at most {MAX_TRIES} a minute)."
+    if tries > 1 and store.tries_made(f"key:address:{address}", TRY_WINDOW) >= MAX_ADDRESS_TRIES:
+        return ("Too many wrong tries of the teacher key from this network: wait a minute, then open the link "
+                "deploy/serve_class.py printed in a new tab.")
     if hmac.compare_digest(given.encode(), config.teacher_key.encode()):
         return None
+    store.count_try(f"key:address:{address}", TRY_WINDOW)
     return "That is not this class's teacher key. The teacher's link is the one deploy/serve_class.py printed."

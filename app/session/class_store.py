@@ -22,6 +22,7 @@ Two stores, one meaning (ClassStore; open_store picks one from a URL):
     seq = store.broadcast({"link": ...})    # the teacher's "follow me"
     store.latest_broadcast()                # Broadcast(seq, message) or None: a new seq is a new message
     store.count_try(client_id, 60) > 5      # too many tries of the teacher's key this minute, in any process
+    store.tries_made(client_id, 60)         # the same count, read without counting a try
 
 What is kept, and for how long: a status per session (a JSON dict of at most MAX_JSON_BYTES),
 stamped with the store's clock, for `ttl` seconds after its last publish (STATUS_TTL, a class), at
@@ -212,6 +213,11 @@ class ClassStore(ABC):
             raise ValueError(f"a try window must be a positive number of seconds, not {window!r}")
         return self.add_try(checked_id(client_id, "a client id"), window)
 
+    def tries_made(self, client_id: str, window: float) -> int:
+        """How many tries `client_id` made in its current window of `window` s (0 if none is open, or if what
+        is stored is no count a store kept), counting none."""
+        return self.read_tries(checked_id(client_id, "a client id"), window)
+
     @abstractmethod
     def now(self) -> float:
         """The store's clock (s since the epoch): what "last seen" and the ages are measured on."""
@@ -244,6 +250,9 @@ class ClassStore(ABC):
 
     @abstractmethod
     def add_try(self, client_id: str, window: float) -> int: ...
+
+    @abstractmethod
+    def read_tries(self, client_id: str, window: float) -> int: ...
 
 
 def open_store(url: str | None, run_dir: str | Path, *, keys: ClassKeys) -> ClassStore:

@@ -189,6 +189,16 @@ class RedisStore(ClassStore):
                 return None
         return None if None in stored else tuple(stored)
 
+    def read_tries(self, client_id: str, window: float) -> int:
+        key = self.tries_key + client_id
+        with self.reached() as client:
+            try:
+                found, left = client.pipeline().get(key).pttl(key).execute()
+            except redis.ResponseError:  # not a string: no count a script kept
+                return 0
+        kept = found is not None and found.isascii() and found.isdigit() and len(found) <= 7
+        return int(found) if kept and 0 < left <= window * 1000 else 0
+
     def add_try(self, client_id: str, window: float) -> int:
         with self.reached():
             return self.scripts["try"](keys=[self.tries_key + client_id], args=[max(1, round(window * 1000))])

@@ -193,6 +193,14 @@ class SQLiteStore(ClassStore):
                              " AND sent <= ?", (self.namespace, now - self.ttl, now + CLOCK_SKEW)).fetchone()
         return None if row is None else tuple(map(str, row))
 
+    def read_tries(self, client_id: str, window: float) -> int:
+        with self.reading() as db:
+            now = self.clock()
+            row = db.execute("SELECT count FROM tries WHERE namespace = ? AND client_id = ? AND ends > ? AND ends <= ?"
+                             " AND typeof(count) = 'integer' AND count BETWEEN 0 AND 1000000",
+                             (self.namespace, client_id, now, now + window)).fetchone()
+        return 0 if row is None else row[0]
+
     def add_try(self, client_id: str, window: float) -> int:
         with self.transaction() as db:
             ends = self.clock() + window

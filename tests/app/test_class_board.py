@@ -190,14 +190,29 @@ def test_the_key_comes_from_the_environment_or_the_secrets_and_must_be_long():
 
 def test_a_wrong_key_is_refused_and_tries_are_limited_per_browser(store, tmp_path):
     config = ClassConfig(KEY, None, tmp_path)
-    assert check_key(KEY, config, store, "10.0.0.1") is None
-    assert "not this class's teacher key" in check_key(KEY[:-1] + "x", config, store, "10.0.0.1")
+    assert check_key(KEY, config, store, "browser-1", "10.0.0.1") is None
+    assert "not this class's teacher key" in check_key(KEY[:-1] + "x", config, store, "browser-1", "10.0.0.1")
     for _ in range(MAX_TRIES - 2):
-        check_key("wrong", config, store, "10.0.0.1")
-    assert "Too many tries" in check_key(KEY, config, store, "10.0.0.1")  # the right key, but too late
-    assert check_key(KEY, config, store, "10.0.0.2") is None  # another browser
+        check_key("wrong", config, store, "browser-1", "10.0.0.1")
+    assert "Too many tries" in check_key(KEY, config, store, "browser-1", "10.0.0.1")  # the right key, too late
+    assert check_key(KEY, config, store, "browser-2", "10.0.0.1") is None  # another browser
     store.clock_for_tests.now += 61
-    assert check_key(KEY, config, store, "10.0.0.1") is None  # a minute on
+    assert check_key(KEY, config, store, "browser-1", "10.0.0.1") is None  # a minute on
+
+
+def test_a_script_of_new_browsers_gets_one_guess_each_and_never_locks_the_teacher_out(store, tmp_path):
+    """Issue 43, finding 5: the class-wide limit (300 a minute) was reached by one script in under a minute,
+    and the teacher's right key was then refused in 9 of 11 probes. Wrong tries are counted per address;
+    past MAX_ADDRESS_TRIES a browser of that address gets its first try only, which may be the right key."""
+    config = ClassConfig(KEY, None, tmp_path)
+    for guess in range(400):  # a script: a new browser for every guess, from one address, as fast as it can
+        assert "not this class's teacher key" in check_key(f"guess-{guess}", config, store, f"bot-{guess}", "10.0.0.9")
+    assert check_key(KEY, config, store, "teacher", "10.0.0.9") is None  # behind the same NAT, first try
+    assert check_key(KEY, config, store, "teacher-at-home", "192.0.2.7") is None
+    refused = check_key("guess-again", config, store, "bot-0", "10.0.0.9")  # a second try from the flooded address
+    assert "Too many wrong tries" in refused and "network" in refused
+    assert check_key("wrong", config, store, "student", "10.0.0.1") and \
+        "not this class's" in check_key("wrong", config, store, "student", "10.0.0.1")  # another address: as ever
 
 
 # ------------------------------------------------------------------ a teacher and a student in the app
@@ -216,9 +231,9 @@ def in_class(monkeypatch, tmp_path):
 def cookies(monkeypatch) -> dict[str, str]:
     """The cookies the app's st.context.cookies gives. A browser sends them with the websocket's
     handshake, and AppTest has none to give (AppTest.context seeds only what a rerun carries), so
-    st.context is replaced, for the test, by one holding this dict."""
+    st.context is replaced, for the test, by one holding this dict (and, as AppTest's, no address)."""
     jar = {}
-    monkeypatch.setattr(streamlit, "context", SimpleNamespace(cookies=jar))
+    monkeypatch.setattr(streamlit, "context", SimpleNamespace(cookies=jar, ip_address=None, headers={}))
     return jar
 
 

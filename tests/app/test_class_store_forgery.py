@@ -137,3 +137,15 @@ def test_the_class_db_and_its_wal_are_the_owners_alone(tmp_path):
     finally:
         os.umask(previous)
     assert modes == {"class.db": 0o600, "class.db-wal": 0o600, "class.db-shm": 0o600}
+
+
+def test_tries_made_reads_the_count_without_counting_and_a_forged_one_as_none(backend):  # noqa: F811
+    store = backend.open()
+    assert store.tries_made("key:address:10.0.0.9", TRY_WINDOW) == 0
+    store.count_try("key:address:10.0.0.9", TRY_WINDOW)
+    store.count_try("key:address:10.0.0.9", TRY_WINDOW)
+    made = [store.tries_made("key:address:10.0.0.9", TRY_WINDOW) for _ in range(2)]
+    assert made == [2, 2]
+    forge_tries(backend, store, "key:address:10.0.0.9")
+    assert store.tries_made("key:address:10.0.0.9", TRY_WINDOW) == 0  # a window no store opened
+    assert store.count_try("key:address:10.0.0.9", TRY_WINDOW) == 1

@@ -18,6 +18,7 @@ from app.widgets.class_link import FOLLOW_POLL, ClassRoom, class_room, presence
 from app.widgets.figures import show
 from app.widgets.header import current_lab, owner_token, page_header
 from app.widgets.literal import literal
+from app.widgets.network import client_address
 
 REFRESH = 1.0  # s between the board's looks at the store: a student's page run shows within about one
 # s between redraws of one lesson's figures: the class's curves move slowly, and its figure of 60 curves is
@@ -86,7 +87,7 @@ def admitted(room: ClassRoom) -> bool:
         st.caption("The board shows every student's page, model, steps and scores live, for the teacher only.")
         return False
     try:
-        problem = check_key(key, room.config, room.store, owner_token())  # this browser
+        problem = check_key(key, room.config, room.store, owner_token(), client_address())
     except StoreUnavailable as err:
         st.error(f"The class's store cannot be reached ({literal(str(err))}), so the key cannot be checked. The "
                  "students' pages carry on without the board.", icon=":material/cloud_off:")

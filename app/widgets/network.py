@@ -1,0 +1,29 @@
+"""The network address a session came from, for limits counted per address (the teacher key's wrong tries).
+
+Streamlit gives the address of the connection (st.context.ip_address). Behind deploy/serve_class.py's nginx
+that is nginx's own loopback address, and the browser's is the last entry of X-Forwarded-For, the one nginx
+appended (a browser may send the header itself, and its own entries come first). A connection from anywhere
+else never had nginx in between, so its header is the browser's word and is not read.
+"""
+from __future__ import annotations
+
+import ipaddress
+
+import streamlit as st
+
+UNKNOWN = "unknown"  # no address given (a test's session): counted as one address
+
+
+def client_address() -> str:
+    direct = st.context.ip_address
+    if direct is None:
+        return UNKNOWN
+    try:
+        proxied = ipaddress.ip_address(direct).is_loopback
+    except ValueError:
+        return UNKNOWN
+    forwarded = (st.context.headers.get("X-Forwarded-For") or "").rsplit(",", 1)[-1].strip() if proxied else ""
+    try:
+        return str(ipaddress.ip_address(forwarded)) if forwarded else direct
+    except ValueError:  # not an address: nginx writes none such, so it is not nginx's entry
+        return direct
