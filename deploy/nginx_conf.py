@@ -8,6 +8,11 @@ from pathlib import Path
 
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
 INDENT = " " * 8
+# What one address may hold and open (nginx.conf.template says why these sizes). A class of 60 behind one
+# NAT, each with two tabs: 120 websockets and, while pages load, up to six requests a browser at once.
+PER_ADDRESS = 600  # connections held at once
+NEW_SESSIONS_BURST = 240  # websockets opened at once: every student's two tabs, reloaded together
+NEW_SESSIONS_RATE = 5  # websockets a second after the burst: a class's reloads, never a script's flood
 
 
 def resolve(backend: str) -> str:
@@ -34,6 +39,9 @@ def render(backends: list[str], listen: str, run_dir: Path, max_body_mb: int) ->
         "RUN_DIR": str(run_dir),
         "LISTEN": listen,
         "MAX_BODY_MB": str(max_body_mb),
+        "PER_ADDRESS": str(PER_ADDRESS),
+        "NEW_SESSIONS_BURST": str(NEW_SESSIONS_BURST),
+        "NEW_SESSIONS_RATE": str(NEW_SESSIONS_RATE),
         "SERVERS_ANY": "\n".join(f"{INDENT}server {a};" for a in addresses),
         "SERVERS_PINNED": "\n".join(pinned_group(i, addresses) for i in range(len(addresses))),
         "COOKIE_TO_GROUP": "\n".join(f'{INDENT}"{i}" unrolled_{i};' for i in range(len(addresses))),

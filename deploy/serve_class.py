@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -45,6 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 TEACHER_KEY, STORE, RUN_DIR = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR"
 START_TIMEOUT = 120  # s for an app process to answer /_stcore/health (a loaded machine imports torch slowly)
 STOP_TIMEOUT = 10  # s after SIGTERM before SIGKILL
+OPEN_FILES = 20480  # nginx's worker_rlimit_nofile (nginx.conf.template), for the app processes too
 APP_FLAGS = [
     "--server.headless", "true",  # no browser to open, no prompt on the terminal
     # A served app never reloads its source: no watcher threads, no rerun because a file changed.
@@ -211,8 +213,18 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
+def raise_open_files() -> None:
+    """The open-files limit up to the hard one, for this script's children: an app process holds a socket a
+    websocket nginx passes it, and the usual soft limit of 1,024 is below what nginx lets through."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
 def main() -> None:
     args = parse_args()
+    raise_open_files()
     run_dir = args.run_dir or Path(tempfile.mkdtemp(prefix="unrolled-class-"))
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dir.chmod(0o711)  # nginx's workers (nobody, when started as root) make their temporary files in it

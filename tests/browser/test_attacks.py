@@ -42,8 +42,12 @@ The attacks, numbered as in the issue:
 """
 from __future__ import annotations
 
+import asyncio
+import base64
 import os
 import re
+import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,6 +63,7 @@ import engine
 from app.session.budget import MAX_LOOP_STEPS, MAX_PARAMETERS, MAX_STEP_COST
 from app.session.store import is_token
 from app.widgets.state import OWNER_COOKIE
+from deploy.nginx_conf import NEW_SESSIONS_BURST, NEW_SESSIONS_RATE
 from engine.tasks.review_csv import MAX_CSV_REVIEWS
 
 from .conftest import (
@@ -403,3 +408,88 @@ def test_10_a_state_dict_over_the_budget_is_refused_before_it_is_built(server, w
     assert memory.peak - memory.before <= 3 * file_mb, (
         f"the server's peak rose by {memory.peak - memory.before:,.0f} MB for a {file_mb:,.0f} MB file")
 
+
+
+# ------------------------------------------------------------------ issue 43: one script against a class
+
+FLOOD = 2_000  # idle websockets one script opens, from one address, as fast as it can
+FLOOD_ADDRESS = "127.0.0.2"  # the script's; the students' browsers come from 127.0.0.1
+
+
+class Flood:
+    """`count` websocket handshakes to the class's /_stcore/stream from FLOOD_ADDRESS, all at once, each kept
+    open and silent once answered (no page run is ever asked for), on an event loop of its own thread
+    (Playwright's sync API holds one in the test's): `statuses` counts the answers' status codes (0: reset or
+    refused) once start() returns; stop() closes every socket."""
+
+    def __init__(self, host: str, port: int, count: int):
+        self.host, self.port, self.count = host, port, count
+        self.statuses: Counter = Counter()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+        self.writers = asyncio.run_coroutine_threadsafe(self.open_all(), self.loop).result()
+
+    def stop(self) -> None:
+        async def close_all():
+            for writer in self.writers:
+                writer.close()
+        asyncio.run_coroutine_threadsafe(close_all(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+
+    async def open_all(self) -> list:
+        answered = await asyncio.gather(*(self.one(i) for i in range(self.count)))
+        self.statuses = Counter(status for _, status in answered)
+        return [writer for writer, _ in answered if writer is not None]
+
+    async def one(self, index: int):
+        try:
+            reader, writer = await asyncio.open_connection(self.host, self.port, local_addr=(FLOOD_ADDRESS, 0))
+        except OSError:
+            return None, 0
+        key = base64.b64encode(index.to_bytes(16, "big")).decode()
+        where = f"{self.host}:{self.port}"
+        writer.write((f"GET /_stcore/stream HTTP/1.1\r\nHost: {where}\r\nOrigin: http://{where}\r\n"
+                      "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                      f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Protocol: streamlit\r\n\r\n").encode())
+        try:
+            status = int((await reader.readline()).split()[1])
+        except (OSError, IndexError, ValueError):
+            writer.close()
+            return None, 0
+        if status != 101:
+            writer.close()
+            return None, status
+        return writer, status
+
+
+def test_43_a_flood_of_idle_websockets_leaves_the_class_served(browser):
+    """Finding 1: one script holding 505 idle websockets (opened in 1.4 s) filled nginx's 1,024 connections,
+    and every new student and the teacher got "connection reset" while it held them. nginx now refuses an
+    address past its burst of new sessions and its connections at once (429), and has room for a class
+    beside: with 2,000 sockets attempted and every one it let through held open, a student opens the app
+    through the same proxy, trains, and the teacher's board opens."""
+    from .test_serve_class import serving_a_class, train
+
+    with serving_a_class(processes=2, name="flood") as served, browser.new_context(viewport=WIDE) as context:
+        flood = Flood(urlparse(served.url).hostname, urlparse(served.url).port, FLOOD)
+        flood.start()
+        statuses = flood.statuses
+        try:
+            context.set_default_timeout(SCRIPT_TIMEOUT)
+            student = StreamlitPage(context.new_page(), served.url)
+            student.goto("build")
+            assert train(student, 5) >= 5
+            student.screenshot("attack-43-flood-student")
+            teacher = StreamlitPage(context.new_page(), served.url)
+            teacher.page.goto(served.board)
+            teacher.page.get_by_text("Follow me").first.wait_for()  # admitted by the link's key: the board
+        finally:
+            flood.stop()
+        (ARTIFACTS / "attack-43-flood.txt").write_text(
+            f"{FLOOD} websockets from {FLOOD_ADDRESS}: answers {dict(sorted(statuses.items()))}\n")
+        assert statuses[101] <= NEW_SESSIONS_BURST + NEW_SESSIONS_RATE * 10, statuses  # the burst, and a trickle
+        assert statuses[429] >= FLOOD - NEW_SESSIONS_BURST - NEW_SESSIONS_RATE * 10, statuses  # refused, at once
