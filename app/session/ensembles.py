@@ -1,6 +1,12 @@
 """The shipped lesson ensembles (app/data/ensembles/<key>.json, benchmarks/lesson_ensembles.py): each
-lesson's runs over seeds and kernel paths, read once for the server (immutable data), and the
-band of every run's curve: the lowest and highest value its runs took at each step. No Streamlit here.
+lesson's runs over seeds and kernel paths, and CPUs, read once for the server (immutable data), and
+the band of every run's curve: the lowest and highest value its runs took at each step.
+
+Every seed on every path was measured on one CPU, the document's `machine` (the primary CPU); runs of
+the same seeds on other CPUs (another vendor's rounding) are members too, each naming its `cpu` (a
+member that names none was measured on the primary CPU). A member's values are read with the lesson's
+ratio claims worked out from them (app/session/lessons.py), so every reader finds a claim's value in
+`values` whatever the file was measured before. No Streamlit here.
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from app.session.lessons import BY_KEY
 from app.session.link import Setup, parse_query
 
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "ensembles"
@@ -21,23 +28,36 @@ FOLDER = Path(__file__).resolve().parents[1] / "data" / "ensembles"
 class Ensemble:
     key: str
     document: dict
+    bands: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)  # band()'s, once each
 
     @property
     def members(self) -> list[dict]:
         return self.document["members"]
 
+    @property
+    def cpu(self) -> str:
+        """The primary CPU: every seed was measured on every path there."""
+        return self.document["machine"]["cpu"]
+
+    def cpus(self) -> list[str]:
+        """Every CPU a member was measured on, the primary first."""
+        return list(dict.fromkeys([self.cpu, *(cpu_of(m, self.document) for m in self.members)]))
+
     def describe(self) -> str:
         """Which runs the band spans, for a caption."""
         seeds = sorted({m["seed"] for m in self.members})
-        paths = list(dict.fromkeys(m["path"] for m in self.members))
+        paths = list(dict.fromkeys(m["path"] for m in self.members if cpu_of(m, self.document) == self.cpu))
+        others = [(cpu, list(dict.fromkeys(m["path"] for m in self.members if cpu_of(m, self.document) == cpu)))
+                  for cpu in self.cpus()[1:]]
+        more = "".join(f"; on {cpu} also the path{'s' if len(on) > 1 else ''} {' and '.join(on)}" for cpu, on in others)
         return (f"{len(self.members)} runs measured: seeds {', '.join(map(str, seeds))}, each on the CPU kernel "
-                f"paths {' and '.join(paths)} ({self.document['machine']['cpu']}, torch "
-                f"{self.document['machine']['torch']})")
+                f"paths {' and '.join(paths)} ({self.cpu}{more}, torch {self.document['machine']['torch']})")
 
     def minutes(self) -> float:
         """How long the lesson's runs (every one its card asks for) trained on the app's kernel path, one
-        thread, outside a page: the median over its seeds, in minutes."""
-        seconds = sorted(m["seconds"] for m in self.members if m["path"] == self.members[0]["path"])
+        thread, outside a page, on the primary CPU: the median over its seeds, in minutes."""
+        primary = [m for m in self.members if cpu_of(m, self.document) == self.cpu]
+        seconds = sorted(m["seconds"] for m in primary if m["path"] == primary[0]["path"])
         return seconds[len(seconds) // 2] / 60
 
     def runs(self) -> list[str]:
@@ -55,14 +75,16 @@ class Ensemble:
         return list(self.members[0]["curves"][run])
 
     def band(self, run: str, series: str, seeds: tuple[int, ...] | None = None) -> pd.DataFrame:
-        """step, low, high: the range of `series` over every member of `run` (of those `seeds`), at the
-        steps all of them measured (worked out once for the server: 0.1 s for four runs on a busy machine)."""
-        return band_of(self.key, run, series, seeds).copy()
+        """step, low, high: the range of `series` over every member of `run` (of those `seeds`, on any
+        CPU), at the steps all of them measured (worked out once for the server: 0.1 s for four runs on
+        a busy machine)."""
+        found = self.bands.get((run, series, seeds))
+        if found is None:
+            found = self.bands[run, series, seeds] = band_of(self.members, run, series, seeds)
+        return found.copy()
 
 
-@functools.lru_cache(maxsize=256)
-def band_of(key: str, run: str, series: str, seeds: tuple[int, ...] | None) -> pd.DataFrame:
-    members = shipped(key).members
+def band_of(members: list[dict], run: str, series: str, seeds: tuple[int, ...] | None) -> pd.DataFrame:
     frames = [pd.DataFrame(m["curves"][run][series], columns=["step", "value"]).set_index("step")["value"]
               for m in members if seeds is None or m["seed"] in seeds]
     values = pd.concat(frames, axis=1, join="inner")  # [steps, members]
@@ -74,7 +96,23 @@ def band_of(key: str, run: str, series: str, seeds: tuple[int, ...] | None) -> p
 def shipped(key: str) -> Ensemble | None:
     """Lesson `key`'s ensemble, or None when none is shipped."""
     path = FOLDER / f"{key}.json"
-    return Ensemble(key, json.loads(path.read_text())) if path.exists() else None
+    return read(key, json.loads(path.read_text())) if path.exists() else None
+
+
+def read(key: str, document: dict) -> Ensemble:
+    """An ensemble document as the app reads it: each member's values with the lesson's ratio claims
+    worked out from them, and its `cpu` (the document's when it names none)."""
+    lesson = BY_KEY.get(key)
+    members = [{**m, "cpu": cpu_of(m, document),
+                "values": {**m["values"], **(lesson.derived(m["values"]) if lesson else {})}}
+               for m in document["members"]]
+    return Ensemble(key, {**document, "members": members})
+
+
+def cpu_of(member: dict, document: dict) -> str:
+    """The CPU a member was measured on: its own `cpu`, else the document's (members measured before
+    members named their CPU all ran on the document's machine)."""
+    return member.get("cpu") or document["machine"]["cpu"]
 
 
 def without_seed(setup: Setup) -> Setup:

@@ -11,7 +11,15 @@ name, `{{irnn.loss_end}}` for the range, `{{irnn.loss_end:low}}` or `:high` for 
 a student reads are the ranges the tests check, never typed twice; so do the sentences a page adds
 under a figure while it shows the lesson's runs (`[captions]`). Its `[question]`, asked before Play
 (widgets/prediction.py), names one claim and the range of that claim's value each choice stands for,
-so the claim's measured range decides which choice is right. No Streamlit here.
+so the claim's measured range decides which choice is right.
+
+A claim's value is measured on one run of the lesson, or worked out from two measured on the same run
+(`ratio = ["a", "b"]`: a over b, an ordering of two of the lesson's runs that share their start and
+batches), so a card can say what every run shows where the values themselves spread over decades. A
+run the lesson marks `[chaotic]` follows the seed and the CPU's rounding step by step (the undivided
+softmax of Why √d_k): its card says so in the words the file gives, its claims are what holds across
+runs (a range at the budget, an ordering), and the replay holds it to an envelope and its orderings
+(`below`), never to the band one step at a time. No Streamlit here.
 """
 from __future__ import annotations
 
@@ -51,6 +59,19 @@ class Claim:
     format: str = "g"
     or_never: bool = False
     never: bool = False  # the step must never come within the budget (a run that must not diverge)
+    ratio: tuple[str, str] | None = None  # the value is values[a] / values[b], two values of the same run
+
+    def value(self, values: dict[str, float | None]) -> float | None:
+        """This claim's value among a run's measured `values` (KeyError when the run lacks it); a ratio
+        is None when either value is (never came), inf for a positive value over 0."""
+        if self.ratio is None:
+            return values[self.name]
+        over, under = (values[name] for name in self.ratio)
+        if over is None or under is None:
+            return None
+        if under == 0:
+            return math.inf if over > 0 else None
+        return over / under
 
     def holds(self, value: float | None) -> bool:
         if value is None:
@@ -114,6 +135,23 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Chaotic:
+    """A run of the lesson whose curves follow the seed and the CPU's rounding step by step, so that no
+    one step of it is replayed against the band: `says` is how the card says so (it contains the word
+    "chaotic" and appears in the card as written), `series` those of its curves that are chaotic (all
+    of them when empty), and `below` what holds at every step after the start on every run: series ->
+    the run whose same series it lies below."""
+
+    run: str
+    says: str
+    series: tuple[str, ...] = ()
+    below: dict[str, str] = field(default_factory=dict)
+
+    def covers(self, series: str) -> bool:
+        return not self.series or series in self.series
+
+
+@dataclass(frozen=True)
 class Lesson:
     key: str
     title: str
@@ -128,6 +166,16 @@ class Lesson:
     captions: dict[str, str] = field(default_factory=dict)  # a figure's name -> its caption's measured sentence
     first_class: int | None = None  # its place on Home's suggested path for a first 90-minute class
     question: Question | None = None  # asked before Play, answered by one of its claims
+    chaotic: dict[str, Chaotic] = field(default_factory=dict)  # run -> how it is chaotic
+
+    def derived(self, values: dict[str, float | None]) -> dict[str, float | None]:
+        """The values of this lesson's ratio claims worked out from a run's measured `values` (those
+        whose two values the run has)."""
+        return {claim.name: claim.value(values) for claim in self.claims.values()
+                if claim.ratio is not None and all(name in values for name in claim.ratio)}
+
+    def is_chaotic(self, run: str, series: str) -> bool:
+        return run in self.chaotic and self.chaotic[run].covers(series)
 
     @property
     def what_to_do(self) -> str:
@@ -156,8 +204,7 @@ def link_text(value) -> str:
 
 def read(path: Path) -> Lesson:
     data = tomllib.loads(path.read_text())
-    claims = {name: Claim(name, c.get("low"), c.get("high"), c.get("format", "g"), c.get("or_never", False),
-                          c.get("never", False)) for name, c in data.get("claims", {}).items()}
+    claims = {name: claim(path.name, name, c) for name, c in data.get("claims", {}).items()}
     lesson = Lesson(
         key=data["key"], title=data["title"], objective=data["objective"],
         setup=parse_query({name: link_text(value) for name, value in data["link"].items()}),
@@ -167,12 +214,52 @@ def read(path: Path) -> Lesson:
         captions={figure: " ".join(text.split()) for figure, text in data.get("captions", {}).items()},
         first_class=data.get("first_class"),
         question=read_question(path.name, data["question"], claims) if "question" in data else None,
+        chaotic=read_chaotic(path.name, data.get("chaotic", {})),
     )
+    for chaotic in lesson.chaotic.values():
+        if chaotic.says not in lesson.card:
+            raise ValueError(f"{path.name} marks the run {chaotic.run!r} chaotic but its card does not say "
+                             f"{chaotic.says!r}: a card says which of its runs is chaotic")
     texts = [lesson.card, *lesson.captions.values()]
     unknown = {name for text in texts for name, _ in QUOTE.findall(text)} - set(claims) - {"memory_spans"}
     if unknown:
         raise ValueError(f"{path.name} quotes {', '.join(sorted(unknown))}, which it claims nothing about")
     return lesson
+
+
+def claim(name: str, claimed: str, table: dict) -> Claim:
+    """Claim `claimed` of lesson file `name`; a ratio names two values measured on the same run."""
+    ratio = table.get("ratio")
+    if ratio is not None and not (isinstance(ratio, list) and len(ratio) == 2
+                                  and all(isinstance(n, str) and n for n in ratio)):
+        raise ValueError(f"{name}'s claim {claimed} has ratio = {ratio!r}: give the names of two measured "
+                         'values, ratio = ["over", "under"]')
+    if ratio is not None and (table.get("or_never", False) or table.get("never", False)):
+        raise ValueError(f"{name}'s claim {claimed} is a ratio: it has a value whenever both of its own do")
+    return Claim(claimed, table.get("low"), table.get("high"), table.get("format", "g"), table.get("or_never", False),
+                 table.get("never", False), tuple(ratio) if ratio is not None else None)
+
+
+CHAOTIC_KEYS = ("says", "series", "below")
+
+
+def read_chaotic(name: str, table: dict) -> dict[str, Chaotic]:
+    """The [chaotic."<run>"] tables of lesson file `name`: says = "the card's words, which say chaotic",
+    series = [the chaotic curves; all when left out], below = {series = "the run it lies below"}."""
+    runs = {}
+    for run, entry in table.items():
+        unknown = sorted(set(entry) - set(CHAOTIC_KEYS))
+        says, series, below = entry.get("says"), entry.get("series", []), entry.get("below", {})
+        if unknown or not (isinstance(says, str) and "chaotic" in says.lower()):
+            raise ValueError(f"{name}'s [chaotic.\"{run}\"] takes says = \"the card's words for it, which say "
+                             f"chaotic\", series = [...] and below = {{series = \"run\"}}"
+                             + (f"; it has {', '.join(unknown)}" if unknown else ""))
+        if not (isinstance(series, list) and all(isinstance(s, str) for s in series)
+                and isinstance(below, dict) and all(isinstance(r, str) for r in below.values())):
+            raise ValueError(f"{name}'s [chaotic.\"{run}\"] needs series as a list of names and below as "
+                             "{series = \"run\"}")
+        runs[run] = Chaotic(run, " ".join(says.split()), tuple(series), dict(below))
+    return runs
 
 
 QUESTION_KEYS = ("text", "choices", "bounds", "claim", "measured")

@@ -60,8 +60,13 @@ def measures_for(*keys: str):
 
 
 def measure(key: str, seed: int) -> Measured:
-    """Lesson `key`'s runs with this seed, measured (minutes for the long lessons)."""
-    return MEASURES[key](seed)
+    """Lesson `key`'s runs with this seed, measured (minutes for the long lessons), with the values of
+    its ratio claims worked out from what was measured."""
+    from app.session.lessons import BY_KEY
+
+    measured = MEASURES[key](seed)
+    measured.values |= BY_KEY[key].derived(measured.values)
+    return measured
 
 
 def seeded(setup: Setup, seed: int) -> Setup:
