@@ -1,5 +1,5 @@
-"""Every lesson measured over seeds and kernel paths (issue 27): the ensemble its card quotes and its
-page draws as a band behind the student's run.
+"""Every lesson measured over seeds and kernel paths (issue 27), and CPUs (issue 42): the ensemble its
+card quotes and its page draws as a band behind the student's run.
 
 Each lesson's runs are trained as its page trains them (app/session/lesson_runs) from each seed
 (0, 1, 2: the task's data, the start and the batches all follow it) under each kernel path this CPU
@@ -7,12 +7,20 @@ can take (pretrained/kernels.py: avx2, the app's, and avx512 where the CPU has i
 vector-free path, on request), one process a run, one torch thread, two at a time. A lesson whose
 claims hold over all of them holds where the seed or the CPU's rounding changes, not only on the
 run one machine gave. Writes app/data/ensembles/<lesson>.json: the lesson's settings (its link and
-budget), the machine and versions, and for every run its seed, path, seconds, the values the claims
-name and the curves (thinned to 5 significant digits). tests/app/test_lesson_claims.py checks the
-lessons' claims against these files.
+budget), the machine and versions, and for every run its seed, path, CPU, seconds, the values the
+claims name and the curves (thinned to 5 significant digits). tests/app/test_lesson_claims.py checks
+the lessons' claims against these files.
+
+A machine of another CPU adds its runs to the ensembles rather than replacing them: `--add` merges
+the runs it measures into each lesson's file, and `--from-cache DIR` merges runs measured elsewhere
+(each `<family>-<seed>-<path>.json` in DIR, the output of `--one`, as `--cache` keeps them) without
+training anything. A run is one member by its seed, path and CPU: merged again, it replaces itself;
+the file's `machine` (the primary CPU, where every seed ran on every path) stays. A lesson whose
+settings changed since its file was measured is refused: measure it again whole.
 
     PYTHONPATH=. python benchmarks/lesson_ensembles.py [--lessons KEY ...] [--seeds 0 1 2]
-        [--paths avx2 avx512] [--workers 2] [--cache DIR]
+        [--paths avx2 avx512] [--workers 2] [--cache DIR] [--add]
+    PYTHONPATH=. python benchmarks/lesson_ensembles.py --from-cache DIR [--lessons KEY ...] [--cpu NAME]
     PYTHONPATH=. python benchmarks/lesson_ensembles.py --one KEY [KEY ...] --seed S   (one run, JSON out)
     PYTHONPATH=. python benchmarks/lesson_ensembles.py --readme   (the shipped runs' table, benchmarks/README.md)
 """
@@ -23,13 +31,12 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-
-from timing import paragraph, replace_section, table
 
 from pretrained import kernels
 
@@ -56,7 +63,7 @@ def one(keys: list[str], seed: int) -> dict:
     start = time.perf_counter()  # a lesson measured on runs another trained costs their training too
     for key in keys:
         measured = lesson_runs.measure(key, seed)
-        results[key] = {"seconds": round(time.perf_counter() - start, 1), **measured.to_dict()}
+        results[key] = {"seconds": round(time.perf_counter() - start, 1), "cpu": cpu_model(), **measured.to_dict()}
     return results
 
 
@@ -101,25 +108,95 @@ def settings(key: str) -> dict:
             "compare_kind": lesson.compare_kind}
 
 
+def cpu_model() -> str:
+    """This machine's CPU as /proc/cpuinfo names it ("AMD EPYC 9B14", "Intel(R) Xeon(R) Processor")."""
+    if not Path("/proc/cpuinfo").exists():
+        return platform.processor()
+    with open("/proc/cpuinfo") as info:
+        return next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")),
+                    platform.processor())
+
+
 def machine() -> dict:
     import torch
 
-    model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-                 platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
-    return {"cpu": model, "torch": torch.__version__, "python": platform.python_version(), "torch_threads": 1,
+    return {"cpu": cpu_model(), "torch": torch.__version__, "python": platform.python_version(), "torch_threads": 1,
             "date": datetime.date.today().isoformat()}
 
 
+def member(key: str, seed: int, path: str, result: dict, cpu: str) -> dict:
+    """One run of lesson `key` as its ensemble keeps it; `cpu` where the run's result names none (runs
+    measured before results named their CPU)."""
+    found = result[key]
+    return {"seed": seed, "path": path, "cpu": found.get("cpu") or cpu, "seconds": found["seconds"],
+            "values": found["values"], "links": found["links"], "curves": thinned(found["curves"])}
+
+
+def run_of(member: dict, document: dict) -> tuple[int, str, str]:
+    """What makes a member one run: its seed, path and CPU (the document's when it names none)."""
+    return member["seed"], member["path"], member.get("cpu") or document["machine"]["cpu"]
+
+
+def same_settings(measured: dict, key: str) -> bool:
+    """Whether an ensemble's settings are lesson `key`'s now, its link compared as a setup (a link's
+    wording may change: an LSTM's once named activation=tanh)."""
+    from app.session.lessons import BY_KEY
+    from app.session.link import parse_query
+
+    now = settings(key)
+    return (parse_query(measured["link"]) == BY_KEY[key].setup
+            and {k: v for k, v in measured.items() if k != "link"} == {k: v for k, v in now.items() if k != "link"})
+
+
+def merged(document: dict, members: list[dict], key: str) -> dict:
+    """Ensemble `document` with `members` added: a member of the same seed, path and CPU as one there
+    replaces it; the members it had keep their CPU, now written out; its machine stays the primary CPU.
+    Refused (ValueError) when the lesson's settings are no longer the document's."""
+    if not same_settings(document["settings"], key):
+        raise ValueError(f"{key}: the lesson's settings changed since its ensemble was measured; measure it "
+                         "again whole (without --add or --from-cache)")
+    kept = {run_of(m, document): {**m, "cpu": run_of(m, document)[2]} for m in document["members"]}
+    kept |= {run_of(m, document): m for m in members}
+    primary = document["machine"]["cpu"]
+    order = list(kernels.PATHS)
+    ordered = sorted(kept.values(), key=lambda m: (m["cpu"] != primary, m["cpu"], m["seed"], order.index(m["path"])))
+    paths = {p: kernels.PATHS[p] for p in order if p in document["paths"] or any(m["path"] == p for m in members)}
+    seeds = sorted({*document["seeds"], *(m["seed"] for m in members)})
+    return {**document, "paths": paths, "seeds": seeds, "members": ordered}
+
+
+CACHED = re.compile(r"^(?P<family>.+)-(?P<seed>\d+)-(?P<path>" + "|".join(kernels.PATHS) + r")\.json$")
+
+
+def from_cache(folder: Path, keys: list[str]) -> list[tuple[tuple[list[str], int, str], dict]]:
+    """The runs kept in `folder` (`<family>-<seed>-<path>.json`, the output of --one) of these lessons'
+    families, as run_one would return them."""
+    wanted = {family[0]: family for family in families(keys)}
+    found = []
+    for file in sorted(folder.glob("*.json")):
+        name = CACHED.match(file.name)
+        if name is None or name["family"] not in wanted:
+            continue
+        found.append(((wanted[name["family"]], int(name["seed"]), name["path"]), json.loads(file.read_text())))
+    return found
+
+
 def readme_section() -> str:
-    """The shipped ensembles in a table: each lesson's runs, what they cost, how far its values spread."""
+    """The shipped ensembles in a table: each lesson's runs, what they cost (on the primary CPU), how
+    far its values spread."""
+    from timing import paragraph, table
+
+    from app.session import ensembles
     from app.session.lessons import LESSONS
 
     rows, about, measured = [], None, []
     for lesson in LESSONS:
-        document = json.loads((OUT / f"{lesson.key}.json").read_text())
-        about = document["machine"]
-        members = document["members"]
-        seconds = {path: sorted(m["seconds"] for m in members if m["path"] == path) for path in document["paths"]}
+        ensemble = ensembles.shipped(lesson.key)
+        about = ensemble.document["machine"]
+        members = ensemble.members
+        primary = [m for m in members if m["cpu"] == ensemble.cpu]
+        seconds = {path: sorted(m["seconds"] for m in primary if m["path"] == path)
+                   for path in dict.fromkeys(m["path"] for m in primary)}
         held = sum(all(claim.holds(m["values"].get(claim.name)) for m in members) for claim in lesson.claims.values())
         measured.append(seconds)
         rows.append([lesson.title, len(members), seconds, f"{held} of {len(lesson.claims)}"])
@@ -134,7 +211,8 @@ def readme_section() -> str:
         f"two runs at a time: every lesson trained as its page trains it from seeds {', '.join(map(str, SEEDS))} "
         f"on the kernel paths {' and '.join(everywhere)}"
         + (f" (and {' and '.join(some)} for the lessons with a figure in its column)" if some else "")
-        + " (pretrained/kernels.py). The seconds are each lesson's median "
+        + " (pretrained/kernels.py); runs on other CPUs, where an ensemble has them, count among its runs. The "
+        "seconds are each lesson's median "
         "run, every run its card asks for included, with other work on the same two cores part of the time (so "
         "an upper bound). Each lesson's card quotes the ranges of its data file (app/data/lessons), which held on "
         "every run here with a margin; tests/app/test_lesson_claims.py checks them against the shipped runs and "
@@ -152,6 +230,12 @@ def main() -> None:
     parser.add_argument("--one", nargs="*")
     parser.add_argument("--seed", type=int)
     parser.add_argument("--cache", type=Path, help="keep each run's result here, and take those kept from it")
+    parser.add_argument("--add", action="store_true",
+                        help="merge the runs into each lesson's ensemble file instead of writing it anew")
+    parser.add_argument("--from-cache", type=Path, metavar="DIR",
+                        help="train nothing: merge the runs kept in DIR (<family>-<seed>-<path>.json) into the files")
+    parser.add_argument("--cpu", help="the CPU the runs merged from a cache ran on, where a run names none "
+                                      "(default: this machine's)")
     parser.add_argument("--readme", action="store_true", help="only write the shipped runs' table to benchmarks/README")
     args = parser.parse_args()
     kernels.pin()  # the path UNROLLED_KERNELS names, before torch is imported
@@ -159,12 +243,19 @@ def main() -> None:
         print(json.dumps(one(args.one, args.seed)))
         return
     if args.readme:
+        from timing import replace_section
+
         replace_section(README, HEADING, readme_section())
         return
 
     from app.session.lesson_runs import MEASURES
 
     keys = args.lessons or list(MEASURES)
+    if args.from_cache is not None:
+        results = from_cache(args.from_cache, keys)
+        print(f"{len(results)} runs kept in {args.from_cache}", flush=True)
+        write(keys, results, set(), args.cpu or cpu_model(), add=True)
+        return
     paths = args.paths or [path for path in kernels.available() if path != "default"]
     missing = set(paths) - set(kernels.available())
     if missing:
@@ -184,17 +275,32 @@ def main() -> None:
             except RuntimeError as err:  # the other lessons' files are still written
                 print(err, flush=True)
                 failed.update(futures[future][0])
+    write(keys, results, failed, cpu_model(), add=args.add, seeds=args.seeds, paths=paths)
+
+
+def write(keys: list[str], results: list, failed: set[str], cpu: str, add: bool, seeds: list[int] | None = None,
+          paths: list[str] | None = None) -> None:
+    """Each lesson's ensemble file from `results` ((family, seed, path), result): written anew, or, with
+    `add`, its runs merged into the file there (a lesson with no file yet is written anew)."""
     OUT.mkdir(parents=True, exist_ok=True)
     about = machine()
+    order = list(kernels.PATHS)
     for key in sorted(set(keys) - failed, key=keys.index):
-        measured = [({"seed": seed, "path": path, "seconds": result[key]["seconds"], "values": result[key]["values"],
-                      "links": result[key]["links"], "curves": thinned(result[key]["curves"])})
-                    for (family, seed, path), result in results if key in family]
-        members = sorted(measured, key=lambda member: (member["seed"], paths.index(member["path"])))
-        document = {"lesson": key, "settings": settings(key), "paths": {p: kernels.PATHS[p] for p in paths},
-                    "seeds": args.seeds, "machine": about, "members": members}
-        (OUT / f"{key}.json").write_text(json.dumps(document, indent=1) + "\n")
-        print(f"wrote {OUT / f'{key}.json'}", flush=True)
+        members = sorted((member(key, seed, path, result, cpu) for (family, seed, path), result in results
+                          if key in family), key=lambda m: (m["seed"], order.index(m["path"])))
+        if not members:
+            continue
+        file = OUT / f"{key}.json"
+        if add and file.exists():
+            document = merged(json.loads(file.read_text()), members, key)
+            print(f"{key}: {len(members)} runs merged, {len(document['members'])} in all", flush=True)
+        else:
+            used = paths or [p for p in order if any(m["path"] == p for m in members)]
+            document = {"lesson": key, "settings": settings(key), "paths": {p: kernels.PATHS[p] for p in used},
+                        "seeds": seeds or sorted({m["seed"] for m in members}), "machine": {**about, "cpu": cpu},
+                        "members": members}
+        file.write_text(json.dumps(document, indent=1) + "\n")
+        print(f"wrote {file}", flush=True)
 
 
 if __name__ == "__main__":
