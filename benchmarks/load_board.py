@@ -45,7 +45,7 @@ from load_lesson import CONTROL, FAR, PAGE, lesson_query
 from timing import load_average, table
 
 REPO = Path(__file__).resolve().parents[1]
-LINK = re.compile(r"^serve_class: the teacher's board: \S+?key=([A-Za-z0-9_-]+)", re.MULTILINE)
+LINK = re.compile(r"^serve_class: the link opens the board once; .* the teacher key (\S+)$", re.MULTILINE)
 SERVING = "serve_class: serving"
 STUDENT = re.compile(r"s\d\d")  # the names the students type (name())
 BACKEND = "unrolled_backend"  # the proxy's cookie: a process's index (deploy/nginx.conf.template)

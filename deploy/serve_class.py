@@ -10,12 +10,12 @@ process by a cookie (deploy/nginx.conf.template says how). Ctrl-C or SIGTERM sto
 
 The class's teacher gets a board of every student's run (the app's "Teacher's board" page): a random
 teacher key is made at start (or taken from UNROLLED_TEACHER_KEY, the same on every machine of a
-class) and handed to the app processes, and the teacher's link is printed once, here. The key comes
-after "#" in it (board#key=...), which a browser never sends, so no server's log keeps it; the
-board's page moves it into a cookie that lives a minute and takes it out of the tab's history
-(app/widgets/teacher_link.py; a key of UNROLLED_TEACHER_KEY with characters other than letters,
-digits and -._~ does not travel so, and is typed on the board). The students' statuses go to a SQLite
-file in the run directory, or, across machines, to the Redis server --store names (redis://host:6379/0).
+class) and handed to the app processes, and the teacher's link is printed once, here, with the key to
+type on another browser. The link carries a one-time code after "#" (board#code=...), which a browser never
+sends, so no server's log keeps it; the first board it opens spends it, so the browser's history keeps
+nothing that opens the board again (app/session/teacher_pass.py, app/widgets/teacher_link.py). The
+students' statuses go to a SQLite file in the run directory, or, across machines, to the Redis server
+--store names (redis://host:6379/0).
 
 Run it with the Python that has the app's requirements (the README's .venv). Logs, pid files and
 nginx's config and temporary files go to the run directory (--run-dir, else a new one in /tmp).
@@ -42,6 +42,8 @@ from pathlib import Path
 from nginx_conf import render
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # the app's package, for the code its board checks: one definition of it
+from app.session.teacher_pass import new_code  # noqa: E402, I001 - after the line that makes it importable
 # The class's settings the app processes read (app/session/class_config.py names them too).
 TEACHER_KEY, STORE, RUN_DIR = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR"
 START_TIMEOUT = 120  # s for an app process to answer /_stcore/health (a loaded machine imports torch slowly)
@@ -247,7 +249,9 @@ def main() -> None:
         print(f"serve_class: serving {where} from {', '.join(served)}; run directory {run_dir}; "
               f"Ctrl-C stops it", flush=True)
         if key is not None and not args.no_proxy:  # printed here only: the teacher's, never the students'
-            print(f"serve_class: the teacher's board: {where}board#key={key}", flush=True)
+            print(f"serve_class: the teacher's board: {where}board#code={new_code(key)}", flush=True)
+            print(f"serve_class: the link opens the board once; on another browser, type the teacher key {key}",
+                  flush=True)
         elif key is not None and TEACHER_KEY not in os.environ:  # the proxy's machine must give its processes this key
             print(f"serve_class: this class's teacher key: {key} (start the proxy's serve_class.py with "
                   f"{TEACHER_KEY} set to it)", flush=True)

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from app.session.class_store import ClassKeys, ClassStore
+from app.session.class_store import STATUS_TTL, ClassKeys, ClassStore
+from app.session.teacher_pass import code_nonce
 
 MIN_KEY = 12  # characters: serve_class.py's are 22 (128 random bits)
 TRY_WINDOW = 60  # s
@@ -79,17 +80,39 @@ def class_config(environ: Mapping[str, str], secrets: Mapping[str, object]) -> C
 
 
 def check_key(given: str, config: ClassConfig, store: ClassStore, browser: str, address: str) -> str | None:
-    """None when `given` is the teacher key; else why not, in words for the page. The browser's try is
-    counted before the key is compared, so a refusal for too many tries tells nothing about the key;
-    a browser's first try is compared whatever others did. Raises StoreUnavailable when the tries cannot
-    be counted."""
+    """None when `given` is the teacher key; else why not, in words for the page. Raises StoreUnavailable
+    when the tries cannot be counted."""
+    refused = too_many_tries(store, browser, address)
+    if refused is None and not hmac.compare_digest(given.encode(), config.teacher_key.encode()):
+        store.count_try(f"key:address:{address}", TRY_WINDOW)
+        refused = "That is not this class's teacher key. It is the one deploy/serve_class.py printed."
+    return refused
+
+
+def check_code(code: str, config: ClassConfig, store: ClassStore, browser: str, address: str) -> str | None:
+    """None when `code` is a one-time code of the teacher's link (teacher_pass.py) not used before, which it
+    now is; else why not. Tried and counted as the key is. Raises StoreUnavailable as check_key."""
+    refused = too_many_tries(store, browser, address)
+    if refused is not None:
+        return refused
+    nonce = code_nonce(code, config.teacher_key)
+    if nonce is None:
+        store.count_try(f"key:address:{address}", TRY_WINDOW)
+        return "That link is not this class's teacher link. Type the teacher key deploy/serve_class.py printed."
+    if not store.claim_once(f"code:{nonce}", STATUS_TTL):
+        return ("That teacher link has been used: it opens the board once, so that a browser's history keeps "
+                "nothing that opens it again. Type the teacher key deploy/serve_class.py printed.")
+    return None
+
+
+def too_many_tries(store: ClassStore, browser: str, address: str) -> str | None:
+    """Why this try is refused before anything is compared, or None. The browser's try is counted first, so
+    a refusal for too many tries tells nothing about the key; a browser's first try is compared whatever
+    others did."""
     tries = store.count_try(f"key:browser:{browser}", TRY_WINDOW)
     if tries > MAX_TRIES:
         return f"Too many tries of the teacher key: wait a minute, then try again (at most {MAX_TRIES} a minute)."
     if tries > 1 and store.tries_made(f"key:address:{address}", TRY_WINDOW) >= MAX_ADDRESS_TRIES:
-        return ("Too many wrong tries of the teacher key from this network: wait a minute, then open the link "
+        return ("Too many wrong tries of the teacher key from this network: wait a minute, then type the key "
                 "deploy/serve_class.py printed in a new tab.")
-    if hmac.compare_digest(given.encode(), config.teacher_key.encode()):
-        return None
-    store.count_try(f"key:address:{address}", TRY_WINDOW)
-    return "That is not this class's teacher key. The teacher's link is the one deploy/serve_class.py printed."
+    return None

@@ -23,6 +23,7 @@ Two stores, one meaning (ClassStore; open_store picks one from a URL):
     store.latest_broadcast()                # Broadcast(seq, message) or None: a new seq is a new message
     store.count_try(client_id, 60) > 5      # too many tries of the teacher's key this minute, in any process
     store.tries_made(client_id, 60)         # the same count, read without counting a try
+    store.claim_once("code:...", ttl)       # True the first time in any process (a one-time code), then False
 
 What is kept, and for how long: a status per session (a JSON dict of at most MAX_JSON_BYTES),
 stamped with the store's clock, for `ttl` seconds after its last publish (STATUS_TTL, a class), at
@@ -213,6 +214,10 @@ class ClassStore(ABC):
             raise ValueError(f"a try window must be a positive number of seconds, not {window!r}")
         return self.add_try(checked_id(client_id, "a client id"), window)
 
+    def claim_once(self, name: str, ttl: float) -> bool:
+        """True for the first claim of `name` in `ttl` s, in any process; False after (a one-time code spent)."""
+        return self.put_once(checked_id(name, "a name"), ttl)
+
     def tries_made(self, client_id: str, window: float) -> int:
         """How many tries `client_id` made in its current window of `window` s (0 if none is open, or if what
         is stored is no count a store kept), counting none."""
@@ -253,6 +258,9 @@ class ClassStore(ABC):
 
     @abstractmethod
     def read_tries(self, client_id: str, window: float) -> int: ...
+
+    @abstractmethod
+    def put_once(self, name: str, ttl: float) -> bool: ...
 
 
 def open_store(url: str | None, run_dir: str | Path, *, keys: ClassKeys) -> ClassStore:

@@ -29,7 +29,7 @@ REDIS_TIMEOUT = 1.0  # s to connect or to answer: a student's page run waits at 
 # statuses (a sorted set: session id -> when last seen, for the order, the ages and the count cap),
 # the broadcast (a hash: seq, body, signature), a client's try count.
 REDIS_PREFIX = "unrolled:"
-STATUS_KEY, SEEN_KEY, BROADCAST_KEY, TRIES_KEY = "status:", "seen", "broadcast", "try:"
+STATUS_KEY, SEEN_KEY, BROADCAST_KEY, TRIES_KEY, ONCE_KEY = "status:", "seen", "broadcast", "try:", "once:"
 
 # The Redis scripts: each runs atomically on the server, on the server's clock (TIME).
 NOW = "local t = redis.call('TIME') local now = string.format('%d.%06d', tonumber(t[1]), tonumber(t[2]))\n"
@@ -198,6 +198,10 @@ class RedisStore(ClassStore):
                 return 0
         kept = found is not None and found.isascii() and found.isdigit() and len(found) <= 7
         return int(found) if kept and 0 < left <= window * 1000 else 0
+
+    def put_once(self, name: str, ttl: float) -> bool:
+        with self.reached() as client:
+            return bool(client.set(self.prefix + ONCE_KEY + name, 1, px=max(1, round(ttl * 1000)), nx=True))
 
     def add_try(self, client_id: str, window: float) -> int:
         with self.reached():

@@ -26,9 +26,10 @@ from app.session.class_store import (
 SQLITE_BUSY_TIMEOUT = 2.0  # s a write waits for another process's; each holds the file for well under 1 ms
 # The file's tables, each row under its class's namespace. A file of another version (PRAGMA user_version;
 # 0 before the namespaces) is made anew: it holds only what expires within a class anyway.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: once, the one-time codes used
 SCHEMA = (
     "DROP TABLE IF EXISTS status", "DROP TABLE IF EXISTS broadcast", "DROP TABLE IF EXISTS tries",
+    "DROP TABLE IF EXISTS once",
     "CREATE TABLE status (namespace TEXT NOT NULL, session_id TEXT NOT NULL, body TEXT NOT NULL, seen REAL NOT NULL,"
     " PRIMARY KEY (namespace, session_id))",
     "CREATE INDEX status_by_seen ON status (namespace, seen)",
@@ -36,6 +37,8 @@ SCHEMA = (
     " signature TEXT NOT NULL, sent REAL NOT NULL)",
     "CREATE TABLE tries (namespace TEXT NOT NULL, client_id TEXT NOT NULL, count INTEGER NOT NULL, ends REAL NOT NULL,"
     " PRIMARY KEY (namespace, client_id))",
+    "CREATE TABLE once (namespace TEXT NOT NULL, name TEXT NOT NULL, ends REAL NOT NULL,"
+    " PRIMARY KEY (namespace, name))",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
@@ -138,6 +141,7 @@ class SQLiteStore(ClassStore):
         db.execute("DELETE FROM status WHERE NOT (seen > ? AND seen <= ?)", (now - self.ttl, now + CLOCK_SKEW))
         db.execute("DELETE FROM broadcast WHERE NOT (sent > ? AND sent <= ?)", (now - self.ttl, now + CLOCK_SKEW))
         db.execute("DELETE FROM tries WHERE NOT (ends > ?) OR typeof(count) != 'integer'", (now,))
+        db.execute("DELETE FROM once WHERE NOT (ends > ?)", (now,))
 
     def put_status(self, session_id: str, body: str) -> None:
         with self.transaction() as db:
@@ -200,6 +204,12 @@ class SQLiteStore(ClassStore):
                              " AND typeof(count) = 'integer' AND count BETWEEN 0 AND 1000000",
                              (self.namespace, client_id, now, now + window)).fetchone()
         return 0 if row is None else row[0]
+
+    def put_once(self, name: str, ttl: float) -> bool:
+        with self.transaction() as db:
+            made = db.execute("INSERT INTO once VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                              (self.namespace, name, self.clock() + ttl))
+            return made.rowcount == 1
 
     def add_try(self, client_id: str, window: float) -> int:
         with self.transaction() as db:

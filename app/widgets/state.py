@@ -106,8 +106,9 @@ PRESENCE = "class_presence"  # this session's class_status.Presence: its handle,
 CLASS_NAME = "class_name"  # the name the student typed for the board, as typed
 FOLLOWED = "class_followed"  # the sequence number of the last "follow me" this session answered or dismissed
 PREDICTION = "prediction"  # {"lesson", "choice", "locked"}: the student's answer to the open lesson's question
-TEACHER = "teacher"  # True once this session gave the class's teacher key
-TEACHER_COOKIE_TRIED = "teacher_cookie_tried"  # this session has tried the key in the teacher link's cookie, once
+TEACHER = "teacher"  # True once this session gave the class's teacher key, the link's code or a pass
+TEACHER_PASS = "teacher_pass"  # the pass this session keeps in its browser's cookie (session/teacher_pass.py)
+TEACHER_COOKIE_TRIED = "teacher_cookie_tried"  # this session has tried the code in the teacher link's cookie, once
 BOARD_SEEN = "board_seen"  # the board's memory of each student's steps and when they last moved (stalled)
 # A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
 RESET_BY_A_LESSON = (TRANSFER_RECIPE, VECTORS_PLAN, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE, BERT_PLAN, BERT_READ,

@@ -24,6 +24,7 @@ from app.session.class_store_sqlite import SQLiteStore
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT
+from app.session.teacher_pass import new_code
 from app.widgets import state, teacher_link
 from app.widgets.class_link import class_room
 
@@ -250,15 +251,15 @@ def student_app() -> AppTest:
     return AppTest.from_file(MAIN, default_timeout=120).run()
 
 
-def teacher_app(cookies: dict[str, str], key: str = KEY) -> AppTest:
-    """A teacher's session on Home, then on the board with the key in the teacher link's cookie (as
-    the board's own script leaves it: teacher_link.py)."""
+def teacher_app(cookies: dict[str, str], code: str | None = None) -> AppTest:
+    """A teacher's session on Home, then on the board with a one-time code of the teacher link in its
+    cookie (as the board's own script leaves it: teacher_link.py), a new one unless given."""
     at = AppTest.from_file(MAIN, default_timeout=120).run()
-    cookies[teacher_link.COOKIE] = key
+    cookies[teacher_link.COOKIE] = new_code(KEY) if code is None else code
     return at.switch_page(nav.BOARD[0]).run()
 
 
-def test_the_board_lists_a_student_for_the_key_in_the_cookie(in_class, cookies):
+def test_the_board_lists_a_student_for_the_code_in_the_cookie(in_class, cookies):
     student = student_app()
     student.sidebar.text_input(key=state.CLASS_NAME).input("Ada").run()
     class_room().publisher.publish_round()
@@ -275,11 +276,34 @@ def test_the_board_lists_a_student_for_the_key_in_the_cookie(in_class, cookies):
     assert [entry.status["name"] for entry in class_room().store.statuses()] == ["Ada"]
 
 
-def test_a_wrong_key_gets_a_plain_refusal_and_no_board(in_class, cookies):
-    teacher = teacher_app(cookies, "not-the-key-at-all")
-    assert not teacher.exception and not teacher.dataframe
-    assert any("not this class's teacher key" in e.value for e in teacher.error)
-    assert state.TEACHER not in teacher.session_state
+def test_a_wrong_code_gets_a_plain_refusal_and_no_board(in_class, cookies):
+    for wrong in ("not-the-key-at-all", new_code("another class's key"), KEY):
+        teacher = teacher_app(cookies, wrong)
+        assert not teacher.exception and not teacher.dataframe
+        assert any("not this class's teacher link" in e.value for e in teacher.error)
+        assert state.TEACHER not in teacher.session_state
+
+
+def test_the_links_code_opens_the_board_once_and_its_pass_again_on_a_reload(in_class, cookies):
+    """Issue 43, finding 7: chromium's profile keeps board#... in its History, Top Sites and Sessions,
+    whatever the page does; a code spent by the first board holds nothing that opens it again. The
+    session it admitted leaves a pass in a session cookie, which a reload of the board brings back."""
+    code = new_code(KEY)
+    teacher = teacher_app(cookies, code)
+    assert teacher.session_state[state.TEACHER] and teacher.dataframe
+    given = teacher.session_state[state.TEACHER_PASS]
+    script = " ".join(html.proto.body for html in teacher.sidebar.get("html"))
+    assert json.dumps(f"{teacher_link.PASS_COOKIE}={given}; path=/; SameSite=Strict") in script
+    assert KEY not in script
+    again = teacher_app(cookies, code)  # the same link, from the history, in a new session
+    assert not again.dataframe and state.TEACHER not in again.session_state
+    assert any("has been used" in e.value for e in again.error)
+    cookies[teacher_link.PASS_COOKIE] = given  # the browser that spent it, reloaded
+    reloaded = AppTest.from_file(MAIN, default_timeout=120).run().switch_page(nav.BOARD[0]).run()
+    assert reloaded.session_state[state.TEACHER] and reloaded.dataframe
+    cookies[teacher_link.PASS_COOKIE] = given[:-1] + ("A" if given[-1] != "A" else "B")  # a pass not made here
+    forged = AppTest.from_file(MAIN, default_timeout=120).run().switch_page(nav.BOARD[0]).run()
+    assert state.TEACHER not in forged.session_state and not forged.dataframe
 
 
 def test_a_key_in_the_query_string_is_refused_unchecked_and_said(in_class, cookies, tries):
@@ -298,9 +322,9 @@ def test_a_key_in_the_query_string_is_refused_unchecked_and_said(in_class, cooki
     assert teacher.session_state[state.TEACHER] and teacher.dataframe
 
 
-def test_a_cookies_key_is_tried_once_per_session_however_many_reruns(in_class, cookies, tries):
+def test_a_cookies_code_is_tried_once_per_session_however_many_reruns(in_class, cookies, tries):
     teacher = teacher_app(cookies, "not-the-key-at-all")
-    assert any("not this class's teacher key" in e.value for e in teacher.error)
+    assert any("not this class's teacher link" in e.value for e in teacher.error)
     once = len(tries)
     assert once > 0
     for _ in range(MAX_TRIES + 1):

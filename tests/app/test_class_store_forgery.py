@@ -13,7 +13,7 @@ from contextlib import closing
 import pytest
 
 from app.session.class_config import TRY_WINDOW
-from app.session.class_store import MAX_SEQ, MAX_STATUSES
+from app.session.class_store import MAX_SEQ, MAX_STATUSES, ClassKeys
 from tests.app.test_class_store import (  # the two backends, and their fixtures used by name
     KEYS,
     STATUS,
@@ -149,3 +149,12 @@ def test_tries_made_reads_the_count_without_counting_and_a_forged_one_as_none(ba
     forge_tries(backend, store, "key:address:10.0.0.9")
     assert store.tries_made("key:address:10.0.0.9", TRY_WINDOW) == 0  # a window no store opened
     assert store.count_try("key:address:10.0.0.9", TRY_WINDOW) == 1
+
+
+def test_a_claim_is_once_in_any_process_until_it_expires(backend):  # noqa: F811
+    """What spends the teacher link's one-time code (class_config.check_code)."""
+    first, second = backend.open(), backend.open()
+    assert first.claim_once("code:abc", 60) and not second.claim_once("code:abc", 60)
+    assert not first.claim_once("code:abc", 60) and second.claim_once("code:def", 60)
+    other = backend.open(ClassKeys("fedcba9876543210", b"another class's own signing key"))
+    assert other.claim_once("code:abc", 60)  # another class's codes are its own

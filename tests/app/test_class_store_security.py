@@ -15,7 +15,7 @@ import redis
 
 from app.session.class_config import KEY_VARIABLE, RUN_DIR_VARIABLE, STORE_VARIABLE, ClassConfig
 from app.session.class_store import Broadcast, ClassKeys, open_store
-from app.session.class_store_sqlite import SQLiteStore
+from app.session.class_store_sqlite import SCHEMA_VERSION, SQLiteStore
 from app.widgets.class_link import class_room
 from tests.app.test_class_store import (  # the two backends, and their fixtures used by name
     KEYS,
@@ -276,4 +276,4 @@ def test_a_class_db_from_before_the_namespaces_is_made_anew_once(tmp_path):
     second = SQLiteStore(path, clock=lambda: 1_800_000_002.0, keys=KEYS)  # another process: made once only
     assert [(s.session_id, s.status) for s in second.statuses()] == [("ada", STATUS)]
     with closing(sqlite3.connect(path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

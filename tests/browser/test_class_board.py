@@ -5,9 +5,10 @@ link the script printed) use it. The board lists the three by name within second
 "follow me" brings each student's banner, whose button opens the lesson with its question; each answers
 differently and presses Play; the board shows each on the lesson with their answer, its figures draw a
 run each and count the answers, and the reveal colours the measured one green. At 1400 px every column
-of the table is in view. The key, after "#" in the teacher's link, is in none of nginx's logs, the app
-processes' logs, the tab's address or its history, and its cookie is gone once the board is open. A wrong
-key gets the refusal and no board; a fragment whose key could rewrite the cookie is not written into it.
+of the table is in view. The one-time code after "#" in the teacher's link, and the key, are in none of
+nginx's logs, the app processes' logs, the tab's address or its history, and the code's cookie is gone once
+the board is open; the same link opened again (as from the browser's history) opens nothing. A code of
+another class gets the refusal and no board; a fragment that could rewrite the cookie is not written into it.
 Screenshots of the board with the three on it: board-wide.png (1400x900) and board-projector.png
 (1024x768), -redis.png for Redis's."""
 import time
@@ -19,6 +20,7 @@ import redis
 from app.charts.style import BLUE, GREEN, GREY
 from app.session.class_store_redis import REDIS_PREFIX, SEEN_KEY
 from app.session.lessons import BY_KEY
+from app.session.teacher_pass import new_code
 from app.widgets import teacher_link
 
 from ..redis_server import redis_server
@@ -35,9 +37,9 @@ STUDENTS = {"Ada": LESSON.question.choices[0].text, "Alan": LESSON.question.choi
 LISTED = 20  # s: a student's status reaches the store within 2 s and the board's next look 2 s later
 BANNER = 40_000  # ms: the students' pages look for a "follow me" every 10 s; a loaded machine runs late
 OPEN_IT = '[class*="st-key-follow_open_"] button'  # the banner's button (Home has other "Open it" buttons)
-WRONG_KEY = "not-this-class-key-at-all"
-# A fragment whose key would end the cookie's value and add attributes of its own, were it written as given.
-CRAFTED = "key=not-the-key%3B%20max-age%3D99999%3B%20path%3D%2Fboard"
+WRONG_CODE = new_code("not-this-class-key-at-all")  # well made, with another key
+# A fragment whose code would end the cookie's value and add attributes of its own, were it written as given.
+CRAFTED = "code=not-the-code%3B%20max-age%3D99999%3B%20path%3D%2Fboard"
 # The board's second load: the one in place of the link, whose navigation entry holds no fragment.
 SECOND_LOAD = """() => !performance.getEntriesByType("navigation")[0].name.includes("#")"""
 HISTORY = "() => navigation.entries().map(entry => entry.url)"  # the tab's entries of this origin
@@ -111,9 +113,9 @@ def open_board_link(page: StreamlitPage, fragment: str) -> None:
     wait_for_app(page.page)
 
 
-def assert_key_kept_nowhere(key: str, run_dir, page: StreamlitPage) -> None:
-    """The key is in no log of the run directory (nginx's access and error logs, each app process's),
-    nor in the tab's address, any entry of its history, or a cookie."""
+def assert_kept_nowhere(key: str, run_dir, page: StreamlitPage) -> None:
+    """The key (or the code) is in no log of the run directory (nginx's access and error logs, each app
+    process's), nor in the tab's address, any entry of its history, or a cookie."""
     logs = sorted(run_dir.glob("*.log"))
     assert {"nginx-access.log", "nginx-error.log"} <= {log.name for log in logs}, logs
     assert len([log for log in logs if log.name.startswith("app-")]) == 2, logs
@@ -152,14 +154,16 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
         assert set(held.values()) == {0, 1}, f"the students' processes: {held}"  # newcomers go in turn
 
         teacher = opened(WIDE)
-        link, key = served.board.split("#key=")
-        assert link == f"{served.url}/board" and "?" not in served.board  # the key after "#", no query
-        open_board_link(teacher, f"key={key}")
+        link, code = served.board.split("#code=")
+        assert link == f"{served.url}/board" and "?" not in served.board  # the code after "#", no query
+        assert served.key not in served.board
+        open_board_link(teacher, f"code={code}")
         rows = rows_when(teacher, lambda rows: set(rows) == set(STUDENTS), "the three students")
         assert all(row["page"] == "home" and row["lesson"] == "" for row in rows.values()), rows
         assert "3 students: 3 not started." in main_text(teacher.page)
 
-        assert_key_kept_nowhere(key, served.run_dir, teacher)
+        for secret in (served.key, code):
+            assert_kept_nowhere(secret, served.run_dir, teacher)
 
         if store == "redis":  # the statuses live in the Redis server, and no SQLite file was made
             with redis.Redis.from_url(args[1]) as client:
@@ -227,16 +231,19 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
 
         stranger = opened(WIDE)
         open_board_link(stranger, CRAFTED)
-        text = main_text(stranger.page)  # no key reached the server, so none was refused
-        assert "not this class's teacher key" not in text and "Too many tries" not in text, text
+        text = main_text(stranger.page)  # no code reached the server, so none was refused
+        assert "not this class's teacher link" not in text and "Too many tries" not in text, text
         assert stranger.page.get_by_role("button", name="Open the board").count() == 1
-        open_board_link(stranger, f"key={WRONG_KEY}")
-        text = main_text(stranger.page)
-        assert "That is not this class's teacher key." in text
-        assert "Follow me" not in text and not any(name in text for name in STUDENTS)
-        assert stranger.page.locator('[data-testid="stDataFrame"]').count() == 0
+        for fragment, refusal in ((f"code={WRONG_CODE}", "That link is not this class's teacher link."),
+                                  (served.board.split("#")[1], "That teacher link has been used")):  # as from history
+            open_board_link(stranger, fragment)
+            text = main_text(stranger.page)
+            assert refusal in text, text
+            assert "Follow me" not in text and not any(name in text for name in STUDENTS)
+            assert stranger.page.locator('[data-testid="stDataFrame"]').count() == 0
 
         for _ in range(teacher.page.evaluate("navigation.currentEntry.index")):  # back through the history
             teacher.page.go_back()
-            assert key not in teacher.page.url and "key=" not in teacher.page.url, teacher.page.url
-        assert_key_kept_nowhere(key, served.run_dir, teacher)
+            assert code not in teacher.page.url and "code=" not in teacher.page.url, teacher.page.url
+        for secret in (served.key, code):
+            assert_kept_nowhere(secret, served.run_dir, teacher)

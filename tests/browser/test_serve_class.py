@@ -27,6 +27,7 @@ WIDE = {"width": 1400, "height": 900}
 RUN_NAME = "serve-class"  # the run directory and the script's output under ARTIFACTS, kept for a look
 # What the script prints once it serves: the teacher's link comes on the next line.
 TEACHER_LINK = re.compile(r"^serve_class: the teacher's board: (http://\S+)$", re.MULTILINE)
+TEACHER_KEY = re.compile(r"^serve_class: the link opens the board once; .* the teacher key (\S+)$", re.MULTILINE)
 COOKIE = "unrolled_backend"  # the proxy's: which app process holds this browser
 STEPS = 40  # Play until at least this many steps
 # CPU time one process may spend meanwhile on a session it does not hold (its idle event loop): a
@@ -44,7 +45,8 @@ class Class:
     url: str
     pids: list[int]  # the app processes' pids, in the proxy's order (the cookie's value indexes it)
     nginx_pid: int
-    board: str  # the teacher's link the script printed (with the class's key)
+    board: str  # the teacher's link the script printed (with a one-time code)
+    key: str  # the teacher key it printed, to type on another browser
     run_dir: Path  # its logs, pid files, nginx's config
 
 
@@ -90,15 +92,17 @@ def serving_a_class(processes: int, *args: str, name: str = RUN_NAME):
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 2 * SERVER_START_TIMEOUT  # the processes start side by side
-        while (link := TEACHER_LINK.search(stdout.read_text(errors="replace"))) is None:
+        while (key := TEACHER_KEY.search(stdout.read_text(errors="replace"))) is None:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"deploy/serve_class.py {'exited' if proc.poll() is not None else 'did not serve'}."
                             f"\n$ {' '.join(cmd)}\n--- stdout ---\n{stdout.read_text(errors='replace')}"
                             f"\n--- stderr ---\n{stderr.read_text(errors='replace')}", pytrace=False)
             time.sleep(0.2)  # polling the script's output for its line, not standing in for it
-        assert "serve_class: serving" in stdout.read_text(errors="replace")  # the link comes after it
+        printed = stdout.read_text(errors="replace")
+        assert "serve_class: serving" in printed  # the link and the key come after it
         pids = [int((run_dir / f"app-{p}.pid").read_text()) for p in app_ports]
-        yield Class(f"http://127.0.0.1:{port}", pids, int((run_dir / "nginx.pid").read_text()), link[1], run_dir)
+        yield Class(f"http://127.0.0.1:{port}", pids, int((run_dir / "nginx.pid").read_text()),
+                    TEACHER_LINK.search(printed)[1], key[1], run_dir)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

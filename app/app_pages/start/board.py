@@ -3,16 +3,19 @@ runs of one lesson over its measured band, and the class's answers to the lesson
 with the class's teacher key (the link deploy/serve_class.py prints, or typed)."""
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from app.charts import class_board as charts
 from app.session import ensembles
 from app.session.class_board import Moves, answers_of, board_frame, counts_line, curves_of
-from app.session.class_config import check_key
+from app.session.class_config import check_code, check_key
 from app.session.class_status import SERIES
 from app.session.class_store import StoreUnavailable
 from app.session.lessons import BY_KEY, LESSONS
 from app.session.page_runs import page_run
+from app.session.teacher_pass import new_pass, pass_holds
 from app.widgets import state, teacher_link
 from app.widgets.class_link import FOLLOW_POLL, ClassRoom, class_room, presence
 from app.widgets.figures import show
@@ -53,7 +56,7 @@ TABLE = {
 def run() -> None:
     old_link = teacher_link.take_old_link()
     page_header("Teacher's board", lesson=False)
-    teacher_link.move_key_to_cookie()
+    teacher_link.move_code_to_cookie()
     if old_link:
         st.warning(teacher_link.OLD_LINK, icon=":material/link_off:")
     room = class_room()
@@ -75,19 +78,25 @@ def run() -> None:
 
 
 def admitted(room: ClassRoom) -> bool:
-    """Whether this session holds the teacher key: typed in the form, or brought once by the teacher's
-    link's cookie (teacher_link.py)."""
+    """Whether this session is the teacher's: the key typed in the form, the teacher link's one-time code
+    brought once by its cookie, or a pass an earlier session of this browser was given (teacher_link.py)."""
+    key = room.config.teacher_key
+    if not state.get(state.TEACHER) and pass_holds(teacher_link.pass_given(), key, time.time()):
+        st.session_state[state.TEACHER_PASS] = teacher_link.pass_given()
+        st.session_state[state.TEACHER] = True
     if state.get(state.TEACHER):
+        teacher_link.keep_pass(st.session_state[state.TEACHER_PASS])
         return True
     with st.form("teacher_key_form"):
-        typed = st.text_input("Teacher key", type="password", help="In the link deploy/serve_class.py printed")
+        typed = st.text_input("Teacher key", type="password", help="Printed by deploy/serve_class.py")
         sent = st.form_submit_button("Open the board", type="primary")
-    key = typed if sent else teacher_link.cookie_key_once()
-    if key is None:
+    code = None if sent else teacher_link.cookie_code_once()
+    if not sent and code is None:
         st.caption("The board shows every student's page, model, steps and scores live, for the teacher only.")
         return False
     try:
-        problem = check_key(key, room.config, room.store, owner_token(), client_address())
+        check = (lambda *args: check_key(typed, *args)) if sent else (lambda *args: check_code(code, *args))
+        problem = check(room.config, room.store, owner_token(), client_address())
     except StoreUnavailable as err:
         st.error(f"The class's store cannot be reached ({literal(str(err))}), so the key cannot be checked. The "
                  "students' pages carry on without the board.", icon=":material/cloud_off:")
@@ -95,6 +104,7 @@ def admitted(room: ClassRoom) -> bool:
     if problem is not None:
         st.error(problem, icon=":material/block:")
         return False
+    st.session_state[state.TEACHER_PASS] = new_pass(key, time.time())
     st.session_state[state.TEACHER] = True
     try:
         room.publisher.unregister(presence())  # the teacher is no student of the board
