@@ -5,7 +5,6 @@ that meets engine.contract.Model, not another branch here.
 """
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 from .arguments import check_kind
@@ -78,11 +77,12 @@ def check_source_length(cfg: ModelConfig, task: Task) -> None:
     longer source is refused when the model is built, not at its first step."""
     if cfg.attention != "location" or task.spec.mapping != "encdec":  # a pointer's spec says its length
         return
-    x, _ = task.sample(1, torch.Generator().manual_seed(0))  # a private generator: the task's batches are untouched
-    if x.shape[1] > LOCATION_POSITIONS:
+    # From the task's sizes, no sample drawn: a task made from a checkpoint's header has none until its corpus is here
+    source = task.source_len
+    if source > LOCATION_POSITIONS:
         raise ValueError(
             f"location-based attention scores at most {LOCATION_POSITIONS} source positions (W_a has one row "
-            f"per position), and this {task.spec.name} task's source has {x.shape[1]}; use a source of at most "
+            f"per position), and this {task.spec.name} task's source has {source}; use a source of at most "
             f"{LOCATION_POSITIONS} tokens (seq_len) or another score function"
         )
 
@@ -110,7 +110,8 @@ def build_model(cfg: ModelConfig, task, seed: int | None = None) -> nn.Module:
     PointerNetwork for a pointer task (pointing with cfg.attention's score).
     `task` is a Task or a TaskSpec. The model's `vocab` is the task's vocabulary (token -> text),
     or None for a task of values or a bare TaskSpec: a checkpoint keeps it, so that a model is
-    never read with another vocabulary of the same size.
+    never read with another vocabulary of the same size; so is `target_vocab`, a task's output
+    vocabulary where it has one of its own (translate's French words), else None.
     With a seed, the initial weights are the same every time (and torch's global generator is
     left as it was); without one, they come from torch's global generator."""
     check_kind("cfg", cfg, ModelConfig, "an engine.ModelConfig, e.g. engine.ModelConfig(arch='lstm', hidden_size=64)")
@@ -129,4 +130,6 @@ def build_model(cfg: ModelConfig, task, seed: int | None = None) -> nn.Module:
         with PrivateRNG(seed).active():
             model = kind(cfg, spec)
     model.vocab = None if isinstance(task, TaskSpec) else getattr(task, "vocab", None)
+    # A translator's French words: its checkpoint keeps them, so it writes words without its pairs.
+    model.target_vocab = None if isinstance(task, TaskSpec) else getattr(task, "target_vocab", None)
     return model

@@ -19,7 +19,7 @@ from torch import nn
 
 from .arguments import check_kind
 from .build import build_model
-from .checkpoint_header import read_header
+from .checkpoint_header import read_header, read_vocab
 from .config import ModelConfig
 from .tasks.base import TaskSpec
 
@@ -29,7 +29,9 @@ MAX_HEADER = 10_000_000
 
 def to_bytes(model: nn.Module) -> bytes:
     """The model as safetensors bytes; its ModelConfig, TaskSpec and vocabulary (`model.vocab`,
-    one text per input id, when it has one) travel in the metadata."""
+    one text per input id, when it has one) travel in the metadata, and so does its output
+    vocabulary where it has one of its own (`model.target_vocab`: a translator's French words), so
+    that the model reads and writes words without the data it was trained on."""
     tensors = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
     metadata = {
         "format": FORMAT,
@@ -39,6 +41,9 @@ def to_bytes(model: nn.Module) -> bytes:
     vocab = getattr(model, "vocab", None)
     if vocab is not None:
         metadata["vocab"] = json.dumps(list(vocab))
+    target_vocab = getattr(model, "target_vocab", None)
+    if target_vocab is not None:
+        metadata["target_vocab"] = json.dumps(list(target_vocab))
     return canonical(save_bytes(tensors, metadata=metadata))
 
 
@@ -86,6 +91,17 @@ def check_safetensors(data: bytes) -> dict:
 def config_of(data: bytes) -> tuple[ModelConfig, TaskSpec, tuple[str, ...] | None]:
     """The config, task spec and vocabulary a checkpoint's header gives, checked against the tensors it
     describes, reading no tensor: what a caller prices before from_bytes allocates anything."""
+    return header_of(data)[:3]
+
+
+def target_vocab_of(data: bytes) -> tuple[str, ...] | None:
+    """The output vocabulary a checkpoint's header gives, where its model has one of its own (a translator's
+    French words; None otherwise, and for a checkpoint saved before they travelled), reading no tensor."""
+    return header_of(data)[3]
+
+
+def header_of(data: bytes) -> tuple[ModelConfig, TaskSpec, tuple[str, ...] | None, tuple[str, ...] | None]:
+    """config_of's config, spec and vocabulary, and the output vocabulary (target_vocab_of)."""
     check_kind("data", data, (bytes, bytearray, memoryview), "a checkpoint's bytes, e.g. Path('model.safetensors')"
                ".read_bytes() (engine.load takes a path)")
     header = check_safetensors(bytes(data))
@@ -105,13 +121,14 @@ def config_of(data: bytes) -> tuple[ModelConfig, TaskSpec, tuple[str, ...] | Non
         for k, v in described.items()
     ):
         raise ValueError("this checkpoint's weights do not match its config; save it again")
-    return cfg, spec, vocab
+    return cfg, spec, vocab, read_vocab(metadata, spec, "target_vocab")
 
 
 def from_bytes(data: bytes) -> nn.Module:
-    """The model a checkpoint holds, with `model.vocab` its vocabulary (None if it has none), or
-    a ValueError saying what is wrong with the file."""
-    cfg, spec, vocab = config_of(data)
+    """The model a checkpoint holds, with `model.vocab` its vocabulary (None if it has none) and
+    `model.target_vocab` its output vocabulary where it has one of its own, or a ValueError saying
+    what is wrong with the file."""
+    cfg, spec, vocab, target_vocab = header_of(data)
     try:
         tensors = load_bytes(data)
     except SafetensorError as err:
@@ -119,7 +136,7 @@ def from_bytes(data: bytes) -> nn.Module:
     model = build_model(cfg, spec)
     model.load_state_dict(tensors)
     check_finite(model)
-    model.vocab = vocab
+    model.vocab, model.target_vocab = vocab, target_vocab
     return model
 
 

@@ -93,10 +93,13 @@ def short(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def read_vocab(metadata: dict, spec: TaskSpec) -> tuple[str, ...] | None:
+def read_vocab(metadata: dict, spec: TaskSpec, key: str = "vocab") -> tuple[str, ...] | None:
     """The vocabulary the model was trained with: one text per input id, or None (a checkpoint
-    saved before vocabularies travelled, or a task whose inputs are values without names)."""
-    text = metadata.get("vocab")
+    saved before vocabularies travelled, or a task whose inputs are values without names). With
+    key="target_vocab", its output vocabulary where it has one of its own (a translator's French
+    words): one text per output class."""
+    size, what = (spec.output_size, "output classes") if key == "target_vocab" else (spec.input_size, "input ids")
+    text = metadata.get(key)
     if text is None:
         return None
     try:
@@ -107,8 +110,6 @@ def read_vocab(metadata: dict, spec: TaskSpec) -> tuple[str, ...] | None:
         return None
     if not isinstance(vocab, list) or not all(isinstance(t, str) and len(t) <= MAX_TOKEN_CHARS for t in vocab):
         raise ValueError(f"this checkpoint's vocabulary must be a list of texts, got {short(vocab)}; save it again")
-    if len(vocab) != spec.input_size:
-        raise ValueError(
-            f"this checkpoint's vocabulary has {len(vocab)} entries for {spec.input_size} input ids; save it again"
-        )
+    if len(vocab) != size:
+        raise ValueError(f"this checkpoint's vocabulary has {len(vocab)} entries for {size} {what}; save it again")
     return tuple(vocab)

@@ -33,5 +33,7 @@ def check_vocab(model: nn.Module, task) -> None:
     """ValueError unless the model reads the task's token ids as the words it was trained on."""
     # getattr: models built before build_model set `vocab` have none.
     problem = vocab_mismatch(getattr(model, "vocab", None), task.vocab)
+    # and writes the task's output ids as the words it was trained on, where they are a vocabulary of their own
+    problem = problem or vocab_mismatch(getattr(model, "target_vocab", None), getattr(task, "target_vocab", None))
     if problem:
         raise ValueError(problem)

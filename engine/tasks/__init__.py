@@ -62,5 +62,15 @@ def make_task(name: str, **params) -> Task:
     return TASKS[name](**params)
 
 
-__all__ = ["TASKS", "ATTENTION_TASKS", "Preset", "Task", "TaskSpec", "make_task", "task_params", "ParsedReviews",
-           "parse_reviews"]
+def header_task(name: str, spec: TaskSpec, vocab: tuple[str, ...], target_vocab: tuple[str, ...] | None = None,
+                **params) -> Task:
+    """make_task's task as a checkpoint's header knows it, for a model of a task whose public corpus is not
+    on this machine: it reads and writes the header's words at once, and reads its corpus when first asked
+    for a batch or its held-out split (engine.datasets.CorpusMissing until the corpus is here). Task.from_header."""
+    if name not in TASKS or spec.name != name:
+        raise ValueError(f"this checkpoint is a model of the {spec.name} task, not of {name!r}")
+    return TASKS[name].from_header(spec, vocab, target_vocab, **params)
+
+
+__all__ = ["TASKS", "ATTENTION_TASKS", "Preset", "Task", "TaskSpec", "make_task", "header_task", "task_params",
+           "ParsedReviews", "parse_reviews"]

@@ -2,6 +2,7 @@
 and the settings (its lesson preset) under which it teaches what it is there to teach."""
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar
@@ -13,6 +14,7 @@ from torch import Tensor
 from ..config import ModelConfig, check_choice, check_int
 from ..losses import LOSSES, METRIC_NAMES, compute_loss, compute_metric
 from ..train_config import TrainConfig
+from ..vocab import vocab_mismatch
 from .features import symbol_features, value_features
 
 MAPPINGS = ("seq2vec", "seq2seq", "vec2seq", "encdec", "pointer")
@@ -127,6 +129,10 @@ class Task(ABC):
     choices: ClassVar[dict[str, tuple[str, ...]]] = {}  # parameter -> the values it takes; read, never written
     decodes: ClassVar[bool] = False  # its model writes its answer a step at a time (spec.mapping in DECODERS)
     writes_text: ClassVar[bool] = False  # it predicts the next character of a text, so a model of it can write more
+    typed_example: ClassVar[str | None] = None  # a source a student might type, where the task encodes typed text
+    # What the task makes of a public corpus (engine.datasets) it reads: a text as ids, a split's tensors. A
+    # task made from a checkpoint's header (from_header) has none of them until it reads its corpus.
+    corpus_made: ClassVar[tuple[str, ...]] = ()
     seed: int = 0
     spec: TaskSpec = field(init=False)
     vocab: tuple[str, ...] | None = field(init=False, default=None)  # token -> text, for tokens
@@ -236,3 +242,59 @@ class Task(ABC):
         """How many steps the network runs on one sample x: its length, or for vec2seq (one
         vector in) the output's length."""
         return self.spec.out_len if self.spec.mapping == "vec2seq" else len(x)
+
+    @property
+    def public_corpus(self) -> str | None:
+        """The name of the public corpus (engine.datasets) this task reads as its parameters stand, whose
+        source, licence and attribution a page using it names; None for a task of its own data."""
+        return None
+
+    # ------------------------------------------------------------ made from a checkpoint's header
+
+    @classmethod
+    def from_header(cls, spec: TaskSpec, vocab: tuple[str, ...], target_vocab: tuple[str, ...] | None = None,
+                    seed: int = 0, **params) -> Task:
+        """The task as a checkpoint's header knows it (its spec and vocabularies) with these parameters,
+        before the public corpus it reads is on this machine: a model of it opens, reads what a student
+        types and writes, while everything made of the corpus (`corpus_made`: batches, the held-out split,
+        a text's ids) is read the first time it is asked for, and until the corpus is here raises
+        engine.datasets.CorpusMissing, which names what to download. Only the tasks that read a corpus
+        can be made so (they set `corpus_made`)."""
+        if not cls.corpus_made:
+            raise ValueError(f"the {spec.name} task reads no public corpus: make it with make_task")
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+        unknown = set(params) - set(fields)
+        if unknown:
+            raise ValueError(f"task {spec.name!r} has no parameter {', '.join(sorted(unknown))}; it takes "
+                             f"{', '.join(fields)}")
+        task = cls.__new__(cls)
+        for name, f in fields.items():
+            setattr(task, name, params.get(name, f.default))
+        task.seed = seed
+        Task.__post_init__(task)  # the seed's checks and generator; the subclass's would read the corpus
+        task.spec, task.vocab, task.made_from_header = spec, tuple(vocab), True
+        task.known_from_header(target_vocab)
+        return task
+
+    def known_from_header(self, target_vocab: tuple[str, ...] | None) -> None:  # noqa: B027 - most work out none
+        """What a subclass works out of its vocabularies alone (a word index, the output vocabulary)."""
+
+    def __getattr__(self, name: str):
+        # Reached only for an attribute the task does not have: in a task made from a header, what its
+        # corpus makes is read now, once (CorpusMissing while the corpus is not on this machine).
+        if name in type(self).corpus_made and self.__dict__.get("made_from_header"):
+            self.read_corpus()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def read_corpus(self) -> None:
+        """Make this header's task whole from its corpus: the task its parameters make, which must have the
+        header's spec and vocabularies (a checkpoint is never read with other words than it was trained on)."""
+        whole = type(self)(**{f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init})
+        problem = (vocab_mismatch(self.vocab, whole.vocab)
+                   or vocab_mismatch(getattr(self, "target_vocab", None), getattr(whole, "target_vocab", None)))
+        if whole.spec != self.spec:
+            problem = f"its corpus makes a task shaped {whole.spec}, not the checkpoint's {self.spec}"
+        if problem:
+            raise ValueError(f"this checkpoint does not fit the {self.spec.name} task its corpus makes: {problem}")
+        self.__dict__.update(whole.__dict__, made_from_header=False)

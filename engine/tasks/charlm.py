@@ -100,6 +100,12 @@ class CharLMTask(Task):
         ),
     )
 
+    corpus_made: ClassVar[tuple[str, ...]] = ("ids", "train_end")
+
+    @property
+    def public_corpus(self) -> str | None:
+        return "shakespeare" if self.corpus == "shakespeare" and self.text is None else None
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)

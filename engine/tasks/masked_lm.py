@@ -77,17 +77,25 @@ class ProseWordsTask(Task):
 
     seq_len: int = 32
     max_vocab: int = 4000
+    corpus_made: ClassVar[tuple[str, ...]] = ("ids", "train_end")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_seq_len(self.seq_len)
         check_int("max_vocab", self.max_vocab, len(SPECIALS) + 2, MAX_VOCAB)
         self.vocab, self.ids, self.train_end = prose_ids(self.max_vocab)
-        self.index = {w: i for i, w in enumerate(self.vocab)}
+        self.known_from_header(None)
         held = len(self.ids) - self.train_end
         if held < self.seq_len + 1:
             raise ValueError(f"a window of seq_len + 1 = {self.seq_len + 1} words does not fit in the "
                              f"{held:,} held-out words; shorten seq_len to at most {held - 1}")
+
+    def known_from_header(self, target_vocab) -> None:
+        self.index = {w: i for i, w in enumerate(self.vocab)}  # a sentence a student types, as ids
+
+    @property
+    def public_corpus(self) -> str:
+        return "prose"
 
     def window_starts(self, batch_size: int, generator: torch.Generator) -> Tensor:
         """[B] training windows' starts: a window is seq_len + 1 words, all before train_end."""

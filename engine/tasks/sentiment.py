@@ -158,6 +158,11 @@ class SentimentTask(ReviewTask):
     csv_text: str | bytes | ParsedReviews | None = None
 
     help: ClassVar[str] = "positive or negative, word by word (generated reviews, real sentences, or your CSV)"
+    corpus_made: ClassVar[tuple[str, ...]] = ("train_x", "train_y", "test_x", "test_y")
+
+    @property
+    def public_corpus(self) -> str | None:
+        return "sentences" if self.corpus == "sentences" and self.csv_text is None else None
     choices: ClassVar[dict[str, tuple[str, ...]]] = {"corpus": CORPORA}
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=64, embedding_dim=32),

@@ -126,6 +126,10 @@ class TranslateTask(Task):
     min_count: int = 2
 
     help: ClassVar[str] = "encoder-decoder: translate short English sentences into French (Tatoeba)"
+    corpus_made: ClassVar[tuple[str, ...]] = ("train_x", "train_y", "test_x", "test_y", "reference_sources",
+                                              "references")
+    typed_example: ClassVar[str] = "I am cold."  # every word of it is in the pairs' vocabulary
+    public_corpus: ClassVar[str] = "eng-fra-5000"
     decodes: ClassVar[bool] = True
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="gru", hidden_size=64, embedding_dim=32, bidirectional=True, attention="dot"),
@@ -164,6 +168,16 @@ class TranslateTask(Task):
             grouped.setdefault(english, []).append(" ".join(french))
         self.reference_sources = torch.stack([self.source_ids(e) for e in grouped]) if grouped else None
         self.references = list(grouped.values())  # each held-out sentence's translations, as token text
+
+    def known_from_header(self, target_vocab) -> None:
+        """A translator's checkpoint names its French words too (the header's target_vocab). The longest
+        English sentence of the pairs is not in it: until the pairs are read, a typed sentence may be as
+        long as the longest translation the model writes (spec.out_len, </s> included)."""
+        if target_vocab is None:
+            raise ValueError("this translator's checkpoint has no French vocabulary in its header (it was saved "
+                             "before checkpoints carried one), so its output cannot be read without the pairs")
+        self.target_vocab = tuple(target_vocab)
+        self.max_source_len = self.spec.out_len
 
     def tensors(self, pairs) -> tuple[torch.Tensor, torch.Tensor]:
         """[N, S] source ids and [N, T_out] target ids of pairs of token sequences."""
