@@ -77,19 +77,26 @@ class Ensemble:
     def band(self, run: str, series: str, seeds: tuple[int, ...] | None = None) -> pd.DataFrame:
         """step, low, high: the range of `series` over every member of `run` (of those `seeds`, on any
         CPU), at the steps all of them measured (worked out once for the server: 0.1 s for four runs on
-        a busy machine)."""
+        a busy machine). A chaotic run's (Lesson.chaotic) is the range at its start, then at every step
+        the range its members took at any step after the start: no one step of it is where a run will be."""
         found = self.bands.get((run, series, seeds))
         if found is None:
-            found = self.bands[run, series, seeds] = band_of(self.members, run, series, seeds)
+            lesson = BY_KEY.get(self.key)
+            chaotic = lesson is not None and lesson.is_chaotic(run, series)
+            found = self.bands[run, series, seeds] = band_of(self.members, run, series, seeds, chaotic)
         return found.copy()
 
 
-def band_of(members: list[dict], run: str, series: str, seeds: tuple[int, ...] | None) -> pd.DataFrame:
+def band_of(members: list[dict], run: str, series: str, seeds: tuple[int, ...] | None,
+            chaotic: bool = False) -> pd.DataFrame:
     frames = [pd.DataFrame(m["curves"][run][series], columns=["step", "value"]).set_index("step")["value"]
               for m in members if seeds is None or m["seed"] in seeds]
     values = pd.concat(frames, axis=1, join="inner")  # [steps, members]
-    return pd.DataFrame({"step": values.index, "low": values.min(axis=1).to_numpy(),
-                         "high": values.max(axis=1).to_numpy()})
+    low, high = values.min(axis=1), values.max(axis=1)
+    if chaotic:
+        after = values.index > values.index.min()
+        low[after], high[after] = low[after].min(), high[after].max()
+    return pd.DataFrame({"step": values.index, "low": low.to_numpy(), "high": high.to_numpy()})
 
 
 @functools.cache

@@ -144,8 +144,9 @@ def test_the_first_steps_replay_inside_the_ensemble(key):
     """Each lesson's runs from seed 0 trained REPLAY_STEPS steps on this machine: at step 0 every curve
     point falls in seed 0's band across the kernel paths, after it in every seed's band (replay.seeds_at),
     each widened by replay.TOLERANCE. A run its lesson marks chaotic is held after its start to what
-    holds across runs: the range every run took after the start, widened by replay.ENVELOPE, and its
-    place below the runs its lesson names (Chaotic.below)."""
+    holds across runs: its band there is the range every run took at any step after the start
+    (Ensemble.band), widened by replay.ENVELOPE, and it lies below the runs its lesson names
+    (Chaotic.below)."""
     lesson, ensemble = BY_KEY[key], ensembles.shipped(key)
     measured = replay.first_steps(key, seed=0)
     if not measured.curves:  # a lesson that trains nothing (the spectral sweep): its values, measured whole
@@ -160,13 +161,10 @@ def test_the_first_steps_replay_inside_the_ensemble(key):
             shared = [(step, value) for step, value in curve if step in bands[None].index]
             assert len(shared) >= 2, (key, run, name)  # the start and REPLAY_STEPS
             for step, value in shared:
-                if step > 0 and lesson.is_chaotic(run, name):
-                    low, high = replay.envelope(ensemble, run, name)
-                    assert replay.close(value, low, high, replay.ENVELOPE), (key, run, name, step, value, low, high)
-                    continue
                 band = bands[replay.seeds_at(step, 0)]
                 low, high = band.loc[step, "low"], band.loc[step, "high"]
-                assert replay.close(value, low, high), (key, run, name, step, value, low, high)
+                widen = replay.ENVELOPE if step > 0 and lesson.is_chaotic(run, name) else 0.0
+                assert replay.close(value, low, high, widen), (key, run, name, step, value, low, high)
     assert replay.out_of_order(lesson, measured.curves) == []
 
 
@@ -188,6 +186,19 @@ def test_a_chaotic_run_is_said_on_its_card_and_lies_below_what_its_lesson_names_
         assert chaotic.says in lesson.what_to_do and "chaotic" in chaotic.says
     for member in ensemble.members:
         assert replay.out_of_order(lesson, member["curves"]) == [], (member["seed"], member["path"], member["cpu"])
+
+
+def test_a_chaotic_runs_band_is_the_range_its_runs_took_after_the_start():
+    """Not where a run is at each step: the range at the start, then the range over every later step."""
+    ensemble = ensembles.shipped("why-sqrt-dk")
+    band = ensemble.band("not divided", "metric").set_index("step")
+    later = [value for member in ensemble.members for step, value in member["curves"]["not divided"]["metric"]
+             if step > 0]
+    starts = [member["curves"]["not divided"]["metric"][0][1] for member in ensemble.members]
+    assert (band.loc[0, "low"], band.loc[0, "high"]) == (min(starts), max(starts))
+    assert set(band.loc[25:, "low"]) == {min(later)} and set(band.loc[25:, "high"]) == {max(later)}
+    divided = ensemble.band("divided by √d_k", "metric").set_index("step")  # not chaotic: step by step
+    assert divided.loc[25, "high"] < divided.loc[150, "low"]
 
 
 def test_a_chaotic_run_out_of_order_is_found():

@@ -25,11 +25,12 @@ REPLAY_STEPS = 25  # one measurement after the start: every curve has a point th
 # Measured on an AMD EPYC (a CPU the ensembles lack) on its three paths, 2026-11-29: no point of a run not
 # chaotic lay further outside its band than 12% of this slack (the word vectors' start).
 TOLERANCE = 0.02
-# A chaotic run after its start (Lesson.chaotic) is held to the range every run of the ensemble took at any
-# step after the start, widened by a quarter of its width either side (as the full tier widens a band for
-# a new CPU), and to its orderings (replay.out_of_order). On that AMD machine's avx2 path the undivided
-# softmax's entropy at step 25 was 0.1158: outside the Intel runs' 0.0525-0.1134 at step 25 (the band,
-# even widened by TOLERANCE), inside their 0.0071-0.1134 over steps 25-150 widened so (to 0.140).
+# A chaotic run's band (Lesson.chaotic, ensembles.Ensemble.band) is, after its start, the range every run
+# of the ensemble took at any step after the start; the replay widens it by a quarter of its width either
+# side (as the full tier widens a band for a new CPU) and holds the run to its orderings (out_of_order).
+# On that AMD machine's avx2 path the undivided softmax's entropy at step 25 was 0.1158: outside the Intel
+# runs' 0.0525-0.1134 at step 25 (even widened by TOLERANCE), inside their 0.0185-0.1134 over steps 25-150
+# widened so (to 0.137).
 ENVELOPE = 0.25
 
 
@@ -43,13 +44,6 @@ def close(value: float, low: float, high: float, widen: float = 0.0) -> bool:
     if that is more."""
     slack = max(TOLERANCE * max(abs(low), abs(high)), widen * (high - low)) + 1e-12
     return low - slack <= value <= high + slack
-
-
-def envelope(ensemble: ensembles.Ensemble, run: str, series: str) -> tuple[float, float]:
-    """The lowest and highest value `run`'s `series` took on any run of the ensemble, at any step
-    after the start."""
-    values = [value for member in ensemble.members for step, value in member["curves"][run][series] if step > 0]
-    return min(values), max(values)
 
 
 def out_of_order(lesson: Lesson, curves: dict[str, dict[str, list]]) -> list[str]:
