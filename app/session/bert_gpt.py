@@ -114,13 +114,17 @@ class Readers:
 @functools.cache
 def shipped_readers() -> Readers:
     """The shipped masked and causal models, loaded once a process and shared read-only in eval mode
-    (their dropout off for every reader: nothing puts them back in training mode)."""
+    (their dropout off for every reader: nothing puts them back in training mode). Their words are the
+    masked checkpoint's (both were built on one vocabulary), so they read a sentence without the prose;
+    what needs the prose itself (a word's other contexts in the held-out text) reads it when asked,
+    engine.datasets.CorpusMissing until it is on this machine."""
     models, steps = {}, set()
     for name, checkpoint in SHIPPED.items():
         model, card = pretrained.load(pretrained.read(checkpoint))
         models[name] = model.eval().requires_grad_(False)
         steps.add(card.fields["training"]["steps"])
-    task = engine.make_task("masked_lm", **TASK)
+    masked = models[MASKED]
+    task = engine.tasks.header_task("masked_lm", masked.spec, masked.vocab, **TASK)
     trained = ", ".join(f"{s:,}" for s in sorted(steps))
     return Readers(models, task, f"the shipped models ({trained} steps, dropout 0.1)", ("shipped",))
 

@@ -35,9 +35,11 @@ KEPT_PER_UNIT = {"rnn": 1, "gru": 4, "lstm": 6}
 
 
 def step_cost(setup: Setup, task: engine.Task) -> tuple[int, int]:
-    """(activations one training step keeps, time steps it runs)."""
-    x, _ = task.batch(1)
-    steps = x.shape[1] if x.dim() > 1 else task.spec.out_len
+    """(activations one training step keeps, time steps it runs), from the task's sizes: no sample is
+    drawn, so a model opened from its checkpoint before its corpus is here is priced too. A vec2seq
+    task's one input vector runs for its output's steps (a drawn sample's [B, features] was once read
+    as features steps)."""
+    steps = task.spec.out_len if task.spec.mapping == "vec2seq" else task.source_len
     if task.spec.mapping in DECODERS:
         steps += task.spec.out_len
     cfg = setup.model

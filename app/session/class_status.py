@@ -118,7 +118,8 @@ class Presence:
 def lab_status(lab: Lab) -> dict:
     """The Lab's model, steps, held-out figures and curve (its held-out log, read without the lock)."""
     summary = lab.summary()
-    rows = lab.held_out.log.rows()  # appended whole: a copy of the list, read between two steps
+    # appended whole: a copy of the list, read between two steps; none for a model waiting for its corpus
+    rows = lab.held_out.log.rows() if lab.measured_yet else []
     last = rows[-1] if rows else None
     trainer = lab.trainer
     state = ("diverged" if trainer.diverged_at is not None else "playing" if lab.playing

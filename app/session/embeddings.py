@@ -1,5 +1,6 @@
-"""The Embeddings page's word2vec run: skip-gram with negative sampling (Mikolov et al. 2013) on the
-shipped prose (engine/data/prose.md: four Austen novels), played, paused and stepped like every
+"""The Embeddings page's word2vec run: skip-gram with negative sampling (Mikolov et al. 2013) on four
+novels of Jane Austen (public domain: Project Gutenberg's e-texts as GITenberg keeps them, the corpus
+"prose" of engine.datasets, downloaded when a user asks), played, paused and stepped like every
 other model. Made from a student's settings and kept in their session (never shared). No Streamlit here.
 """
 from __future__ import annotations
@@ -40,8 +41,9 @@ TSNE_WORDS = 500
 
 @cache
 def prose_corpus(min_count: int) -> Corpus:
-    """The shipped prose's vocabulary and ids, made once a process and shared read-only by every
-    session's run (about 3.5 MB of ids); each run's weights are its own."""
+    """The prose's vocabulary and ids, made once a process and shared read-only by every session's run
+    (about 3.5 MB of ids); each run's weights are its own. CorpusMissing while the prose is not on this
+    machine (not kept: the next call looks again)."""
     return make_corpus(prose_words(), min_count)
 
 

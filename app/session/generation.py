@@ -77,13 +77,14 @@ def trained_on(lab: Lab) -> str:
     """What the lab's language model learnt from, for the Generate page: a shipped checkpoint's
     corpus and split as its card states them (and any steps trained here since, on the lab's
     task), else the lab's own task's text (CharLMTask.trained_on)."""
-    steps, here = lab.trainer.steps_done, lab.task.trained_on()
+    steps = lab.trainer.steps_done
     if lab.origin is None:
         trained = f"trained {counted(steps, 'step')} on" if steps else "not trained yet: it trains on"
-        return f"This model is {network(lab.setup.model)}, {trained} {here}."
+        return f"This model is {network(lab.setup.model)}, {trained} {lab.task.trained_on()}."
     card = pretrained.named(lab.origin)
     data, trained = card.fields["data"], card.fields["training"]["steps"]
-    since = f"; since, {counted(steps, 'more step')} here on {here}" if steps else ""
+    # the lab's own text only if it trained on it: a shipped model opened before its corpus is here has none yet
+    since = f"; since, {counted(steps, 'more step')} here on {lab.task.trained_on()}" if steps else ""
     return (f"This model is the shipped {card.title} ({card.name}: {network(lab.setup.model)}), trained "
             f"{trained:,} steps on {data['what']}, {data['trained on']} (held out: {data['held out']}){since}.")
 

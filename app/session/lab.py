@@ -7,6 +7,12 @@ Reset, a lesson, the form, a checkpoint) goes through `install`, which checks th
 before anything is built and leaves the lab as it was when it refuses. What the lab logs over
 training beside the Trainer's history (held-out evaluations, the best step's weights, the marks
 of setting changes) belongs to the model installed and starts again with a new one.
+
+A model opened from a checkpoint (a shipped one, an upload) whose task reads a public corpus that is
+not on this machine opens anyway, on its task as the checkpoint's header knows it (its words: enough
+to read and write), and waits for the corpus only for what needs the text: training, held-out
+scores, the probe samples the pages open it up on (`probes`, `held_out` and `advance` raise
+engine.datasets.CorpusMissing, naming what to download, until the corpus is here).
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from app.session.heldout import HeldOut
 from app.session.link import OFFERED, Setup, preset_setup
 from app.session.playback import Playback
 from app.session.probes import Probes
+from engine import datasets
 
 # In a playing page's ticks, its recording (and every figure drawn from it) is renewed only after
 # RENEW_FACTOR times what the last renewal's drawing cost the server's thread. Each renewal sends the
@@ -37,13 +44,26 @@ class Lab(Playback):
         self.setup, self.upload = setup, None
         self.install(setup, upload)
 
-    def task_for(self, setup: Setup, upload: str | bytes | None) -> engine.Task:
+    def task_for(self, setup: Setup, upload: str | bytes | None, header: tuple | None = None) -> engine.Task:
         """The task `setup` asks for: the one the lab has when only the model or training
-        settings differ (parsing an uploaded corpus again can take seconds), else a new one."""
+        settings differ (parsing an uploaded corpus again can take seconds), else a new one.
+        `header`, the (spec, vocabulary, output vocabulary) of the checkpoint the model comes from:
+        when the task's public corpus is not on this machine, the task as the header knows it
+        (engine.tasks.header_task), which reads its corpus once it is here; without a header, or
+        one without a vocabulary, CorpusMissing."""
         same = self.task is not None and (setup.task, setup.task_params, setup.train.seed, upload) == (
             self.setup.task, self.setup.task_params, self.setup.train.seed, self.upload
         )
-        return self.task if same else setup.make_task(upload)
+        if same:
+            return self.task
+        try:
+            return setup.make_task(upload)
+        except datasets.CorpusMissing:
+            if header is None or header[1] is None:
+                raise
+            spec, vocab, target_vocab = header
+            return engine.tasks.header_task(setup.task, spec, vocab, target_vocab, seed=setup.train.seed,
+                                            **setup.task_params)
 
     def install(self, setup: Setup, upload: str | bytes | None = None, model: engine.SequenceModel | None = None,
                 origin: str | None = None) -> None:
@@ -53,7 +73,9 @@ class Lab(Playback):
         over the size budget, or the model and task cannot train together."""
         if setup.upload_param is None:
             upload = None  # only charlm and sentiment read a file
-        task = self.task_for(setup, upload)
+        header = None if model is None else (model.spec, getattr(model, "vocab", None),
+                                             getattr(model, "target_vocab", None))
+        task = self.task_for(setup, upload, header)
         check_cost(setup, task)
         if model is None:
             model = engine.build_model(setup.model, task, seed=setup.train.seed)
@@ -62,11 +84,54 @@ class Lab(Playback):
         with self.lock:
             self.setup, self.upload = setup, upload
             self.task, self.model, self.trainer = task, model, trainer
-            self.probes = Probes(trainer, setup.model, self.lock)
-            self.held_out = HeldOut(trainer)
+            self._measured: tuple[Probes, HeldOut] | None = None
+            self.missing: datasets.CorpusMissing | None = None  # what measured() last waited for
+            try:
+                self.measured()
+            except datasets.CorpusMissing:
+                pass  # a model opened before its corpus is here: measured once it is
             self.marks: list[tuple[int, str]] = []  # (step, what changed there): drawn on the curves
             self.origin = origin  # its steps count from the checkpoint's, which its card gives
             self.renewal_cost, self.drawn_at = 0.0, -1  # s the last drawing of a new recording took; its step
+
+    def measured(self) -> tuple[Probes, HeldOut]:
+        """The installed model's probe samples and held-out log, made when it is installed, or for a
+        model opened before its corpus was on this machine, at the first call once the corpus is here
+        (before its first training step: their logs start at the step it was opened at). Until then
+        CorpusMissing, which names the corpus, its size, source, licence and how to get it."""
+        if self._measured is None:
+            with self.lock:
+                if self._measured is None:
+                    try:
+                        self._measured = (Probes(self.trainer, self.setup.model, self.lock), HeldOut(self.trainer))
+                    except datasets.CorpusMissing as missing:
+                        self.missing = missing
+                        raise
+                    self.missing = None
+        return self._measured
+
+    @property
+    def probes(self) -> Probes:
+        return self.measured()[0]
+
+    @property
+    def held_out(self) -> HeldOut:
+        return self.measured()[1]
+
+    @property
+    def corpus_missing(self) -> datasets.CorpusMissing | None:
+        """The public corpus the lab's model waits for before it trains, is scored or opened up on
+        samples (its task was made from its checkpoint's header), or None: here, or never needed."""
+        try:
+            self.measured()
+        except datasets.CorpusMissing as missing:
+            return missing
+        return None
+
+    @property
+    def measured_yet(self) -> bool:
+        """Whether the probes and held-out log exist, read without the lock (the class board's thread)."""
+        return self._measured is not None
 
     @property
     def steps_taken(self) -> int:
@@ -79,9 +144,10 @@ class Lab(Playback):
         """One training step (the caller holds the lock), measured every RECORD_EVERY steps."""
         if self.trainer.diverged_at is not None or (until is not None and self.finished(until)):
             return False
+        probes, held_out = self.measured()  # CorpusMissing before any step while the corpus is not here
         self.trainer.step(1)
-        self.probes.trained()
-        self.held_out.trained()
+        probes.trained()
+        held_out.trained()
         return True
 
     def finished(self, until: int) -> bool:
@@ -159,12 +225,12 @@ class Lab(Playback):
         that task's default parameters if it is another one). Raises ValueError, leaving the lab
         as it was, when the file is not a checkpoint or fits none of this app's tasks. Everything is
         checked on the file's header, the size budget included, before a weight is read."""
-        cfg, spec, _ = engine.checkpoint.config_of(data)
+        cfg, spec, vocab = engine.checkpoint.config_of(data)
         if spec.name not in OFFERED:
             raise ValueError(f"this model was trained on a task called {spec.name!r}, which this app does not have")
         setup = self.setup if spec.name == self.setup.task else preset_setup(spec.name)
         upload = self.upload if setup is self.setup else None
-        task = self.task_for(setup, upload)
+        task = self.task_for(setup, upload, (spec, vocab, engine.checkpoint.target_vocab_of(data)))
         if spec != task.spec:
             raise ValueError(
                 f"this model reads {spec.input_size} inputs and gives {spec.output_size} "
@@ -180,9 +246,14 @@ class Lab(Playback):
         """What the sidebar shows on every page."""
         cfg = self.setup.model
         shape = f"{cfg.num_layers} x {cfg.hidden_size}" + (" bidirectional" if cfg.bidirectional else "")
-        last, scored = self.trainer.last, self.held_out.log.last  # scored every EVAL_EVERY steps
+        last = self.trainer.last
         metric = self.task.metric_name
         shown = (lambda value: f"{value:.1%}") if metric == "accuracy" else (lambda value: f"{value:.3g}")
+        # Read without the lock (the class board's thread calls this): a model opened before its corpus was
+        # here has no held-out log yet, and says what it waits for.
+        scored = self._measured[1].log.last if self._measured is not None else None  # scored every EVAL_EVERY steps
+        held_out = (f"{shown(scored['metric'])} (step {scored['step']:,})" if scored is not None else
+                    f"needs {self.missing.corpus.title}" if self.missing is not None else "-")
         return {
             "task": self.setup.task,
             "model": f"{cfg.arch.upper()} {shape}",
@@ -190,7 +261,7 @@ class Lab(Playback):
             **({"pretrained": self.origin} if self.origin else {}),
             "steps trained": f"{self.trainer.steps_done:,}" + (" more" if self.origin else ""),
             "last loss": "-" if last is None else "diverged" if last.diverged else f"{last.loss:.4g}",
-            f"held-out {metric}": f"{shown(scored['metric'])} (step {scored['step']:,})",
+            f"held-out {metric}": held_out,
             **self.card_score(metric, shown),
         }
 

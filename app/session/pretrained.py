@@ -79,7 +79,9 @@ def setup_for(card: Card) -> Setup:
     training text: a char LM on the Python corpus was built without the corpus's last file
     (pretrained/heldout.py, CorpusHead), which the lab's task trains on too; on Tiny Shakespeare
     the lab's task holds out the same last 10% the build never trained on; on the reviews' text it
-    reads what the build read."""
+    reads what the build read. Where that corpus is not on this machine, the lab opens the model on its
+    task as the checkpoint's header knows it (Lab.task_for), and the corpus is asked for only to train
+    or score it."""
     task = card.fields["task"]
     base = preset_setup(task["name"])
     return Setup(
