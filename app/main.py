@@ -21,8 +21,10 @@ import torch
 from app import pages
 from app.session.page_runs import page_run
 from app.widgets.class_link import class_room, join, keep_presence
+from app.widgets.corpus_needed import corpus_needed, new_page_run
 from app.widgets.header import current_lab
 from app.widgets.no_cells import no_cells_here
+from engine import datasets
 
 # Many students share one server: one thread per training keeps them from crowding each other,
 # and for models this small one thread is also the fastest.
@@ -34,6 +36,7 @@ st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layou
 # 1000 px down a 768 px projector; up there they leave the sidebar to the settings, and stay when
 # presentation mode folds the sidebar away.
 page = st.navigation(pages.sections(board=class_room() is not None), position="top")
+new_page_run()  # every needed corpus's box drawn once a run
 with page_run():  # a playing tick's training, in any session, waits for this run (page_runs.py)
     join(page.url_path)  # a class's student: published to the teacher's board, shown its "follow me"
     try:
@@ -41,5 +44,10 @@ with page_run():  # a playing tick's training, in any session, waits for this ru
             no_cells_here(page.title)
         else:
             page.run()
+    except datasets.CorpusMissing as missing:
+        # What a page reads of a corpus this machine lacks and did not ask for itself (a model opened from its
+        # checkpoint, opened up on samples of its text): what the page drew so far stays, and this says what to get.
+        corpus_needed(missing, f"The rest of this page needs it (Unrolled reads it for {missing.corpus.needed_by}).",
+                      "page")
     finally:  # also when the page switched or reran: what it opened is what the board shows
         keep_presence(page.url_path)

@@ -14,6 +14,7 @@ from app.session.link import MAX_TARGET_STEPS
 from app.session.page_runs import wait_for_page_runs
 from app.session.playback import Playback
 from app.widgets import lesson_band, state
+from app.widgets.corpus_needed import corpus_needed
 from app.widgets.header import holds_its_lab, sidebar_summary, this_tab_only
 
 TICK_SECONDS = 0.4  # how often a playing page asks to redraw
@@ -86,7 +87,13 @@ def stopped_runs(trainee: RoundRobin) -> None:
 
 
 def training_controls(lab: Lab) -> None:
-    """Buttons act in callbacks, before the page redraws, so each label shows the new state."""
+    """Buttons act in callbacks, before the page redraws, so each label shows the new state. A model
+    opened before its task's corpus is on this machine has none: what it needs, and how to get it."""
+    missing = lab.corpus_missing
+    if missing is not None:
+        corpus_needed(missing, "Training this model, and scoring it on held-out data, need it; the model is "
+                               "open and reads what you type without it.", "controls")
+        return
     st.session_state.setdefault(state.TARGET_STEPS, engine.TASKS[lab.setup.task].preset.steps)
     state.carry_over(state.TARGET_STEPS)  # the box is on several pages
     stopped = lab.trainer.diverged_at is not None
@@ -112,7 +119,11 @@ def training_controls(lab: Lab) -> None:
 
 def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
     """A fragment that draws the sidebar summary and draw(lab) and, while playing, trains up to
-    "Train up to step" between redraws."""
+    "Train up to step" between redraws. A model that waits for its corpus (training_controls says
+    which) has nothing to train or to open up on yet: the summary alone."""
+    if lab.corpus_missing is not None:
+        sidebar_summary(lab)
+        return
 
     def summary_and(lab: Lab) -> None:
         if not holds_its_lab():  # another tab took the lab: its whole-page run lets it go and says so

@@ -13,8 +13,10 @@ from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query, parse_target_steps
 from app.session.store import TIME_TO_LIVE, LabStore, is_token, new_token
 from app.widgets import address, prediction, state
+from app.widgets.corpus_needed import ask, asked_for
 from app.widgets.figures import figure_settings
 from app.widgets.literal import literal
+from engine import datasets
 
 
 @st.cache_resource
@@ -143,6 +145,10 @@ def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str
             raise ValueError(f"lesson={echo(lesson_key)} is not a lesson of this app; Home lists them")
         steps = None if steps is None else parse_target_steps(steps)
         lab = Lab(parse_query(query) if query else DEFAULT)
+    except datasets.CorpusMissing as missing:  # a good link to a task on a corpus this machine lacks: said above
+        ask(missing, "This link's model trains on it: Unrolled started with the defaults meanwhile (the adding "
+                     "problem with an LSTM); open the link again once it is here.")
+        lab, lesson, steps = Lab(DEFAULT), None, None
     except ValueError as err:  # a bad value, settings that cannot train together, over the budget
         st.session_state[state.LINK_PROBLEM] = (
             f"This link's settings could not be used ({literal(err)}). Unrolled started with the "
@@ -167,6 +173,7 @@ def page_header(title: str, summary: bool = True, lesson: bool = True) -> Lab:
     figure_settings()
     st.title(title)
     show_link_problem()
+    asked_for()  # what the student asked for (a lesson, a model) that needs a corpus this machine lacks
     if lesson:
         lesson_banner()
     write_link(lab.setup)

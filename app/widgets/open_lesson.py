@@ -6,14 +6,19 @@ import streamlit as st
 
 from app import pages
 from app.session.lessons import Lesson
-from app.widgets import state
+from app.widgets import corpus_needed, state
 from app.widgets.header import current_lab
 from app.widgets.literal import literal
+from engine import datasets
 
 
 def open_lesson(lesson: Lesson) -> None:
     try:
         current_lab().start(lesson.setup)
+    except datasets.CorpusMissing as missing:
+        # Its page opens, saying what to download (its runs read the corpus too); the Lab keeps the model it had
+        corpus_needed.ask(missing, f"The lesson “{lesson.title}” trains on it; the model you had on Build & Train is "
+                                   "unchanged.")
     except ValueError as err:  # a lesson the lab refuses (over the size budget): say so, keep the model
         st.error(f"This lesson could not be opened ({literal(err)}). The model you had is unchanged.",
                  icon=":material/block:")

@@ -6,8 +6,9 @@ import streamlit as st
 
 from app.session.lab import Lab
 from app.session.link import Setup
-from app.widgets import state
+from app.widgets import corpus_needed, state
 from app.widgets.literal import literal
+from engine import datasets
 
 
 def open_button(lab: Lab, label: str, setup: Setup, steps: int, key: str, where=st, help: str | None = None) -> None:
@@ -17,6 +18,9 @@ def open_button(lab: Lab, label: str, setup: Setup, steps: int, key: str, where=
         return
     try:
         lab.start(setup)
+    except datasets.CorpusMissing as missing:  # said at the top of the page, until it is here
+        corpus_needed.ask(missing, "The model you asked to open trains on it; your model is unchanged.")
+        st.rerun()
     except ValueError as err:
         st.error(f"{literal(err)}. The model you had is unchanged.", icon=":material/block:")
         return

@@ -15,18 +15,26 @@ from app.session.link import Setup
 from app.session.transfer import PartRuns
 from app.widgets import downloads as exports
 from app.widgets import state
+from app.widgets.corpus_needed import corpus_needed
 from app.widgets.literal import literal
+from engine import datasets
 
 
 def renewed(old: RoundRobin | None, make: Callable[[], RoundRobin], keys: tuple[str, str, str], lesson: Lesson,
-            plan_of: Callable[[RoundRobin | None], object], what: str) -> RoundRobin | None:
+            plan_of: Callable[[RoundRobin | None], object], what: str, why_corpus: str = "") -> RoundRobin | None:
     """The runs `make` builds for a new plan, in the session under keys (runs, plan, "up to step"),
     their budget the lesson's when it is open (or when none was set); `old` stops playing. When
     `make` refuses the plan: its reason on the page ("`what` cannot be trained: ..."), the plan set
-    back to plan_of(old) (the lesson's when there were none), and the old runs kept."""
+    back to plan_of(old) (the lesson's when there were none), and the old runs kept; when the plan
+    reads a public corpus this machine lacks, what to download (`why_corpus`: what on the page
+    needs it, a sentence; by default "`what` train on it.")."""
     runs_key, plan_key, steps_key = keys
     try:
         made = make()
+    except datasets.CorpusMissing as missing:
+        corpus_needed(missing, why_corpus or f"{what} train on it.", "runs")
+        st.session_state[plan_key] = plan_of(old)
+        return old
     except ValueError as err:
         st.error(f"{what} cannot be trained: {literal(err)}.", icon=":material/block:")
         st.session_state[plan_key] = plan_of(old)
