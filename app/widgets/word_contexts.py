@@ -11,8 +11,10 @@ from app.charts import bert_gpt as charts
 from app.session.bert_gpt import CAUSAL, LESSON_SENTENCES, LESSON_WORD, MASKED, SAME_START, Readers
 from app.session.word_vectors import shipped_vectors
 from app.widgets import state
+from app.widgets.corpus_needed import corpus_needed
 from app.widgets.figures import show
 from app.widgets.literal import literal
+from engine import datasets
 from engine.context_bank import (
     BANK_WINDOWS,
     PER_WORD,
@@ -49,6 +51,12 @@ def section(readers: Readers, colours: dict[str, str]) -> None:
     static = static_cosine(compared[MASKED].word)
     show(charts.cosines(cosine_frame(compared, static), colours), "bert_cosines")
     st.caption(cosine_caption(compared, static, readers.about))
+    try:
+        bank_of(readers, MASKED)  # the read-outs below compare with the models' vectors of the held-out prose
+    except datasets.CorpusMissing as missing:
+        corpus_needed(missing, "The nearest held-out words in context and each layer's self-similarity read its "
+                               "held-out windows; the cosines above need only your two sentences.", "contexts")
+        return
     neighbours(readers, compared[MASKED])
     how_contextual(readers, colours)
 

@@ -18,15 +18,16 @@ from app.charts.views import view
 from app.session import decoding
 from app.session.lab import Lab
 from app.session.link import preset_setup
+from app.widgets import corpus_needed, state
 from app.widgets import decoded_counts as counts
 from app.widgets import downloads as exports
-from app.widgets import state
 from app.widgets.bottleneck import bottleneck
 from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
-from app.widgets.header import page_header
+from app.widgets.header import page_header, sidebar_summary
 from app.widgets.literal import literal
 from app.widgets.settings_form import NO_ATTENTION, SCORE_NAMES
+from engine import datasets
 from engine.beam import Beam, beam_search, forced_search
 from engine.config import SCORES
 
@@ -59,7 +60,8 @@ def run() -> None:
         return
     if lab.setup.model.arch != "transformer" and lab.task.spec.mapping == "encdec":
         score_picker(lab)
-    training_controls(lab)
+    data_credit(lab)
+    training_controls(lab)  # with its task's corpus not on this machine, what to download instead
     if lab.setup.model.arch != "transformer" and lab.setup.model.attention is None:
         st.info("No attention: the decoder starts from the encoder's final state and never looks back at the "
                 "source, so every source token must squeeze through that one vector (the bottleneck). Pick a "
@@ -67,10 +69,26 @@ def run() -> None:
         live(lab, draw_without_attention)  # only the live fragment's ticks train: without it Play trained nothing
         bottleneck()
         return
-    sample_and_step(lab)
-    live(lab, draw)
-    downloads(lab)
+    if lab.corpus_missing is None:
+        sample_and_step(lab)
+        live(lab, draw)
+        downloads(lab)
+    else:  # opened before its corpus is here: no samples to train on or open up, but what you type
+        sidebar_summary(lab)  # the live fragment draws it where the model trains
+        if decoding.reads_text(lab.task):
+            typed_only(lab)
     bottleneck()
+
+
+def data_credit(lab: Lab) -> None:
+    """The source, licence and attribution of the public corpus the lab's task reads (Tatoeba's pairs: CC BY 2.0
+    FR, tatoeba.org, as their licence asks), where it reads one; while it is not on this machine, the box that
+    says what to download names them (training_controls)."""
+    task = lab.task
+    if task.public_corpus is None or lab.corpus_missing is not None:
+        return
+    corpus = datasets.CORPORA[task.public_corpus]
+    st.caption(f"Data: {corpus.title}. Licence: {corpus.licence}. Attribution: {corpus.attribution}.")
 
 
 def offer_models(lab: Lab, why: str) -> None:
@@ -83,6 +101,9 @@ def offer_models(lab: Lab, why: str) -> None:
 def open_model(lab: Lab, task: str) -> None:
     try:
         lab.start(preset_setup(task))
+    except datasets.CorpusMissing as missing:  # said at the top of the page, until it is here
+        corpus_needed.ask(missing, f"The {task} model you asked to open trains on it; your model is unchanged.")
+        st.rerun()
     except ValueError as err:  # over the size budget: say so, keep the model
         st.error(f"{literal(err)}. The model you had is unchanged.", icon=":material/block:")
         return
@@ -120,6 +141,35 @@ def sample_and_step(lab: Lab) -> None:
     sample.number_input("Sample to open up", min_value=0, max_value=len(lab.probes.samples[0]) - 1, step=1,
                         key=state.PROBE_INDEX, persist_state="session",
                         help="one of a few fixed samples the model never trains on")
+    decoding_controls(lab, step, width, force)
+    if decoding.reads_text(lab.task):
+        x, _ = lab.probes.samples
+        source_box(lab, "Or type a source for it to rewrite (empty: the sample)",
+                   decoding.as_typed(lab.task, x[state.probe_index()]),
+                   "the maps, the decoding step, the beam and a forced token then decode what you typed; it has no "
+                   "target, so there is no teacher-forced map")
+
+
+def typed_only(lab: Lab) -> None:
+    """A model opened before its task's corpus is on this machine has no samples to open up on (they are the
+    corpus's): it decodes what the student types, with the same controls and figures as a typed source."""
+    step, width, force = st.columns(3)
+    decoding_controls(lab, step, width, force)
+    st.session_state.setdefault(state.SOURCE_TEXT, lab.task.typed_example or "")
+    source_box(lab, "Type a source for it to rewrite", lab.task.typed_example or "",
+               "the maps, the decoding step, the beam and a forced token decode what you typed; it has no target, "
+               "so there is no teacher-forced map")
+    source = typed(lab, lambda *args, **kwargs: None)  # source_box said what was wrong with it
+    if source is None:
+        st.info("Type a source above: the model decodes it, and the figures below open its decoder up.",
+                icon=":material/keyboard:")
+        return
+    steps = lab.trainer.steps_done  # the weights the decodings are of: a new score function is a new model
+    figures(lab, source, None, lambda what, make: view(lab.model, "decoded", (what,), make, version=steps))
+
+
+def decoding_controls(lab: Lab, step, width, force) -> None:
+    """In the columns given: the output step to decode, the beam's width and a token to force at that step."""
     out_len = lab.task.spec.out_len
     if state.get(state.ATTENTION_T, 0) > out_len - 1:
         st.session_state[state.ATTENTION_T] = out_len - 1
@@ -132,19 +182,19 @@ def sample_and_step(lab: Lab) -> None:
     force.selectbox("Force a token at step t", words, index=None, key=state.FORCED_TOKEN, placeholder="(none)",
                     format_func=labels.visible, help="the decoder is made to write this at step t after its own "
                     "greedy choices before it; the beam then goes on from there")
-    if decoding.reads_text(lab.task):
-        x, _ = lab.probes.samples
-        st.columns(2)[0].text_input(
-            "Or type a source for it to rewrite (empty: the sample)", key=state.SOURCE_TEXT, persist_state="session",
-            placeholder=f"e.g. {decoding.as_typed(lab.task, x[state.probe_index()])}",
-            help="the maps, the decoding step, the beam and a forced token then decode what you typed; it has no "
-                 "target, so there is no teacher-forced map")
-        source = typed(lab, st.warning)  # says here, under the box, what to change
-        unknown = decoding.unknown_words(lab.task, source.typed) if source is not None else []
-        if unknown:
-            st.info(f"Not in the model's vocabulary, so read as {literal('<unk>')}: {literal(', '.join(unknown))}. "
-                    "It knows only the words its training pairs use more than once; try another word.",
-                    icon=":material/translate:")
+
+
+def source_box(lab: Lab, label: str, example: str, help: str) -> None:
+    """The box for a source to type, and under it what is wrong with what was typed, or which of its words
+    the model reads as <unk>."""
+    st.columns(2)[0].text_input(label, key=state.SOURCE_TEXT, persist_state="session", placeholder=f"e.g. {example}",
+                                help=help)
+    source = typed(lab, st.warning)  # says here, under the box, what to change
+    unknown = decoding.unknown_words(lab.task, source.typed) if source is not None else []
+    if unknown:
+        st.info(f"Not in the model's vocabulary, so read as {literal('<unk>')}: {literal(', '.join(unknown))}. "
+                "It knows only the words its training pairs use more than once; try another word.",
+                icon=":material/translate:")
 
 
 @dataclass(frozen=True)
@@ -183,31 +233,37 @@ def draw(lab: Lab) -> None:
     rec = lab.recording(index)
     x, y = lab.probes.samples
     source = typed(lab, lambda *args, **kwargs: None) or Source(x, y, index)  # the controls said what was wrong
+    figures(lab, source, rec, lambda what, make: decoded(lab, index, what, make))
+
+
+def figures(lab: Lab, source: Source, rec: engine.Recording | None, decoded) -> None:
+    """Everything drawn of `source`: a probe sample (`rec`, its teacher-forced recording) or a typed source (a
+    probe sample's `rec` still, which names the sites; None for a model with no samples: typed_only). Each
+    decoding is made by decoded(what, make), which keeps it while the weights stand."""
     words = decoding.target_words(lab.task)
-    site = decoding.alignment_site(rec)
+    free = decoded("free" + source.key, lambda: decoding.free_run(lab.model, source.x, source.y, source.i))
+    site = decoding.alignment_site(rec if rec is not None else free.rec)
     keys = decoding.source_words(lab.task, source.x[source.i], site)  # every key, padding included
-    free = decoded(lab, index, "free" + source.key, lambda: decoding.free_run(lab.model, source.x, source.y, source.i))
     free_trace, shown_keys, padding = decoding.without_padding(
         decoding.first_rows(free.rec.attention_traces[site], len(free.tokens)), keys)
     recorded_caption(lab, source, padding, words)
-    if hasattr(lab.task, "references"):
+    if rec is not None and hasattr(lab.task, "references"):  # with samples, the corpus is here
         counts.held_out_bleu(lab)
     if source.typed is None:
-        n = decoding.target_length(y[index])  # a translation's target ends before T_out
+        n = decoding.target_length(source.y[source.i])  # a translation's target ends before T_out
         forced = decoding.without_padding(decoding.first_rows(rec.attention_traces[site], n), keys)[0]
-        outputs = y[index, :n].tolist()
+        outputs = source.y[source.i, :n].tolist()
         alignment_maps(forced, free, free_trace, shown_keys, words, outputs)
         if lab.setup.task == "dates":
             counts.year_digits(lab)
         step_figure(rec, forced, shown_keys, words, "teacher-forced")
     else:  # no target: the free run is what the decoding step and the linked view read
         forced, outputs = free_trace, free.tokens
-        typed_maps(free, free_trace, shown_keys, words)
+        typed_maps(free, free_trace, shown_keys, words, samples=rec is not None)
         step_figure(free.rec, free_trace, shown_keys, words,
                     f"free running on your source (it wrote {len(free.tokens)} tokens)")
     width = state.get(state.BEAM_WIDTH, 3)
-    beam = decoded(lab, index, f"beam {width}{source.key}",
-                   lambda: beam_search(lab.model, source.x[source.i], width=width))
+    beam = decoded(f"beam {width}{source.key}", lambda: beam_search(lab.model, source.x[source.i], width=width))
     show(beam_tree(beam, words, keys), "beam_tree")
     st.caption(f"Beam search keeps the {width} most likely prefixes at every step (log p summed over the tokens). "
                f"Best: {' '.join(words[t] for t in beam.best.tokens)} (log p = {beam.best.score:.3f}); greedy "
@@ -231,12 +287,13 @@ def draw_without_attention(lab: Lab) -> None:
 
 
 def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, ...]) -> None:
-    held = lab.held_out.log.last
+    held = lab.held_out.log.last if lab.measured_yet else None  # none for a model waiting for its corpus
     score = "" if held is None else f"; held-out {lab.task.metric_name} {held['metric']:.3f} (step {held['step']:,})"
     left_out = (f" The source's {padding} padding token{'s get' if padding > 1 else ' gets'} weight 0 and "
                 f"{'are' if padding > 1 else 'is'} left out of the maps." if padding else "")
     if source.typed is not None:
-        st.caption(f"Decoded at step {lab.probes.recorded_at:,} from the source you typed, '{source.typed}'{score}. "
+        at = lab.probes.recorded_at if lab.measured_yet else lab.trainer.steps_done
+        st.caption(f"Decoded at step {at:,} from the source you typed, '{source.typed}'{score}. "
                    f"It has no target to compare with.{left_out}")
         return
     values = decoding.input_values(lab.task, source.x[source.i])
@@ -270,8 +327,9 @@ def alignment_maps(forced, free: decoding.FreeRun, free_trace, keys: list[str], 
                   "elsewhere.")
 
 
-def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...]) -> None:
-    """A typed source's free-running alignment, and why it has no teacher-forced one."""
+def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...], samples: bool) -> None:
+    """A typed source's free-running alignment, and why it has no teacher-forced one (and, with `samples`, that
+    a probe sample has one)."""
     left, right, narrow = map_columns(keys)
     free_map = cattention.alignment(free_trace, keys, [words[t] for t in free.tokens])
     show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", left, narrow=narrow)
@@ -280,7 +338,9 @@ def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple
                  "source token; each row sums to 1.")
     right.info("No teacher-forced map: teacher forcing feeds the decoder the true previous token, and typed text has "
                "no target. Fed its own output instead, teacher forcing is exactly the free run, the map drawn here. "
-               "Clear the box to see a probe sample with both.", icon=":material/info:")
+               + ("Clear the box to see a probe sample with both." if samples else
+                  "The samples that have both come from the corpus its task reads, named above."),
+               icon=":material/info:")
 
 
 def step_figure(rec: engine.Recording, trace, keys: list[str], words: tuple[str, ...], how: str) -> None:

@@ -31,10 +31,12 @@ from app.session.lab import Lab
 from app.session.tsne_maps import TsneMap, TsneMaps
 from app.widgets import state
 from app.widgets.controls import live_training, progress, set_playing
+from app.widgets.corpus_needed import corpus_needed
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
 from app.widgets.pretrained import open_shipped
+from engine import datasets
 from engine import embeddings as readouts
 from engine.prose import RELATED
 from engine.tsne import perplexity_for
@@ -55,7 +57,10 @@ MEASURED_SHARE = (0.019, 0.073)
 
 
 def run() -> None:
-    embedding = current()  # before the header, which rewrites the link with the Lab's settings alone
+    try:
+        embedding, missing = current(), None  # before the header, which rewrites the link with the Lab's settings alone
+    except datasets.CorpusMissing as absent:  # word2vec's prose is not on this machine: the rest of the page works
+        embedding, missing = None, absent
     lab = page_header("Embeddings")
     st.markdown(
         "A network reads words as numbers. The simplest code is one-hot: word k of a vocabulary of V is a "
@@ -69,23 +74,31 @@ def run() -> None:
     problem = st.session_state.pop(state.EMBEDDING_LINK_PROBLEM, None)
     if problem:
         st.warning(problem, icon=":material/link_off:")
-    settings(embedding)
-    view_settings(embedding)
-    controls(embedding)
-    live_training(embedding, draw, state.EMBEDDING_STEPS, TRAIN_SECONDS)
-    read_outs(embedding)
-    downloads(embedding)
+    if missing is not None:
+        corpus_needed(missing, "word2vec trains on its words here, and its read-outs (nearest words, analogies, the "
+                               "projection) read the vectors it learns; your model's own embedding, below, needs "
+                               "nothing.", "word2vec")
+    else:
+        settings(embedding)
+        view_settings(embedding)
+        controls(embedding)
+        live_training(embedding, draw, state.EMBEDDING_STEPS, TRAIN_SECONDS)
+        read_outs(embedding)
+        downloads(embedding)
     your_model(lab)
-    write_link(embedding)
+    if embedding is not None:
+        write_link(embedding)
 
 
 def current() -> EmbeddingRun:
     """This session's run; the first time, made from the link's settings (the defaults, saying
-    what was wrong, when they cannot be used)."""
+    what was wrong, when they cannot be used). CorpusMissing while the prose is not on this machine."""
     embedding = state.get(state.EMBEDDINGS)
     if embedding is None:
         try:
             page = parse_link(st.query_params.to_dict())
+        except datasets.CorpusMissing:
+            raise  # not the link's fault: the page says what to download, and reads the link once it is here
         except ValueError as err:
             st.session_state[state.EMBEDDING_LINK_PROBLEM] = (
                 f"This link's Embeddings settings could not be used ({literal(err)}). The page started with its "

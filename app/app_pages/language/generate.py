@@ -16,6 +16,7 @@ from app.session.generation import MAX_LENGTH, MAX_PROMPT, SHIPPED_SHAPE, Genera
 from app.session.lab import Lab
 from app.session.link import preset_setup
 from app.widgets import state
+from app.widgets.corpus_needed import corpus_needed
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
@@ -26,7 +27,9 @@ from engine.units import correlated_units
 
 CHAR_LM = preset_setup("charlm")
 SHIPPED = "charlm-lstm"  # pretrained/: the char-LSTM the page offers ready trained (SHIPPED_SHAPE measures it)
-SHAKESPEARE = "charlm-shakespeare-lstm"  # ... and the one trained on Tiny Shakespeare (engine/data/shakespeare.md)
+# ... and the one trained on Tiny Shakespeare (the corpus "shakespeare" of engine.datasets: char-rnn's file, which
+# the page needs only to train it further or score it)
+SHAKESPEARE = "charlm-shakespeare-lstm"
 HOW = {
     "greedy": "greedy: always the most likely character",
     "sample": "sample at a temperature",
@@ -51,6 +54,10 @@ def run() -> None:
                    "steps" + (" (about 1.3 nats of loss reads like Python)" if python else "") + ", then come back.",
                    icon=":material/school:")
     st.caption(trained_on(lab))
+    missing = lab.corpus_missing
+    if missing is not None:
+        corpus_needed(missing, "Training this model further, and its held-out score, need it; it writes below "
+                               "without it.", "generate")
     request(lab)
     generated = state.get(state.GEN_RESULT)
     if generated is None:

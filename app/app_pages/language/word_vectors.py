@@ -38,7 +38,8 @@ def run() -> None:
         "such as word2vec's, and then keep them **frozen** or **fine-tune** them with the rest (\"Recurrent "
         "Architectures\", section NLP). Labelled data is dear and unlabelled text is cheap: with few labels, "
         "a word the labelled sentences never taught can still sit near words they did. Here one LSTM reads "
-        "real review sentences (IMDB, Amazon and Yelp; Kotzias et al. 2015) word by word and says positive "
+        "real review sentences (IMDB, Amazon and Yelp: the UCI Sentiment Labelled Sentences of Kotzias et al., "
+        "\"From Group to Individual Labels using Deep Features\", KDD 2015; CC BY 4.0) word by word and says positive "
         "or negative, trained three times from the same seed on the same batches, its embedding starting "
         "**random**, **frozen** at the word2vec vectors, or **fine-tuned** from them.")
     plan, train = plan_form()
@@ -65,7 +66,7 @@ def yours() -> WordVectors | None:
     cfg = trained.cfg  # with the step, what makes the vectors: two asks that differ in it are two plans
     name = f"your word2vec at step {steps:,} ({cfg.dim} dims, window {cfg.window}, {cfg.negatives} noise words)"
     about = {"name": name, "steps": steps,
-             "corpus": "the shipped prose (engine/data/prose.md)", "config": trained.cfg.to_dict()}
+             "corpus": "four novels of Jane Austen (Project Gutenberg, public domain)", "config": trained.cfg.to_dict()}
     return WordVectors(trained.words, vectors, about)
 
 
@@ -122,7 +123,9 @@ def current(plan: Plan) -> VectorRuns | None:
     reviews = state.get(state.VECTORS_REVIEWS) if plan.csv_digest else None  # a plan refused kept the old
     return part_runs.renewed(runs, lambda: VectorRuns(plan, vectors_of(plan), reviews),
                              (state.VECTORS, state.VECTORS_PLAN, STEPS), LESSON,
-                             lambda old: old.plan if old is not None else LESSON_PLAN, "These runs")
+                             lambda old: old.plan if old is not None else LESSON_PLAN, "These runs",
+                             "The three runs train on its labelled sentences and are scored on its held-out ones. "
+                             "Or give them your own reviews instead: a review,sentiment CSV in the box above.")
 
 
 def which(runs: VectorRuns) -> None:

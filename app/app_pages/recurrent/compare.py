@@ -22,9 +22,11 @@ from app.session.probes import RECORD_EVERY
 from app.widgets import downloads as exports
 from app.widgets import lesson_band, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress
+from app.widgets.corpus_needed import corpus_needed
 from app.widgets.figures import show
 from app.widgets.header import lesson_banner, page_header
 from app.widgets.literal import literal
+from engine import datasets
 
 STEPS = state.COMPARE_STEPS
 RATIO = "‖∂L/∂h_1‖ / ‖∂L/∂h_T‖"
@@ -152,6 +154,10 @@ def start(lab: Lab, kind: str) -> None:
         previous.playing = False  # a fragment still training it stops at its next step
     try:
         comparison = Comparison(lab.setup, lab.upload, task=lab.task, kind=kind)
+    except datasets.CorpusMissing as missing:  # your model was opened before its task's corpus was here
+        corpus_needed(missing, f"{REFUSED[kind]} train on your model's task, which reads it.", "compare")
+        st.session_state.pop(state.COMPARISON, None)
+        return
     except ValueError as err:  # over the size budget (so would every run be), or no such runs for it
         st.error(f"{REFUSED[kind]} cannot be compared on your setup: {literal(err)}.", icon=":material/block:")
         st.session_state.pop(state.COMPARISON, None)

@@ -14,12 +14,14 @@ from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.widgets import memory_span, review_lengths, settings_form, state, uploads
 from app.widgets.controls import live, training_controls
+from app.widgets.corpus_needed import corpus_needed
 from app.widgets.downloads import held, stem
 from app.widgets.export_script import script_button
 from app.widgets.figures import show
 from app.widgets.header import page_header, this_tab_only, write_link
 from app.widgets.literal import literal
 from app.widgets.torch_upload import torch_upload
+from engine import datasets
 from engine.tasks import ParsedReviews
 
 
@@ -52,6 +54,10 @@ def settings(lab: Lab) -> None:
             upload = uploads.task_data(lab.setup.upload_param, data) if data is not None else lab.upload
             # an uploaded file belongs to the task it was uploaded for
             outcome = lab.change(wanted, upload if wanted.task == before.task else None)
+        except datasets.CorpusMissing as missing:
+            corpus_needed(missing, "The task as set here reads it; the model you had is unchanged until it is here.",
+                          "settings")
+            return
         except ValueError as err:
             st.error(f"{literal(err)}. The model you had is unchanged.", icon=":material/block:")
             return

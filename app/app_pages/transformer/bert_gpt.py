@@ -50,21 +50,21 @@ def run() -> None:
         "from the same seed on the same windows, at **word level** (a word is one token, so one word has one "
         "vector to follow). Then both read your sentences.")
     plan, train = plan_form()
-    runs = current(plan)
-    if runs is None:
-        return
-    if train and not all(run.stopped for run in runs.runs):
-        runs.playing = True
-    which(runs)
-    round_robin_controls(runs, "bert", STEPS, "Train each up to step", "run")
-    live_training(runs, draw, STEPS, TRAIN_SECONDS)
+    runs = current(plan)  # None while the prose is not on this machine: the shipped models still read below
+    if runs is not None:
+        if train and not all(run.stopped for run in runs.runs):
+            runs.playing = True
+        which(runs)
+        round_robin_controls(runs, "bert", STEPS, "Train each up to step", "run")
+        live_training(runs, draw, STEPS, TRAIN_SECONDS)
     st.divider()
     readers = choose_readers(runs)
     if readers is not None:
         mask_guess.section(readers, COLOURS)
         word_contexts.section(readers, COLOURS)
-    open_in_lab(runs, lab)
-    downloads(runs)
+    if runs is not None:
+        open_in_lab(runs, lab)
+        downloads(runs)
 
 
 def plan_form() -> tuple[Plan, bool]:
@@ -94,7 +94,9 @@ def current(plan: Plan) -> ObjectiveRuns | None:
     if runs is not None and runs.plan == plan:
         return runs
     return part_runs.renewed(runs, lambda: ObjectiveRuns(plan), (state.BERT, state.BERT_PLAN, STEPS), LESSON,
-                             lambda old: old.plan if old is not None else LESSON_PLAN, "These runs")
+                             lambda old: old.plan if old is not None else LESSON_PLAN, "These runs",
+                             "The two runs train on its words and are scored on its last 10%; the shipped models "
+                             "below read your sentences without it.")
 
 
 def which(runs: ObjectiveRuns) -> None:
@@ -135,9 +137,13 @@ def standing(log) -> str:
     return f"At step {step:,}: " + ", ".join(f"{run} {row[run]:.1%}" for run in COLOURS if run in row) + " right."
 
 
-def choose_readers(runs: ObjectiveRuns) -> Readers | None:
-    """The two models the read-outs below use: copies of the runs, or the shipped pair."""
+def choose_readers(runs: ObjectiveRuns | None) -> Readers | None:
+    """The two models the read-outs below use: copies of the runs, or the shipped pair (the shipped pair
+    alone when there are no runs: the prose they train on is not on this machine)."""
     st.subheader("Read the two models")
+    if runs is None:
+        st.caption(f"Read by {READ['shipped']}, which need no prose to read your sentences.")
+        return shipped_or_none()
     choice = st.radio("Models read", tuple(READ), format_func=READ.get, key=state.BERT_READ, horizontal=True,
                       help="Your runs are copied as they stand each time this part redraws (type a sentence, or "
                            "press Enter); training goes on from where they were.")
@@ -145,17 +151,20 @@ def choose_readers(runs: ObjectiveRuns) -> Readers | None:
         if state.get(state.LESSON) == LESSON.key:
             st.caption(f"The lesson's figures are your runs' at step {LESSON.steps:,}; the shipped models, trained ten "
                        "times as long, give others.")
-        try:
-            return shipped_readers()
-        except (OSError, ValueError) as err:
-            st.error(f"The shipped models could not be read ({literal(err)}); read your runs instead.",
-                     icon=":material/block:")
-            return None
+        return shipped_or_none()
     readers = readers_of(runs)
     if runs.steps_done == 0:
         st.info("Your runs have not trained yet, so they read at random: press Play above, or read the shipped "
                 "models.", icon=":material/info:")
     return readers
+
+
+def shipped_or_none() -> Readers | None:
+    try:
+        return shipped_readers()
+    except (OSError, ValueError) as err:
+        st.error(f"The shipped models could not be read ({literal(err)}).", icon=":material/block:")
+        return None
 
 
 def open_in_lab(runs: ObjectiveRuns, lab) -> None:

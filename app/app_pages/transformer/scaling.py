@@ -16,10 +16,12 @@ from app.session.transformers import WIDE_REVERSAL
 from app.widgets import downloads as exports
 from app.widgets import lesson_band, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
+from app.widgets.corpus_needed import corpus_needed
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
 from app.widgets.open_model import open_button
+from engine import datasets
 
 STEPS = state.SCALING_STEPS
 FORMULA = (r"\mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V \qquad\text{or}\qquad"
@@ -87,6 +89,11 @@ def start(lab: Lab) -> None:
         previous.playing = False  # a fragment still training them stops at its next step
     try:
         runs = ScalingRuns(lab.setup, lab.upload, task=lab.task)
+    except datasets.CorpusMissing as missing:  # your model was opened before its task's corpus was here
+        corpus_needed(missing, "Your transformer's two runs here train on your model's task, which reads it.",
+                      "scaling")
+        st.session_state.pop(state.SCALING, None)
+        return
     except ValueError as err:  # over the size budget
         st.error(f"Your transformer cannot be trained twice here: {literal(err)}.", icon=":material/block:")
         st.session_state.pop(state.SCALING, None)
