@@ -117,13 +117,14 @@ def _health(url: str) -> str:
 
 
 @contextmanager
-def streamlit_server(port: int, stdout: Path, stderr: Path | None = None, append: bool = False
-                     ) -> Iterator[subprocess.Popen]:
+def streamlit_server(port: int, stdout: Path, stderr: Path | None = None, append: bool = False,
+                     env: dict[str, str | None] | None = None) -> Iterator[subprocess.Popen]:
     """`streamlit run app/main.py` on 127.0.0.1:port, started from the repository's root, until it
     answers /_stcore/health; stopped (terminated, killed if it lingers) on the way out. Its output
     goes to files, not pipes (a pipe nobody reads fills up and blocks the server): `stdout`, and
     `stderr` (None: into the same file), appended to when `append` (a test starting two servers in
-    turn keeps both logs). A server that exits or does not answer in time fails the test with its
+    turn keeps both logs). Its environment is this process's with `env` over it (a None value:
+    that variable unset). A server that exits or does not answer in time fails the test with its
     command and the end of its errors."""
     url = f"http://127.0.0.1:{port}"
     # The README's command word for word, `streamlit run app/main.py` (not `python -m streamlit`, which
@@ -141,9 +142,10 @@ def streamlit_server(port: int, stdout: Path, stderr: Path | None = None, append
     ]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     mode = "ab" if append else "wb"
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     with open(stdout, mode) as out, open(stderr or os.devnull, mode) as err:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err if stderr else out, stdin=subprocess.DEVNULL,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                env={name: value for name, value in environment.items() if value is not None})
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while _health(url) != "ok":

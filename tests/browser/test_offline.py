@@ -1,4 +1,5 @@
-"""Nothing the app shows comes from outside the machine: every request stays on the app's own host.
+"""Nothing the app shows comes from outside the machine: every request stays on the app's own host, and the
+app works with none of the public corpora on the machine.
 
 Each page of the app (from the navigation message, as in test_pages.py) is opened in a real chromium
 while every request of the browser context is recorded: page loads, scripts, styles, fonts, images,
@@ -6,10 +7,19 @@ the favicon, fetches and websockets. Each must go to the server's own host and p
 or be a data:/blob: URL, so the app works on a machine with no network (a classroom server, a
 laptop offline). The page icon must be the shipped image served by the app, and the page menu's
 material icons must be drawn with the icon font served by the app.
+
+This module's server runs as on a machine that has never fetched a corpus: an empty data cache and no
+mirror (engine.datasets). Every page opens; the pages whose own runs read a corpus say which one, with its
+size and the command for an offline machine; the shipped models of corpus tasks open and write without
+theirs (screenshots: offline-<page>-<size>.png, at a projector's 1024x768 and at 1400 wide).
 """
 from urllib.parse import urlsplit
 
 import pytest
+
+from engine import datasets
+
+from .conftest import ARTIFACTS, _free_port, streamlit_server, wait_for_app
 
 LOCAL_SCHEMES = {"data", "blob", "about"}
 # The favicon Streamlit puts in the document's head (it replaces the default one).
@@ -18,6 +28,43 @@ FAVICON = 'link[rel="icon"], link[rel="shortcut icon"]'
 # menu bar's section menus, drawn once a menu opens (app/main.py).
 NAV_ICONS = '[data-testid="stTopNavDropdownLink"] [data-testid="stIconMaterial"]'
 ICON_FONT = "Material Symbols Rounded"
+SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
+# The pages whose own runs read a public corpus, with it: each says so on a machine without it
+NEEDS = {"bert-gpt": "prose", "embeddings": "prose", "word-vectors": "sentences"}
+# A shipped model of a task that reads a corpus, the title on its card, and the page it opens on
+SHIPPED = {"charlm-shakespeare-lstm": ("Char-LSTM on Tiny Shakespeare", "Generate text"),
+           "translate-gru": ("English-to-French translator with attention", "Encoder-decoder with attention")}
+
+
+def needs_said(text: str) -> set[str]:
+    """The corpora a page's text says it needs and this machine lacks, each with its size and the commands."""
+    said = set()
+    for name, corpus in datasets.CORPORA.items():
+        size = datasets.megabytes(sum(f.size for f in datasets.files_of([name])))
+        if f"{corpus.title} ({size}) is not on this machine." in text:
+            assert f"python -m engine.datasets fetch {name} --from FOLDER" in text, name
+            said.add(name)
+    return said
+
+
+def screenshots(app_page, name: str) -> None:
+    """The page at a projector's 1024x768 and at 1400 wide: offline-<name>-<size>.png."""
+    for size, viewport in SIZES.items():
+        app_page.page.set_viewport_size(viewport)
+        wait_for_app(app_page.page)
+        app_page.screenshot(f"offline-{name}-{size}")
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    """This module's own `streamlit run app/main.py`, with an empty data cache of its own and no mirror: a
+    machine that never fetched a corpus (the tests' session server reads the mirror, ../shared/data)."""
+    port = _free_port()
+    cache = tmp_path_factory.mktemp("empty-data-cache")
+    with streamlit_server(port, ARTIFACTS / "streamlit-offline-server.log",
+                          env={datasets.CACHE: str(cache), datasets.MIRROR: None}):
+        yield f"http://127.0.0.1:{port}"
+    assert not any(cache.iterdir()), "a corpus was fetched, though no one asked"
 
 
 class RequestLog:
@@ -79,6 +126,11 @@ def test_every_page_requests_only_the_apps_own_host(logged_page, app_url, subtes
                 f"/{page.url_pathname} made {len(outside)} of its {len(made)} requests outside {host}:\n"
                 f"{_listing(outside)}"
             )
+            # With no corpus on the machine, a page whose runs read one says which, and no other page asks
+            main = app_page.page.locator('[data-testid="stMain"]').inner_text()
+            assert needs_said(main) == ({NEEDS[page.url_pathname]} if page.url_pathname in NEEDS else set())
+            if page.url_pathname in NEEDS:
+                screenshots(app_page, page.url_pathname)
 
     # Across the whole visit, too (a late request lands after its page's check).
     outside = log.outside(host)
@@ -127,3 +179,27 @@ def test_menu_icons_use_the_icon_font_served_by_the_app(logged_page, app_url):
     assert all(urlsplit(url).netloc == host for _, _, url in icon_font), (
         f"the icon font does not come from {host}:\n{_listing(icon_font)}"
     )
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_model_of_a_corpus_task_opens_and_writes_with_no_corpus(app_page, name):
+    title, opens_on = SHIPPED[name]
+    page = app_page.page
+    page.set_viewport_size(SIZES["wide"])
+    app_page.goto()  # Home
+    card = page.locator('[data-testid="stVerticalBlock"]', has_text=title).last
+    card.get_by_role("button", name="Open it").click()
+    page.get_by_role("heading", name=opens_on).wait_for(timeout=60_000)
+    wait_for_app(page)
+    assert name in page.locator('[data-testid="stSidebar"]').inner_text()
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert needs_said(main) == {"shakespeare" if "shakespeare" in name else "eng-fra-5000"}
+    if opens_on == "Generate text":
+        page.get_by_role("textbox", name="Prompt").fill("ROMEO:\n")
+        page.get_by_role("button", name="Generate").click()
+        wait_for_app(page)
+        assert "What it wrote" in page.locator('[data-testid="stMain"]').inner_text()
+    else:  # the sentence it opens with, translated: its alignment drawn over its words
+        assert "Licence: CC BY 2.0 FR" in main and "tatoeba.org" in main
+        assert page.locator("svg text", has_text="cold").count() > 0
+    screenshots(app_page, name)
