@@ -43,12 +43,16 @@ def pytest_addoption(parser):
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the marks into the tests' ids
 def pytest_collection_modifyitems(config, items):
     # pytest-xdist (`--dist loadgroup`, pyproject.toml) runs the tests in two workers. The browser tests
-    # share one app server and one chromium, so they run in one worker beside the rest; tests sharing a
-    # training (functools.cache) carry their own xdist_group mark, so it is trained once.
+    # share one app server and one chromium, so they run in one worker beside the rest, all but the
+    # lessons played to their budgets on their pages (tests/browser/test_lesson_walk.py, marked
+    # training): those go to whichever worker is free, as the other trainings do, and a worker starts
+    # its own server and chromium for the first it takes. Tests sharing a training (functools.cache)
+    # carry their own xdist_group mark, so it is trained once.
     for item in items:
         if item.path.resolve().is_relative_to(BROWSER):
             item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.xdist_group("browser"))
+            if item.get_closest_marker("training") is None:
+                item.add_marker(pytest.mark.xdist_group("browser"))
     # The default tier (./run_tests.sh alone): everything but the full tier's tests. Naming tests,
     # a -m expression or --full runs what is asked.
     if os.environ.get(TIER) == "default":
@@ -58,6 +62,29 @@ def pytest_collection_modifyitems(config, items):
         if deselected:
             config.hook.pytest_deselected(items=deselected)
             items[:] = kept
+    # The longest trainings first: a worker left alone with a long one at the end wastes the other.
+    # items.sort is stable: every other test keeps its place, after them.
+    if any(item.get_closest_marker("training") for item in items):
+        items.sort(key=lambda item: -lesson_seconds(item))
+
+
+def lesson_seconds(item) -> float:
+    """How long the lesson a training test trains to its budget (in process or on its page) took to
+    train when its ensemble was measured (app/data/ensembles: the median over its seeds on the first
+    path, seconds); 0 for any other test. Only their order is used: a lesson's training is most of its
+    test's time, in process (0.55-0.84 of these seconds for four lessons timed on an AMD EPYC) and on
+    its page, where a tick trains three times as long as it draws."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or item.get_closest_marker("training") is None:
+        return 0.0
+    from app.session import ensembles
+    from app.session.lessons import BY_KEY
+
+    for value in callspec.params.values():
+        key = getattr(value, "key", value)
+        if isinstance(key, str) and key in BY_KEY and (ensemble := ensembles.shipped(key)) is not None:
+            return ensemble.minutes() * 60
+    return 0.0
 
 
 def pytest_report_header(config):
