@@ -87,6 +87,25 @@ def lesson_seconds(item) -> float:
     return 0.0
 
 
+_remeasured: list[str] = []  # what the workers' collections said of the shipped checkpoints' re-measures
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker has finished
+def pytest_testnodedown(node, error):
+    """Under xdist the workers collect, and tests/pretrained/conftest.py's report of which re-measures
+    run reaches the summary through here."""
+    for line in getattr(node, "workeroutput", {}).get("remeasured", []):
+        if line not in _remeasured:
+            _remeasured.append(line)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _remeasured:
+        terminalreporter.section("shipped checkpoints re-measured")
+        for line in _remeasured:
+            terminalreporter.write_line(line)
+
+
 def pytest_report_header(config):
     variables = ", ".join(f"{name}={value}" for name, value in kernels.PATHS[kernels.chosen()].items())
     return f"kernel path: {kernels.chosen()} ({variables})"

@@ -2,7 +2,9 @@
 describes it and the recipe that built it, its held-out figures are its own and hold on fresh
 held-out data, the lab opens it on its card's setup, and a rebuild gives the smallest back: bit for
 bit on the kernel path, CPU and torch it was built with, its card's figures within a stated
-tolerance elsewhere."""
+tolerance elsewhere. The rebuild is measured again only when the smallest's inputs (its recipe, data
+and torch) are no longer those its card records (tests/pretrained/conftest.py)."""
+import copy
 import hashlib
 
 import pytest
@@ -13,10 +15,12 @@ from app.session import pretrained
 from app.session.lab import Lab
 from engine.bleu import held_out_bleu
 from pretrained import kernels
-from pretrained.build import BY_NAME, RECIPES, build, cpu_model
+from pretrained.build import BY_NAME, RECIPES, build, cpu_model, data_of
 from pretrained.heldout import fresh, held_out, scores
+from tests.pretrained import inputs
 
 NAMES = [recipe.name for recipe in RECIPES]
+SMALLEST = min(NAMES, key=lambda n: len(pretrained.read(n)))  # rebuilt and trained again by a lab (a few seconds)
 # "A few MB in all": the repository carries every one. 12 MB since the two word-level transformers on the prose
 # (2.5 MB each: a 4,000-word embedding and output layer of 64 numbers a word are 83% of their weights).
 MAX_TOTAL_BYTES = 12 * 2**20
@@ -156,14 +160,58 @@ def test_load_refuses_bytes_no_card_describes():
         pretrained.load(engine.to_bytes(model))
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_every_card_records_the_inputs_a_re_measure_is_decided_on(name):
+    """Its recipe's parts, torch's version, and the sha256 of its data (dates alone are generated, no file)."""
+    recorded = inputs.of_card(pretrained.named(name).fields)
+    assert set(recorded) == {"task", "params", "model", "train", "steps", "seed", "data", "torch"}
+    assert recorded["torch"] and recorded["steps"] > 0
+    assert (recorded["data"] is None) == (BY_NAME[name].task == "dates"), recorded["data"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_re_measure_is_asked_exactly_when_a_cards_inputs_are_not_the_recipes_and_datas_now(name):
+    """The digests compared (inputs.changed) against the card's every input compared with what a build here
+    would read."""
+    fields, recipe = pretrained.named(name).fields, BY_NAME[name]
+    same = (fields["task"]["name"] == recipe.task and fields["task"]["params"] == recipe.task_params
+            and engine.ModelConfig.from_dict(fields["model"]) == recipe.model
+            and engine.TrainConfig.from_dict(fields["training"]["train"]) == recipe.train
+            and (fields["training"]["steps"], fields["training"]["seed"]) == (recipe.steps, recipe.train.seed)
+            and fields["data"].get("sha256") == data_of(recipe).get("sha256")
+            and fields["built"]["torch"] == torch.__version__)
+    assert (inputs.changed(name) is None) == same
+
+
+def test_the_inputs_digest_moves_with_each_input_and_with_nothing_else():
+    card = pretrained.named("sentiment-lstm").fields
+    before = inputs.digest(inputs.of_card(card))
+
+    def digest_with(change) -> str:
+        edited = copy.deepcopy(card)
+        change(edited)
+        return inputs.digest(inputs.of_card(edited))
+
+    for change in (lambda c: c["task"].update(name="charlm"), lambda c: c["task"]["params"].update(seq_len=41),
+                   lambda c: c["model"].update(hidden_size=65), lambda c: c["training"]["train"].update(lr=0.001),
+                   lambda c: c["training"].update(steps=1001), lambda c: c["training"].update(seed=1),
+                   lambda c: c["data"].update(sha256="0" * 64), lambda c: c["built"].update(torch="2.14.0+cpu")):
+        assert digest_with(change) != before
+    for change in (lambda c: c.update(title="another"), lambda c: c["data"].update(what="other words"),
+                   lambda c: c["held_out"]["metrics"].update(accuracy=0.5), lambda c: c["built"].update(cpu="other"),
+                   lambda c: c["training"].update(seconds=1.0), lambda c: c["model"].pop("attention_scale")):
+        assert digest_with(change) == before  # a model field added since, at its default, changes nothing
+
+
 @pytest.mark.training
+@pytest.mark.remeasures(SMALLEST)
 def test_a_rebuild_gives_the_smallest_checkpoint_back_exactly():
     """The build code, run again (a few seconds here). On the kernel path, CPU model and torch the
     card names: the same weights byte for byte and the card's figures exactly. Elsewhere the bytes
     differ (an Intel Xeon rebuilt the AMD EPYC's build to other bytes on the avx2 path, and on
     avx512): its held-out figures are the card's within REBUILD_TOLERANCE. Compared by digest: a
     failed comparison of two 110 KB byte strings had pytest diff them past the test's time limit."""
-    name = min(NAMES, key=lambda n: len(pretrained.read(n)))
+    name = SMALLEST
     card = pretrained.named(name)
     built = build(BY_NAME[name])
     assert built.card["held_out"]["data"] == card.fields["held_out"]["data"]
@@ -175,12 +223,13 @@ def test_a_rebuild_gives_the_smallest_checkpoint_back_exactly():
 
 
 @pytest.mark.training
+@pytest.mark.remeasures(SMALLEST)
 def test_the_lab_trains_the_smallest_checkpoint_from_its_cards_setup():
     """The card's setup is the whole recipe: a lab made from it, stepped as the page steps it, ends
     on the shipped weights exactly where the card was built (sentiment and dates do; a char LM's
     lab reads the whole corpus), and elsewhere on the card's held-out figures within
     REBUILD_TOLERANCE (measured: on this Intel Xeon the lab's weights are the build's, on either path)."""
-    name = min(NAMES, key=lambda n: len(pretrained.read(n)))
+    name = SMALLEST
     card = pretrained.named(name)
     lab = Lab(pretrained.setup_for(card))
     with lab.lock:
