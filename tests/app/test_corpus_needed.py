@@ -286,3 +286,14 @@ def test_a_link_to_a_model_on_a_corpus_this_machine_lacks_starts_the_defaults_an
     assert any("This link's model trains on it" in text for text in texts(at))
     no_exception(at.button(key="corpus_needed.asked.shakespeare.dismiss").click().run())
     assert boxes(at) == set()  # "Not now"
+
+
+def test_picking_a_corpus_this_machine_lacks_on_build_and_train_says_so_and_keeps_the_model(no_corpora):
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.query_params["task"], at.query_params["hidden_size"] = "charlm", "16"
+    no_exception(at.run().switch_page(nav.PATHS["build"]).run())
+    assert boxes(at) == set()  # Python's own source is shipped
+    no_exception(at.radio(key="form.task.corpus").set_value("shakespeare").run())
+    assert boxes(at) == {"shakespeare"}
+    assert any("The task as set here reads it" in text for text in texts(at))
+    assert at.session_state["lab"].task.corpus == "python"  # the model you had
