@@ -297,3 +297,20 @@ def test_picking_a_corpus_this_machine_lacks_on_build_and_train_says_so_and_keep
     assert boxes(at) == {"shakespeare"}
     assert any("The task as set here reads it" in text for text in texts(at))
     assert at.session_state["lab"].task.corpus == "python"  # the model you had
+
+
+def test_a_download_with_no_network_or_no_writable_cache_ends_saying_why(no_corpora, monkeypatch, tmp_path):
+    closed = Server()  # a port nobody answers on once closed: the machine's network refuses
+    url = closed.url("pairs")
+    closed.server_close()
+    monkeypatch.setitem(registry.FILES, PAIRS, dataclasses.replace(registry.FILES[PAIRS], url=url))
+    refused = corpus_downloads.start("eng-fra-5000")
+    assert refused.finished.wait(DOWNLOAD_WAIT) and refused.failed
+    assert "refused" in refused.error.lower()
+    occupied = tmp_path / "a file, not a folder"
+    occupied.write_text("")
+    monkeypatch.setenv(datasets.CACHE, str(occupied))
+    unwritable = corpus_downloads.start("eng-fra-5000")  # a new download after the failed one: asked again
+    assert unwritable is not refused and unwritable.finished.wait(DOWNLOAD_WAIT) and unwritable.failed
+    assert f"the data cache {occupied} cannot be written" in unwritable.error
+    assert "set UNROLLED_DATA to a folder you may write" in unwritable.error
