@@ -33,7 +33,7 @@ def test_the_ensemble_measured_the_lesson_as_it_is_now(key):
 
 def assert_every_seed_on_every_path(ensemble: ensembles.Ensemble) -> None:
     """On its primary CPU (the document's machine) every seed ran on every path; runs on other CPUs add
-    members of the same seeds, each naming its CPU, and no run is there twice."""
+    members, each naming its CPU, and no run (seed, path, CPU) is there twice."""
     primary = [member for member in ensemble.members if member["cpu"] == ensemble.cpu]
     seeds = {member["seed"] for member in primary}
     paths = {member["path"] for member in primary}
@@ -41,7 +41,6 @@ def assert_every_seed_on_every_path(ensemble: ensembles.Ensemble) -> None:
     assert sorted((m["seed"], m["path"]) for m in primary) == sorted((s, p) for s in seeds for p in paths)
     runs = [(member["seed"], member["path"], member["cpu"]) for member in ensemble.members]
     assert len(set(runs)) == len(runs), runs  # a run is one member, however often it was merged
-    assert {member["seed"] for member in ensemble.members} == seeds  # other CPUs ran the same seeds
     assert {member["path"] for member in ensemble.members} <= set(kernels.PATHS)
     assert all(member["cpu"] for member in ensemble.members)
 
