@@ -5,6 +5,7 @@ banner polled every FOLLOW_POLL seconds, which opens what the teacher sent only 
 click. A server without a class shows and publishes nothing."""
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ def secrets() -> dict:
         return {}
 
 
-@st.cache_resource(show_spinner=False)
+@functools.cache  # not st.cache_resource, which any client's clear_cache message empties: a second publisher
 def class_room() -> ClassRoom | str | None:
     """This process's class: its store and publisher; None when it holds no class; a message when
     its configuration is wrong (the board says it; students see nothing)."""

@@ -3,6 +3,7 @@ was wrong with the link, the open lesson's banner, the link kept in the address 
 sidebar summary of the model every page works on."""
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 
@@ -19,7 +20,7 @@ from app.widgets.literal import literal
 from engine import datasets
 
 
-@st.cache_resource
+@functools.cache  # not st.cache_resource: any client's clear_cache message empties those, for every session
 def lab_store() -> LabStore:
     """The one register of labs for the whole server (see session/store.py: a lab is handed back
     only to the browser that owns it)."""

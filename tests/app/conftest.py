@@ -12,12 +12,12 @@ MAIN = str(APP / "main.py")
 @pytest.fixture(autouse=True)
 def empty_lab_store():
     """Every test here starts from an empty lab store. The store is one a process, as on a server
-    (st.cache_resource), so it kept every lab the worker's earlier AppTests made: after 240 of them it
+    (one a process), so it kept every lab the worker's earlier AppTests made: after 240 of them it
     was full, and the next lab a test made evicted the oldest lab of the browser holding the most,
     which was that test's own (tests/app/test_tabs.py lost the lab it was about to take back, issue 42)."""
-    lab_store.clear()
+    lab_store.cache_clear()
     yield
-    lab_store.clear()  # nor does it leave its labs to the next: their weights are freed with it
+    lab_store.cache_clear()  # nor does it leave its labs to the next: their weights are freed with it
 
 
 def plotted(values) -> list:

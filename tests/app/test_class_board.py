@@ -223,9 +223,9 @@ def in_class(monkeypatch, tmp_path):
     monkeypatch.setenv("UNROLLED_TEACHER_KEY", KEY)
     monkeypatch.setenv("UNROLLED_RUN_DIR", str(tmp_path))
     monkeypatch.delenv("UNROLLED_CLASS_STORE", raising=False)
-    class_room.clear()
+    class_room.cache_clear()
     yield
-    class_room.clear()
+    class_room.cache_clear()
 
 
 @pytest.fixture
@@ -372,19 +372,19 @@ def test_a_followed_setup_over_the_budget_is_refused_and_the_model_kept(in_class
 
 def test_no_key_no_board_and_nothing_published(monkeypatch):
     monkeypatch.delenv("UNROLLED_TEACHER_KEY", raising=False)
-    class_room.clear()
+    class_room.cache_clear()
     try:
         student = student_app()
         assert class_room() is None and state.PRESENCE not in student.session_state
         assert not student.sidebar.text_input  # no name box
     finally:
-        class_room.clear()
+        class_room.cache_clear()
 
 
 def test_an_unreachable_store_leaves_the_students_page_working(monkeypatch):
     monkeypatch.setenv("UNROLLED_TEACHER_KEY", KEY)
     monkeypatch.setenv("UNROLLED_CLASS_STORE", "redis://127.0.0.1:1/0")  # nothing listens on port 1
-    class_room.clear()
+    class_room.cache_clear()
     try:
         student = student_app()
         assert not student.exception and student.title[0].value == "Unrolled"
@@ -392,7 +392,7 @@ def test_an_unreachable_store_leaves_the_students_page_working(monkeypatch):
             class_room().store.statuses()
         assert not class_room().publisher.publish_round() and class_room().publisher.problem
     finally:
-        class_room.clear()
+        class_room.cache_clear()
 
 
 

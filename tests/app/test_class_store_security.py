@@ -67,13 +67,13 @@ def test_the_class_room_opens_its_store_with_the_class_keys(monkeypatch, tmp_pat
     monkeypatch.setenv(KEY_VARIABLE, TEACHER_KEY)
     monkeypatch.setenv(RUN_DIR_VARIABLE, str(tmp_path))
     monkeypatch.delenv(STORE_VARIABLE, raising=False)
-    class_room.clear()
+    class_room.cache_clear()
     try:
         store = class_room().store
         assert isinstance(store, SQLiteStore) and store.path == tmp_path / "class.db"
         assert store.keys == ClassConfig(TEACHER_KEY, None, tmp_path).store_keys
     finally:
-        class_room.clear()
+        class_room.cache_clear()
 
 
 # ------------------------------------------------------------------ two classes on one store
