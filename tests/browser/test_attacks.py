@@ -493,3 +493,30 @@ def test_43_a_flood_of_idle_websockets_leaves_the_class_served(browser):
             f"{FLOOD} websockets from {FLOOD_ADDRESS}: answers {dict(sorted(statuses.items()))}\n")
         assert statuses[101] <= NEW_SESSIONS_BURST + NEW_SESSIONS_RATE * 10, statuses  # the burst, and a trickle
         assert statuses[429] >= FLOOD - NEW_SESSIONS_BURST - NEW_SESSIONS_RATE * 10, statuses  # refused, at once
+
+
+def test_43_a_clients_clear_cache_message_loses_no_classmates_model(browser, app_url):
+    """Finding 2: Streamlit's BackMsg.clear_cache, sent by a script over its own websocket, emptied the
+    process's lab store: a classmate's reload then started at step 0, told the server had restarted."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.sync.client import connect
+
+    from .test_serve_class import train
+
+    with browser.new_context(viewport=WIDE) as context:
+        context.set_default_timeout(SCRIPT_TIMEOUT)
+        classmate = StreamlitPage(context.new_page(), app_url)
+        classmate.goto("build")
+        trained = train(classmate, 5)
+        where = urlparse(app_url)
+        with connect(f"ws://{where.hostname}:{where.port}/_stcore/stream", subprotocols=["streamlit"],
+                     origin=f"http://{where.hostname}:{where.port}") as script:
+            script.send(BackMsg(clear_cache=True).SerializeToString())
+            script.send(BackMsg(app_heartbeat=True).SerializeToString())  # after the clear, in order
+            while ForwardMsg.FromString(script.recv(timeout=30)).WhichOneof("type") != "heartbeat_ack":
+                pass  # the server answered the heartbeat: the clear, sent before it, was handled
+        classmate.page.reload()
+        wait_for_app(classmate.page)
+        assert steps_trained(classmate.page) == trained
+        assert "not on this server any more" not in classmate.page.inner_text("body")
