@@ -8,8 +8,13 @@ teacher pastes carries the teacher's lab id, but a student's browser holds anoth
 student gets a lab of their own from the link's settings, never the teacher's. One tab drives a lab
 at a time: the tab that last found it holds it (a reload, a duplicated tab, a page opened from the
 menu in a new tab), and a tab that no longer holds its lab lets it go (Kept.holder). Labs not seen for
-TIME_TO_LIVE seconds are dropped, and past MAX_LABS or MAX_BYTES (held_bytes) the least recently seen
-of the browser holding the most (LabStore.evict). No Streamlit here.
+TIME_TO_LIVE seconds are dropped, and past MAX_LABS or MAX_BYTES (held_bytes) first the labs never
+trained, then the least recently seen of the share holding the most (LabStore.evict).
+
+A share is a browser (its owner token), except for browsers one network address makes faster than
+NEW_BROWSERS_PER_ADDRESS in NEW_BROWSERS_WINDOW: those share one share, their address's. A script opening
+250 cookie-less sessions in 27 s counted as 250 browsers of one lab each, and the store then evicted a
+classmate's one large lab as "the browser holding the most" (issue 43, finding 3). No Streamlit here.
 """
 from __future__ import annotations
 
@@ -17,8 +22,10 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+
+from cachetools import TTLCache
 
 from app.session.lab import Lab
 
@@ -26,6 +33,10 @@ TIME_TO_LIVE = 3 * 3600  # s: a lecture, and the break after it
 MAX_LABS = 240  # a class of 60, each with a few tabs and reloads
 MAX_BYTES = 2 * 2**30  # of weights (x4: Adam's two moments and the best step's copy) and data over every lab kept
 REMEMBERED_DROPS = 4 * MAX_LABS  # ids of dropped labs whose reason a reload is told (an id and a word each)
+# New browsers (owner tokens this store has not seen) one address makes in the window, each its own share: a
+# class of 60 behind one NAT with a few browsers each, arriving together. Past it they share their address's.
+NEW_BROWSERS_PER_ADDRESS, NEW_BROWSERS_WINDOW = 120, 600.0  # s
+REMEMBERED_BROWSERS = 20_000  # owners whose share is remembered (for TIME_TO_LIVE), and addresses counted
 
 
 def new_token() -> str:
@@ -50,6 +61,11 @@ def held_bytes(lab: Lab) -> int:
     return weights + lab.task.held_bytes(beside=(lab.upload,))
 
 
+def has_trained(lab: Lab) -> bool:
+    """Whether the lab's model has trained a step (read without its lock: a count a tick only raises)."""
+    return lab.trainer.steps_done > 0
+
+
 @dataclass
 class Kept:
     lab: Lab
@@ -57,6 +73,8 @@ class Kept:
     holder: str  # the tab (a Streamlit session's token) that drives it: the last that found it
     seen: float  # the store's clock at the last run that used it
     size: int  # held_bytes when last seen: priced outside the lock, once a page run, never in evict()
+    share: str  # what eviction counts it against: its owner, or its address's share (the module says why)
+    trained: bool  # whether it has trained a step, when last seen: a lab never trained goes first
     extras: dict = field(default_factory=dict)  # what the page needs back with it (the lesson, the target)
 
 
@@ -73,13 +91,30 @@ class LabStore:
         self.clock = clock  # seconds; a test hands in its own
         self.kept: dict[str, Kept] = {}
         self.dropped: OrderedDict[str, Dropped] = OrderedDict()  # by lab id, the newest last
+        self.shares = TTLCache(REMEMBERED_BROWSERS, time_to_live, timer=clock)  # owner -> its share
+        self.new_browsers = TTLCache(REMEMBERED_BROWSERS, NEW_BROWSERS_WINDOW, timer=clock)  # address -> times
         self.lock = threading.Lock()  # many sessions' threads use one store
 
-    def add(self, lab: Lab, owner: str, holder: str) -> str:
-        """Keep `lab` for `owner`, driven by the tab `holder`; returns its new id."""
-        lab_id, size = new_token(), held_bytes(lab)
+    def share_of(self, owner: str, address: str) -> str:
+        """The share `owner` counts against: its own, unless its address made more than NEW_BROWSERS_PER_ADDRESS
+        new browsers in NEW_BROWSERS_WINDOW before it. The caller holds the lock."""
+        share = self.shares.get(owner)
+        if share is None:
+            now = self.clock()
+            made = self.new_browsers.setdefault(address, deque())
+            while made and now - made[0] > NEW_BROWSERS_WINDOW:
+                made.popleft()
+            made.append(now)
+            self.new_browsers[address] = made  # its window starts again from its latest
+            share = owner if len(made) <= NEW_BROWSERS_PER_ADDRESS else f"address {address}"
+        self.shares[owner] = share
+        return share
+
+    def add(self, lab: Lab, owner: str, holder: str, address: str = "unknown") -> str:
+        """Keep `lab` for `owner` (a browser at `address`), driven by the tab `holder`; returns its new id."""
+        lab_id, size, trained = new_token(), held_bytes(lab), has_trained(lab)
         with self.lock:
-            self.kept[lab_id] = Kept(lab, owner, holder, self.clock(), size)
+            self.kept[lab_id] = Kept(lab, owner, holder, self.clock(), size, self.share_of(owner, address), trained)
             self.evict()
         return lab_id
 
@@ -112,35 +147,42 @@ class LabStore:
         with self.lock:
             self.kept.pop(lab_id, None)
 
-    def seen(self, lab_id: str, lab: Lab, owner: str, extras: dict, holder: str) -> None:
+    def seen(self, lab_id: str, lab: Lab, owner: str, extras: dict, holder: str, address: str = "unknown") -> None:
         """The page used its lab now; remember `extras` with it, and price it again (a new model
         since). A lab dropped while its tab was still open (the budget, or the time to live) is kept
         again, so that tab's next reload finds it."""
-        size = held_bytes(lab)
+        size, trained = held_bytes(lab), has_trained(lab)
         with self.lock:
             kept = self.kept.get(lab_id)
             if kept is None or kept.lab is not lab:
-                kept = self.kept[lab_id] = Kept(lab, owner, holder, self.clock(), size)
-            kept.seen, kept.size, kept.extras = self.clock(), size, dict(extras)
+                kept = self.kept[lab_id] = Kept(lab, owner, holder, self.clock(), size,
+                                                self.share_of(owner, address), trained)
+            kept.seen, kept.size, kept.trained, kept.extras = self.clock(), size, trained, dict(extras)
             self.evict()
 
     def evict(self) -> None:
-        """Drop the expired labs; then, past the count, the least recently seen lab of the owner
-        holding the most labs, and past the bytes, of the owner holding the most bytes, so that one browser filling the
-        store loses its own old labs and never a classmate's (34 tabs of an LSTM of 1,024 units from
-        one browser evicted another student's lab). The caller holds the lock."""
+        """Drop the expired labs; then, past the count or the bytes, the least recently seen lab never
+        trained (a page opened, nothing more), and once none is left, the least recently seen lab of the
+        share holding the most labs (past the count) or bytes (past the bytes), so that one browser, or one
+        address's flood of new browsers, filling the store loses its own old labs and never a classmate's
+        (34 tabs of an LSTM of 1,024 units from one browser evicted another student's lab). The caller
+        holds the lock."""
         now = self.clock()
         for lab_id in [i for i, k in self.kept.items() if now - k.seen > self.time_to_live]:
             self.drop(lab_id, "expired")
         sizes = {lab_id: k.size for lab_id, k in self.kept.items()}
         while self.kept and (len(self.kept) > self.max_labs or sum(sizes.values()) > self.max_bytes):
-            held: dict[str, tuple[int, int]] = {}
-            for lab_id, k in self.kept.items():
-                size, count = held.get(k.owner, (0, 0))
-                held[k.owner] = (size + sizes[lab_id], count + 1)
-            over_count = len(self.kept) > self.max_labs  # then the owner with the most labs, else the most bytes
-            heaviest = max(held, key=lambda owner: held[owner][::-1] if over_count else held[owner])
-            oldest = min((i for i, k in self.kept.items() if k.owner == heaviest), key=lambda i: self.kept[i].seen)
+            untrained = [i for i, k in self.kept.items() if not k.trained]
+            if untrained:
+                oldest = min(untrained, key=lambda i: self.kept[i].seen)
+            else:
+                held: dict[str, tuple[int, int]] = {}
+                for lab_id, k in self.kept.items():
+                    size, count = held.get(k.share, (0, 0))
+                    held[k.share] = (size + sizes[lab_id], count + 1)
+                over_count = len(self.kept) > self.max_labs  # then the share with the most labs, else the most bytes
+                heaviest = max(held, key=lambda share: held[share][::-1] if over_count else held[share])
+                oldest = min((i for i, k in self.kept.items() if k.share == heaviest), key=lambda i: self.kept[i].seen)
             self.drop(oldest, "room")
             del sizes[oldest]
 

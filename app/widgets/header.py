@@ -17,6 +17,7 @@ from app.widgets import address, prediction, state
 from app.widgets.corpus_needed import ask, asked_for
 from app.widgets.figures import figure_settings
 from app.widgets.literal import literal
+from app.widgets.network import client_address
 from engine import datasets
 
 
@@ -157,7 +158,7 @@ def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str
         )
         lab, lesson, steps = Lab(DEFAULT), None, None
     st.session_state[state.LAB] = lab
-    st.session_state[state.LAB_ID] = lab_store().add(lab, owner, tab_token())
+    st.session_state[state.LAB_ID] = lab_store().add(lab, owner, tab_token(), client_address())
     if steps is not None:  # the teacher's target, over the lesson's
         st.session_state[state.TARGET_STEPS] = steps
     if lesson is not None and lesson.setup.task == lab.setup.task:
@@ -241,7 +242,7 @@ def write_link(setup: Setup) -> None:
     if st.query_params.to_dict() != query:
         st.query_params.from_dict(query)
     extras = {k: st.session_state[k] for k in state.KEPT_WITH_THE_LAB if k in st.session_state}
-    lab_store().seen(query[state.LAB_PARAM], state.lab(), owner_token(), extras, tab_token())
+    lab_store().seen(query[state.LAB_PARAM], state.lab(), owner_token(), extras, tab_token(), client_address())
 
 
 def sidebar_summary(lab: Lab) -> None:

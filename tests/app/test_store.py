@@ -1,5 +1,7 @@
 """The register of labs that brings a tab's lab back after a reload: only to its owner, only
 while it is fresh, and never more than the memory budget allows."""
+from dataclasses import replace
+
 from app.session.lab import Lab
 from app.session.link import DEFAULT
 from app.session.store import LabStore, held_bytes, is_token, new_token
@@ -78,7 +80,7 @@ def test_one_browser_filling_the_store_loses_its_own_labs_never_a_classmates():
     holding the most loses its least recently seen lab first."""
     now = [0.0]
     classmate, greedy = new_token(), new_token()
-    lab = Lab(DEFAULT)
+    lab = trained_lab()  # the classmate's, trained
     one = held_bytes(lab)
     store = LabStore(max_bytes=5 * one, clock=lambda: now[0])
     theirs = store.add(lab, classmate, TAB)  # the oldest lab in the store
@@ -120,3 +122,36 @@ def test_a_lab_dropped_under_two_tabs_stays_the_newest_tabs():
     store.add(Lab(DEFAULT), owner, first)  # any later visit drops the expired lab
     assert store.why_dropped(lab_id) == "expired"
     assert store.holds(lab_id, newest) and not store.holds(lab_id, first)
+
+
+def trained_lab() -> Lab:
+    lab = Lab(DEFAULT)
+    lab.step()
+    return lab
+
+
+def test_a_flood_of_new_browsers_from_one_address_evicts_its_own_labs_not_a_classmates(monkeypatch):
+    """Issue 43, finding 3: 250 cookie-less sessions opened in 27 s counted as 250 browsers of one lab each,
+    and the store evicted a classmate's one large lab as the browser holding the most. Past
+    NEW_BROWSERS_PER_ADDRESS new browsers an address's labs count against one share, and labs never
+    trained go before any trained."""
+    from app.session import store as stored
+
+    monkeypatch.setattr(stored, "NEW_BROWSERS_PER_ADDRESS", 5)
+    classmate = Lab(replace(DEFAULT, model=replace(DEFAULT.model, hidden_size=256)))
+    classmate.step()
+    assert held_bytes(classmate) > 10 * held_bytes(trained_lab())  # the largest lab in the store
+    store = LabStore(max_labs=10, max_bytes=held_bytes(classmate) + 20 * held_bytes(trained_lab()))
+    owner = new_token()
+    kept = store.add(classmate, owner, TAB, "10.0.0.1")
+    flood = [store.add(trained_lab(), new_token(), TAB, "10.0.0.9") for _ in range(30)]  # trained, even
+    assert store.find(kept, owner, TAB).lab is classmate
+    assert sum(lab_id in store.kept for lab_id in flood) == 9  # the flood lost its own
+
+
+def test_labs_never_trained_go_before_any_trained():
+    store = LabStore(max_labs=3)
+    trained = [store.add(trained_lab(), new_token(), TAB) for _ in range(2)]
+    opened = [store.add(Lab(DEFAULT), new_token(), TAB) for _ in range(3)]  # pages opened, nothing trained
+    assert all(lab_id in store.kept for lab_id in trained)
+    assert [lab_id in store.kept for lab_id in opened] == [False, False, True]  # the least recently seen first
