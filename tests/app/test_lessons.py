@@ -30,10 +30,11 @@ NEAR = 3
 
 def moved_by_a_kernel_path(claims: dict[str, Claim], members: list[dict]) -> list[str]:
     """The claims a kernel path could move out of their ranges, each with why, from an ensemble's
-    members (seeds x paths): a claim one seed's runs give differently on two paths, with an end nearer
-    a measured value than NEAR times the largest such difference (in logs when the claim's ends and
-    values are all positive: ratios spanning decades); a step one path reaches within the budget and
-    another not; a claim some run lacks. None: the lesson holds on any path as on the paths measured."""
+    members (seeds x paths, and CPUs where it has several): a claim one seed's runs give differently
+    (on two paths, or two CPUs), with an end nearer a measured value than NEAR times the largest such
+    difference (in logs when the claim's ends and values are all positive: ratios spanning decades); a
+    step one path reaches within the budget and another not; a claim some run lacks. None: the lesson
+    holds on any path as on the paths measured."""
     by_seed: dict[int, list[dict]] = {}
     for member in members:
         by_seed.setdefault(member["seed"], []).append(member)
