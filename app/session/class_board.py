@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from app.session.class_status import clean_name
+from app.session.class_status import MAX_NAME, clean_name, visible
 from app.session.class_store import Status
 
 # s without a publish: six of the publisher's rounds (1 s) missed, so a round slowed by a busy process
@@ -19,6 +19,7 @@ from app.session.class_store import Status
 DISCONNECTED_AFTER = 6.0
 STALLED_AFTER = 10.0  # s playing without a step
 MAX_STEP = 2**53  # a step count a page could publish (a float's integers)
+UNNAMED = "(no name)"  # a row whose name shows nothing: forged, since the name box refuses such names
 # A loss or metric beyond this is no page's (a diverging run reads NaN first). Within these bounds a forged
 # row can still stretch the class's figure: it is one row the teacher sees, not a board that fails.
 MAX_SHOWN = 1e30
@@ -45,6 +46,13 @@ class Moves:
         return playing and now - seen[1] >= STALLED_AFTER
 
 
+def shown_name(name: str, named: bool) -> str:
+    """A status's name as the board shows it: a student's name as the name box leaves it (a forged
+    "Teacher" or blank one is UNNAMED), a handle as given, each without invisible characters."""
+    shown = clean_name(name)[0] if named else visible(name)[:MAX_NAME]
+    return shown or UNNAMED
+
+
 def as_shown(status: dict) -> dict:
     """A status as the board reads it: each field of the type a student's page publishes, else its
     default, and the name cleaned as a student's page cleans it. Statuses are not signed, and anyone
@@ -67,7 +75,8 @@ def as_shown(status: dict) -> dict:
 
     steps, curves, prediction = status.get("steps"), status.get("curves"), status.get("prediction")
     return {
-        "name": clean_name(text(status.get("name")))[0], "state": text(status.get("state")) or "not started",
+        "name": shown_name(text(status.get("name")), status.get("named") is True),
+        "state": text(status.get("state")) or "not started",
         "page": text(status.get("page")), "lesson": text(status.get("lesson")), "model": text(status.get("model")),
         "run": text(status.get("run")),
         "steps": step(steps) or 0,

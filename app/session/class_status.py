@@ -13,6 +13,7 @@ import re
 import secrets
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, field
 
 from cachetools import LRUCache
@@ -29,6 +30,13 @@ ADJECTIVES = ("amber", "brisk", "calm", "deft", "eager", "fond", "glad", "keen",
 ANIMALS = ("badger", "crane", "finch", "fox", "gecko", "heron", "ibis", "lynx", "marten", "newt", "otter",
            "owl", "panda", "quail", "raven", "seal", "stoat", "tern", "vole", "wren")
 UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+# Characters that draw nothing yet are letters or symbols to Unicode (not spaces, not format characters): the
+# braille blank, the Hangul fillers, Khmer's inherent vowels, Mongolian's vowel separator. A name of these
+# alone showed as a blank row on the board.
+BLANK_GLYPHS = "\u2800\u3164\u115f\u1160\uffa0\u17b4\u17b5\u180e"
+HIDDEN_CATEGORIES = ("Cc", "Cf", "Co", "Cn", "Zl", "Zp")  # control, format, private use, unassigned, separators
+RESERVED = "teacher"  # the board's own word for the teacher: no student may show as it
+HANDLE = re.compile(rf"({'|'.join(ADJECTIVES)}) ({'|'.join(ANIMALS)}) \d+")
 
 
 def new_handle() -> str:
@@ -36,11 +44,26 @@ def new_handle() -> str:
     return f"{secrets.choice(ADJECTIVES)} {secrets.choice(ANIMALS)} {secrets.randbelow(90) + 10}"
 
 
+def visible(typed: str) -> str:
+    """`typed` without its control, invisible and blank-drawing characters and runs of spaces."""
+    kept = "".join(ch for ch in UNPRINTABLE.sub("", typed or "")
+                   if ch not in BLANK_GLYPHS and unicodedata.category(ch) not in HIDDEN_CATEGORIES)
+    return " ".join(kept.split())
+
+
 def clean_name(typed: str) -> tuple[str, str | None]:
-    """(the name as the board shows it, what was changed or None). The board shows it as plain text
-    (a table cell, never Markdown or HTML); here it loses control and invisible characters and runs
-    of spaces, and is cut to MAX_NAME characters."""
-    name = " ".join(UNPRINTABLE.sub("", typed or "").split())
+    """(the name as the board shows it, what was changed or None; "" for none: the handle is shown). The
+    board shows it as plain text (a table cell, never Markdown or HTML); here it loses control and invisible
+    characters and runs of spaces, and is cut to MAX_NAME characters. A name with nothing visible, the word
+    "Teacher" however written, or an anonymous handle (another student's, maybe) is refused."""
+    name = visible(typed)
+    folded = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    if (typed or "").strip() and not name:
+        return "", "a name of invisible characters only is no name: the board shows your handle"
+    if RESERVED in re.sub(r"[\W_]", "", folded):
+        return "", f"'{RESERVED.title()}' is your teacher's name on the board: choose another"
+    if HANDLE.fullmatch(folded):
+        return "", "that is how the board names students without a name: choose a name of your own"
     if len(name) > MAX_NAME:
         return name[:MAX_NAME], f"names are at most {MAX_NAME} characters: cut to {name[:MAX_NAME]!r}"
     if name != (typed or "").strip():

@@ -90,6 +90,16 @@ def test_a_diverged_lab_reads_diverged_and_its_figures_stay_json():
     ("<b>Ada</b> **bold** [x](javascript:1)", "<b>Ada</b> **bold** [x](javascript:1)", None),  # plain text on the board
     ("A\u200bda\x00  Lovelace", "Ada Lovelace", "invisible characters"),
     ("x" * 10_000, "x" * MAX_NAME, f"at most {MAX_NAME} characters"),
+    ("Zoë Ōkubo 李", "Zoë Ōkubo 李", None),  # letters of any script are kept
+    # issue 43, finding 8: blank rows on the board, the teacher's name, another's handle
+    ("\u2800\u2800\u2800", "", "invisible characters only"),
+    ("\u3164 \u115f\u1160\uffa0", "", "invisible characters only"),
+    ("\u200b\u2060\ufeff", "", "invisible characters only"),
+    ("Teacher", "", "your teacher's name"),
+    ("ＴＥＡＣＨＥＲ", "", "your teacher's name"),  # full-width letters, as NFKC reads them
+    ("the t-e-a-c-h-e-r", "", "your teacher's name"),
+    ("Calm Otter 42", "", "names students without a name"),
+    ("calm otter", "calm otter", None),  # no number: not a handle
 ])
 def test_a_name_is_plain_text_of_at_most_forty_characters(typed, shown, said):
     name, changed = clean_name(typed)

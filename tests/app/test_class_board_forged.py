@@ -51,3 +51,14 @@ def test_forged_statuses_are_odd_rows_and_the_rest_of_the_board_reads_right(real
     assert answers_of(statuses, "rnn-forgets", ("near the baseline", "halfway", "near zero")) == {
         "near the baseline": 0, "halfway": 1, "near zero": 0}
     assert list(curves_of(statuses, "rnn-forgets", "metric")) == ["real"]
+
+
+def test_a_forged_teacher_or_blank_name_reads_as_no_name_and_a_handle_as_given():
+    """Issue 43, finding 8: names of invisible characters only showed as blank rows; a student could
+    show as "Teacher". Written straight into the store, they read as UNNAMED; a handle stays."""
+    from app.session.class_board import UNNAMED, shown_name
+
+    assert shown_name("\u2800\u3164", named=True) == UNNAMED
+    assert shown_name("Teacher", named=True) == UNNAMED
+    assert shown_name("calm otter 42", named=False) == "calm otter 42"
+    assert shown_name("Ada\u200b", named=True) == "Ada"
