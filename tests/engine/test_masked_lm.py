@@ -19,9 +19,14 @@ from engine.tasks.masked_lm import MASK, SPECIALS, TEST_WINDOWS, UNK, chosen_cou
 from .test_transformer import copy_attention
 
 
+def task_pair() -> tuple:
+    """The masked and the next-word task of one seed, their batch streams at their start."""
+    return engine.make_task("masked_lm", seed=3), engine.make_task("word_lm", seed=3)
+
+
 @pytest.fixture(scope="module")
 def tasks():
-    return engine.make_task("masked_lm", seed=3), engine.make_task("word_lm", seed=3)
+    return task_pair()
 
 
 def bound(p: float, n: int, checks: int, false_alarm: float = 1e-6) -> float:
@@ -49,10 +54,12 @@ def test_the_vocabulary_is_the_specials_then_the_training_texts_most_frequent_wo
         assert word == text[i] or (word == "<unk>" and text[i] not in set(kept))
 
 
-def test_both_tasks_read_the_same_windows_batch_after_batch(tasks):
+def test_both_tasks_read_the_same_windows_batch_after_batch():
     """The same seed: the masked task's original words (its targets where chosen, its input elsewhere)
     are the next-word task's inputs, batch after batch; the next word is the target, IGNORE at <unk>."""
-    masked, causal = tasks
+    # A pair of its own: the module's pair has drawn the batches the tests before this one asked of
+    # each (a masked batch alone put their streams out of step, issue 42).
+    masked, causal = task_pair()
     for _ in range(3):
         (x, y), (cx, cy) = masked.batch(16), causal.batch(16)
         assert torch.equal(torch.where(y != IGNORE, y, x), cx)
