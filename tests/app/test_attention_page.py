@@ -17,7 +17,7 @@ from app.session import decoding
 from engine.seq2seq import EOS
 from engine.sites import ALIGNMENT
 
-from .conftest import MAIN, chart, plotted
+from .conftest import MAIN, chart, plotted, shown
 from .test_page_reruns import tick
 
 ATTENTION = nav.PATHS["attention"]
@@ -227,7 +227,7 @@ def test_typed_text_the_model_cannot_read_says_what_to_change_and_the_probe_samp
     at.text_input(key="attention_source_text").set_value(text).run()
     assert not at.exception
     [warning] = at.warning
-    assert warning.value.startswith(says) and warning.value.endswith("Showing sample 0 instead.")
+    assert shown(warning.value).startswith(says) and warning.value.endswith("Showing sample 0 instead.")
     model, (x, _) = lab(at).model, lab(at).probes.samples
     forced = lab(at).recording(0).attention_traces[ALIGNMENT].weights[0]  # [T_out, S]
     source = ~model.spec.padded(x[:1])[0]  # [S]

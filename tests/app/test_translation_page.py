@@ -118,3 +118,17 @@ def test_the_held_out_bleu_is_the_engines_greedy_then_with_the_beam_asked_for():
     assert "beam of 3" not in said()  # measured on the weights of step 0, so no longer shown
     [line] = chart(at, "Held-out BLEU over training")["data"]  # every evaluation the page measured
     assert plotted(line["x"]) == [0, 25] and plotted(line["y"]) == pytest.approx([greedy, again], abs=1e-9)
+
+
+def test_typed_text_is_echoed_cut_and_as_its_characters():
+    """Issue 43, finding 8: typed text came back whole in a message (100,113 characters), and $qq$ $zz$
+    rendered as maths in the caption that repeats the source."""
+    at = page({"task": "translate", "hidden_size": "16", "embedding_dim": "8"})
+    at.text_input(key="attention_source_text").set_value("z" * 100_000).run()
+    assert not at.exception
+    [warning] = at.warning
+    assert len(warning.value) < 1_000 and "characters, cut" in warning.value
+    at.text_input(key="attention_source_text").set_value("i $qq$").run()
+    assert not at.exception and not at.warning
+    [said] = [c.value for c in at.caption if "from the source you typed" in c.value]
+    assert "'i \\$qq\\$'" in said

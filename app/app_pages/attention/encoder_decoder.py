@@ -17,7 +17,7 @@ from app.charts.beam_tree import beam_tree
 from app.charts.views import view
 from app.session import decoding
 from app.session.lab import Lab
-from app.session.link import preset_setup
+from app.session.link import echo, preset_setup
 from app.widgets import corpus_needed, state
 from app.widgets import decoded_counts as counts
 from app.widgets import downloads as exports
@@ -222,7 +222,8 @@ def typed(lab: Lab, warn) -> Source | None:
     try:
         ids = decoding.typed_source(lab.task, text)  # [S]
     except ValueError as err:
-        warn(f"{str(err)[:1].upper()}{str(err)[1:]}. Showing sample {state.probe_index()} instead.",
+        said = literal(err)  # the error may repeat what was typed: cut, and shown as its characters
+        warn(f"{said[:1].upper()}{said[1:]}. Showing sample {state.probe_index()} instead.",
              icon=":material/keyboard:")
         return None
     return Source(ids[None], None, 0, text.strip())
@@ -293,7 +294,7 @@ def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, .
                 f"{'are' if padding > 1 else 'is'} left out of the maps." if padding else "")
     if source.typed is not None:
         at = lab.probes.recorded_at if lab.measured_yet else lab.trainer.steps_done
-        st.caption(f"Decoded at step {at:,} from the source you typed, '{source.typed}'{score}. "
+        st.caption(f"Decoded at step {at:,} from the source you typed, '{literal(source.typed)}'{score}. "
                    f"It has no target to compare with.{left_out}")
         return
     values = decoding.input_values(lab.task, source.x[source.i])
@@ -431,7 +432,7 @@ def downloads(lab: Lab) -> None:
         shown = decoding.first_rows(free.rec.attention_traces[site], len(free.tokens))
         trace, keys, _ = decoding.without_padding(shown, decoding.source_words(lab.task, source.x[0], site))
         frame = clinked.alignment_frame(trace, keys, [words[t] for t in free.tokens], 0)
-        return frame.assign(decoded=f"typed '{source.typed}', free-running")
+        return frame.assign(decoded=f"typed {echo(source.typed)}, free-running")  # a CSV cell: plain text, cut
 
     def weights_csv() -> str:
         return (teacher_forced() if source is None else free_running()).to_csv(index=False)

@@ -24,6 +24,7 @@ from app.widgets import parts, state
 from app.widgets.controls import live, training_controls
 from app.widgets.figures import show
 from app.widgets.header import page_header, sidebar_summary
+from app.widgets.literal import literal
 from app.widgets.open_model import open_button
 
 FORMULA = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
@@ -185,7 +186,8 @@ def typed_probe(lab: Lab, text: str, index: int, warn) -> Probe | None:
     try:
         ids = lab.task.encode(text)  # [T + 1]
     except ValueError as err:
-        warn(f"{str(err).capitalize()}. Showing sample {index} instead.", icon=":material/keyboard:")
+        said = literal(err)  # the error repeats the characters typed: cut, and shown as themselves
+        warn(f"{said[:1].upper()}{said[1:]}. Showing sample {index} instead.", icon=":material/keyboard:")
         return None
     with lab.hold():  # once per recording of the sample, which a tick keeps (Lab.recording): the same weights
         rec = view(lab.recording(index), "typed", (text,), lambda: engine.record(
