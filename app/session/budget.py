@@ -26,9 +26,11 @@ MAX_PARAMETERS = 5_000_000
 MAX_STEP_FLOPS = 1e10
 # A cell PyTorch has no kernel for (layer norm, peepholes, zoneout: engine's written-out loop) runs
 # Python once per step, layer and direction, forward and backward: 0.87-1.03 ms an iteration measured
-# here at batch 1 (an LSTM of 8 units, load 2), whatever its size. 1,500 iterations is a step of about
-# 1.5 s; the layer-norm lesson's needs 50. T = 2000 x 8 layers x 2 directions took 12-14 s a step.
-MAX_LOOP_STEPS = 1_500
+# at batch 1 (an LSTM of 8 units, load 2) on an Intel Xeon, whatever its size; on an AMD EPYC the largest
+# link once accepted (1,500 iterations) took 1.9-2.0 s a step, 1.3 ms an iteration (issue 43). 1,100
+# iterations is a step of at most about 1.5 s on either; the layer-norm lesson's needs 50. T = 2000 x 8
+# layers x 2 directions took 12-14 s a step.
+MAX_LOOP_STEPS = 1_100
 # What one step of a recurrent layer keeps per unit and time step, for backpropagation: h_t; a GRU's
 # r, z and n gates too; an LSTM's i, f, g, o and c_t.
 KEPT_PER_UNIT = {"rnn": 1, "gru": 4, "lstm": 6}

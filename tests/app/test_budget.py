@@ -89,7 +89,7 @@ def test_a_written_out_cell_is_priced_by_its_python_loop(builds):
     query = {"task": "adding", "seq_len": "2000", "arch": "lstm", "hidden_size": "8", "num_layers": "8",
              "bidirectional": "true", "layer_norm": "true", "peephole": "true", "zoneout": "0.5", "batch_size": "1"}
     with pytest.raises(ValueError, match="2000 steps x 16 layer-directions = 32,000 a training step, over this "
-                                         "app's limit of 1,500"):
+                                         "app's limit of 1,100"):
         Lab(parse_query(query))
     assert builds == []
     fused = parse_query(query | {"layer_norm": "false", "peephole": "false", "zoneout": "0.0"})
