@@ -11,8 +11,8 @@ MAIN = str(APP / "main.py")
 
 @pytest.fixture(autouse=True)
 def empty_lab_store():
-    """Every test here starts from an empty lab store. The store is one a process, as on a server
-    (one a process), so it kept every lab the worker's earlier AppTests made: after 240 of them it
+    """Every test here starts from an empty lab store. The store is one a process (functools.cache),
+    as on a server, so it kept every lab the worker's earlier AppTests made: after 240 of them it
     was full, and the next lab a test made evicted the oldest lab of the browser holding the most,
     which was that test's own (tests/app/test_tabs.py lost the lab it was about to take back, issue 42)."""
     lab_store.cache_clear()
