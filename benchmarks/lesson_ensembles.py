@@ -21,6 +21,8 @@ settings changed since its file was measured is refused: measure it again whole.
     PYTHONPATH=. python benchmarks/lesson_ensembles.py [--lessons KEY ...] [--seeds 0 1 2]
         [--paths avx2 avx512] [--workers 2] [--cache DIR] [--add]
     PYTHONPATH=. python benchmarks/lesson_ensembles.py --from-cache DIR [--lessons KEY ...] [--cpu NAME]
+    PYTHONPATH=. python benchmarks/lesson_ensembles.py --check DIR [--lessons KEY ...] [--cpu NAME]
+        (writes nothing: each claim a kept run breaks, and each of its curves outside the band)
     PYTHONPATH=. python benchmarks/lesson_ensembles.py --one KEY [KEY ...] --seed S   (one run, JSON out)
     PYTHONPATH=. python benchmarks/lesson_ensembles.py --readme   (the shipped runs' table, benchmarks/README.md)
 """
@@ -181,6 +183,47 @@ def from_cache(folder: Path, keys: list[str]) -> list[tuple[tuple[list[str], int
     return found
 
 
+def check(folder: Path, keys: list[str], cpu: str) -> int:
+    """Each lesson's claims against the runs kept in `folder` not yet in its ensemble, as --from-cache
+    would merge them, and each of their curves against the shipped band as the full tier holds a new run
+    (tests/app/test_lessons.py: 90% of its points inside, widened by a quarter of its width). Prints what
+    fails; returns how many claims a kept run breaks. Writes nothing."""
+    from app.session import ensembles
+    from app.session.lesson_runs.replay import close
+    from app.session.lessons import BY_KEY
+
+    runs = from_cache(folder, keys)
+    print(f"{len(runs)} runs kept in {folder}", flush=True)
+    broken = 0
+    for key in keys:
+        shipped = ensembles.shipped(key)
+        known = {run_of(m, shipped.document) for m in shipped.members}
+        new = [m for m in (member(key, seed, path, result, cpu) for (family, seed, path), result in runs
+                           if key in family) if run_of(m, shipped.document) not in known]
+        if not new:
+            continue
+        new = ensembles.read(key, {**shipped.document, "members": new}).members  # with the ratio claims' values
+        print(f"{key}: " + ", ".join(f"seed {m['seed']} {m['path']}" for m in new), flush=True)
+        for claim in BY_KEY[key].claims.values():
+            for m in new:
+                value = m["values"].get(claim.name, "missing")
+                if value == "missing" or not claim.holds(value):
+                    broken += 1
+                    print(f"  {claim.name} = {value} (seed {m['seed']}, {m['path']}, {m['cpu']}) outside "
+                          f"{claim.quote()}", flush=True)
+        for m in new:
+            for run, series in m["curves"].items():
+                for name, curve in series.items():
+                    band = shipped.band(run, name).set_index("step")
+                    points = [(v, *band.loc[step, ["low", "high"]]) for step, v in curve if step in band.index]
+                    inside = sum(close(v, low, high, 0.25) for v, low, high in points) / max(len(points), 1)
+                    if inside < 0.9:
+                        print(f"  {run} {name} (seed {m['seed']}, {m['path']}): {inside:.0%} of {len(points)} "
+                              "points inside the band, widened a quarter", flush=True)
+    print(f"{broken} claim(s) broken", flush=True)
+    return broken
+
+
 def readme_section() -> str:
     """The shipped ensembles in a table: each lesson's runs, what they cost (on the primary CPU), how
     far its values spread."""
@@ -234,6 +277,8 @@ def main() -> None:
                         help="merge the runs into each lesson's ensemble file instead of writing it anew")
     parser.add_argument("--from-cache", type=Path, metavar="DIR",
                         help="train nothing: merge the runs kept in DIR (<family>-<seed>-<path>.json) into the files")
+    parser.add_argument("--check", type=Path, metavar="DIR",
+                        help="write nothing: the claims the runs kept in DIR break, and their curves outside the band")
     parser.add_argument("--cpu", help="the CPU the runs merged from a cache ran on, where a run names none "
                                       "(default: this machine's)")
     parser.add_argument("--readme", action="store_true", help="only write the shipped runs' table to benchmarks/README")
@@ -251,6 +296,8 @@ def main() -> None:
     from app.session.lesson_runs import MEASURES
 
     keys = args.lessons or list(MEASURES)
+    if args.check is not None:
+        sys.exit(1 if check(args.check, keys, args.cpu or cpu_model()) else 0)
     if args.from_cache is not None:
         results = from_cache(args.from_cache, keys)
         print(f"{len(results)} runs kept in {args.from_cache}", flush=True)

@@ -93,6 +93,23 @@ def test_an_ensemble_reads_members_of_other_cpus_beside_its_own():
     assert ensemble.minutes() == ensembles.shipped("why-sqrt-dk").minutes()
 
 
+def test_checking_kept_runs_finds_the_claim_one_breaks_and_writes_nothing(tmp_path, capsys):
+    """benchmarks/lesson_ensembles.py --check DIR: before a merge, each claim a kept run breaks."""
+    from benchmarks import lesson_ensembles as tool
+
+    key = "why-sqrt-dk"
+    shipped = ensembles.shipped(key).members[0]
+    kept = {key: {name: copy.deepcopy(shipped[name]) for name in ("seconds", "values", "links", "curves")}}
+    (tmp_path / f"{key}-0-default.json").write_text(json.dumps(kept))
+    assert tool.check(tmp_path, [key], "AMD EPYC 9B14") == 0
+    kept[key]["values"] |= {"undivided.accuracy_end": 0.999, "divided.accuracy_end": 0.99}  # undivided ahead
+    (tmp_path / f"{key}-0-default.json").write_text(json.dumps(kept))
+    before = (ensembles.FOLDER / f"{key}.json").read_text()
+    assert tool.check(tmp_path, [key], "AMD EPYC 9B14") == 1
+    assert "undivided_over_divided.accuracy_end = 1.009" in capsys.readouterr().out
+    assert (ensembles.FOLDER / f"{key}.json").read_text() == before
+
+
 @pytest.mark.parametrize("key", KEYS)
 def test_every_claim_holds_on_every_run_of_the_ensemble(key):
     lesson, ensemble = BY_KEY[key], ensembles.shipped(key)
