@@ -32,10 +32,11 @@ class CorpusMissing(ValueError):
     """A corpus whose public files are not on this machine. A ValueError, so every path that shows a bad
     setting's message shows this one; pages that can offer a download catch it by name."""
 
-    def __init__(self, corpus: Corpus, absent: list[PublicFile]):
+    def __init__(self, corpus: Corpus, absent: list[PublicFile], refused: str = ""):
         self.corpus, self.absent = corpus, absent
         super().__init__(
-            f"{corpus.title} ({megabytes(sum(f.size for f in absent))} to download) is not on this machine: "
+            (f"{refused}. " if refused else "")
+            + f"{corpus.title} ({megabytes(sum(f.size for f in absent))} to download) is not on this machine: "
             f"it is needed for {corpus.needed_by}. Source: {sources(absent)}; licence: {corpus.licence}. "
             f"Download it with `{fetch_command([corpus.name])}` (or, with no network, copy the files with "
             f"`{fetch_command([corpus.name])} --from FOLDER`)")
@@ -72,12 +73,14 @@ def corpus_bytes(name: str) -> bytes:
     found: dict[str, bytes] = {}
     for file in files_of([name]):
         path = store.locate(file)
-        try:
-            found[file.path] = store.read_checked(file, path) if path is not None else b""
-        except FileNotFoundError:  # deleted since it was located
-            path = None
         if path is None:
-            raise CorpusMissing(corpus, missing_files(name) or [file])
+            raise CorpusMissing(corpus, missing_files(name))
+        try:
+            found[file.path] = store.read_checked(file, path)
+        except FileNotFoundError:  # deleted since it was located
+            raise CorpusMissing(corpus, missing_files(name) or [file]) from None
+        except DigestMismatch as refused:  # a copy of the right size, other bytes: a download replaces it
+            raise CorpusMissing(corpus, [file], refused=str(refused)) from None
     data = corpus.cut(found)
     made = hashlib.sha256(data).hexdigest()
     if made != corpus.sha256:  # the files were checked, so the cut's code changed: say so, use nothing
@@ -99,7 +102,7 @@ def fetch(names: Iterable[str] | None = None, source: Path | None = None,
     what was fetched before the failure stays."""
     places = []
     for file in files_of(list(CORPORA) if names is None else list(names)):
-        place = store.locate(file)
+        place = store.checked_place(file)  # a copy of other bytes is fetched again
         if place is None:
             report = None if progress is None else functools.partial(progress, file)
             place = store.copy_from(file, source) if source is not None else store.download(file, report)

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import http.client
 import sys
 import urllib.error
 from pathlib import Path
 
 from . import CORPORA, NotWritable, cache_dir, fetch, files_of, megabytes, mirror_dir, sources
-from .store import DigestMismatch, locate
+from .store import DigestMismatch, checked_place, locate
 
 BAR = 30  # characters
 
@@ -36,7 +37,7 @@ def bar(file, done: int, total: int) -> None:
 
 def run_fetch(names: list[str], source: Path | None) -> int:
     wanted = files_of(names or list(CORPORA))
-    absent = [f for f in wanted if locate(f) is None]
+    absent = [f for f in wanted if checked_place(f) is None]
     print(f"{len(wanted) - len(absent)} of {len(wanted)} files already here; "
           f"{'copying' if source else 'downloading'} {len(absent)} ({megabytes(sum(f.size for f in absent))}) "
           f"into {cache_dir()}")
@@ -47,7 +48,7 @@ def run_fetch(names: list[str], source: Path | None) -> int:
     except (DigestMismatch, NotWritable, FileNotFoundError) as err:
         print(f"\nfailed: {err}", file=sys.stderr)
         return 1
-    except (urllib.error.URLError, OSError) as err:
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
         print(f"\nfailed: {err}. With no network, copy the files from a folder that holds them: "
               "python -m engine.datasets fetch --from FOLDER", file=sys.stderr)
         return 1

@@ -49,18 +49,9 @@ def mirror_dir() -> Path | None:
     return Path(found).expanduser() if found else None
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def mismatch(file: PublicFile, where: str, found: str) -> DigestMismatch:
     return DigestMismatch(
-        f"{file.path} from {where} is not the file its source published: sha256 {found}, expected {file.sha256}. "
-        "Nothing of it was kept; fetch it again (python -m engine.datasets fetch), or replace the copy you gave")
+        f"{file.path} from {where} is not the file its source published: sha256 {found}, expected {file.sha256}")
 
 
 def locate(file: PublicFile) -> Path | None:
@@ -78,11 +69,19 @@ def locate(file: PublicFile) -> Path | None:
 
 
 def read_checked(file: PublicFile, path: Path) -> bytes:
-    """The file's bytes, or DigestMismatch: a copy in the cache or a mirror is checked as a download is."""
+    """The file's bytes, or DigestMismatch: a copy in the cache or a mirror is checked as a download is. A
+    cached copy that fails is removed (a disk error, an edit), so the next fetch downloads it again; a
+    mirror's is the mirror's owner's to replace, and the message says so."""
     data = path.read_bytes()
     found = hashlib.sha256(data).hexdigest()
     if found != file.sha256:
-        raise mismatch(file, str(path), found)
+        cached = path == cache_dir() / file.path
+        if cached:
+            path.unlink(missing_ok=True)
+        raise DigestMismatch(f"{mismatch(file, str(path), found)}. "
+                             + ("It was removed from the cache: fetch it again." if cached else
+                                f"Replace that copy, or unset {MIRROR}; a fetch puts a checked copy in the cache, "
+                                "which is read first."))
     return data
 
 
@@ -125,9 +124,11 @@ def download(file: PublicFile, progress: Progress | None = None) -> Path:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
             total = int(response.headers.get("Content-Length") or file.size)
             for chunk in iter(lambda: response.read(CHUNK), b""):
+                done += len(chunk)
+                if done > file.size:  # more than the file: a wrong address, or a server filling the disk
+                    raise OSError(f"the download of {file.path} sent more than its {file.size:,} bytes; nothing kept")
                 out.write(chunk)
                 digest.update(chunk)
-                done += len(chunk)
                 if progress is not None:
                     progress(done, total)
         if done < total:  # the connection closed early: say so, rather than blame the digest
@@ -135,6 +136,22 @@ def download(file: PublicFile, progress: Progress | None = None) -> Path:
         return digest.hexdigest()
 
     return put(file, fill, file.address)
+
+
+def checked_place(file: PublicFile) -> Path | None:
+    """Where the file is on this machine with the bytes its source published, or None: a copy found of the
+    right size but other bytes does not count (read_checked removes a cached one)."""
+    for _ in range(2):  # a bad cached copy is removed, and the mirror's looked at next
+        place = locate(file)
+        if place is None:
+            return None
+        try:
+            read_checked(file, place)
+            return place
+        except (DigestMismatch, FileNotFoundError):
+            if place != cache_dir() / file.path:  # the mirror's copy: not here, for this file
+                return None
+    return None
 
 
 def copy_from(file: PublicFile, folder: Path) -> Path:

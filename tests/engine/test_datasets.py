@@ -154,8 +154,34 @@ def test_a_mirror_file_of_the_wrong_size_is_not_taken_and_one_of_the_right_size_
     assert missing.value.corpus == corpus
     altered = BODY[:-2] + b"?\n"  # the right size, other bytes
     (mirror / "made-up" / "file.txt").write_bytes(altered)
-    with pytest.raises(datasets.DigestMismatch, match=str(mirror)):
+    with pytest.raises(datasets.CorpusMissing, match=f"{mirror}.* not the file its source published.* Replace"):
+        datasets.corpus_bytes("made-up")  # said, and offered for download as a missing file is
+    (place,) = datasets.fetch(["made-up"])  # a checked copy goes to the cache, which is read first
+    assert place.parent.parent == Path(os.environ[datasets.CACHE]) and datasets.corpus_bytes("made-up") == BODY.upper()
+    assert (mirror / "made-up" / "file.txt").read_bytes() == altered  # the mirror is not ours to change
+
+
+def test_a_cached_copy_of_other_bytes_is_removed_and_fetched_again(server, places, monkeypatch):
+    """A cache file of the right size and other bytes (a disk error, an edit): the app said it was there and
+    then failed on it, and fetch skipped it as present."""
+    cache, _ = places
+    register(monkeypatch, server)
+    (cache / "made-up").mkdir(parents=True)
+    (cache / "made-up" / "file.txt").write_bytes(BODY[:-2] + b"?\n")
+    with pytest.raises(datasets.CorpusMissing, match="removed from the cache: fetch it again"):
         datasets.corpus_bytes("made-up")
+    assert not (cache / "made-up" / "file.txt").exists()
+    (cache / "made-up" / "file.txt").write_bytes(BODY[:-2] + b"?\n")
+    assert command.main(["fetch", "made-up"]) == 0 and server.requests == ["file.txt"]
+    assert datasets.corpus_bytes("made-up") == BODY.upper()
+
+
+def test_a_download_longer_than_the_file_is_cut_off_and_nothing_kept(server, places, monkeypatch):
+    cache, _ = places
+    register(monkeypatch, server, served=BODY + b"and more, for ever\n" * 1000)
+    with pytest.raises(OSError, match="sent more than its 140,000 bytes"):
+        datasets.fetch(["made-up"])
+    assert left_in(cache) == []
 
 
 def test_the_missing_message_says_what_size_source_licence_and_command(server, places, monkeypatch):
