@@ -45,7 +45,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # the app's package, for the code its board checks: one definition of it
 from app.session.teacher_pass import new_code  # noqa: E402, I001 - after the line that makes it importable
 # The class's settings the app processes read (app/session/class_config.py names them too).
-TEACHER_KEY, STORE, RUN_DIR = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR"
+TEACHER_KEY, STORE, RUN_DIR, STARTED = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR", \
+    "UNROLLED_CLASS_STARTED"
 START_TIMEOUT = 120  # s for an app process to answer /_stcore/health (a loaded machine imports torch slowly)
 STOP_TIMEOUT = 10  # s after SIGTERM before SIGKILL
 OPEN_FILES = 20480  # nginx's worker_rlimit_nofile (nginx.conf.template), for the app processes too
@@ -233,7 +234,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     key = None if args.no_board else os.environ.get(TEACHER_KEY) or secrets.token_urlsafe(16)  # 128 random bits
-    class_env = {RUN_DIR: str(run_dir), **({TEACHER_KEY: key} if key else {}),
+    class_env = {RUN_DIR: str(run_dir), STARTED: str(int(time.time())), **({TEACHER_KEY: key} if key else {}),
                  **({STORE: args.store} if args.store else {})}
     apps = [App(args.app_address, port, run_dir, class_env) for port in args.app_ports]
     nginx = None
@@ -249,7 +250,7 @@ def main() -> None:
         print(f"serve_class: serving {where} from {', '.join(served)}; run directory {run_dir}; "
               f"Ctrl-C stops it", flush=True)
         if key is not None and not args.no_proxy:  # printed here only: the teacher's, never the students'
-            print(f"serve_class: the teacher's board: {where}board#code={new_code(key)}", flush=True)
+            print(f"serve_class: the teacher's board: {where}board#code={new_code(key, time.time())}", flush=True)
             print(f"serve_class: the link opens the board once; on another browser, type the teacher key {key}",
                   flush=True)
         elif key is not None and TEACHER_KEY not in os.environ:  # the proxy's machine must give its processes this key

@@ -23,27 +23,26 @@ key: a key from secrets may be a teacher's phrase of 12 characters, where serve_
 """
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from app.session.class_store import STATUS_TTL, ClassKeys, ClassStore
-from app.session.teacher_pass import code_nonce
+from app.session.class_store import CLOCK_SKEW, ClassKeys, ClassStore
+from app.session.key_stretch import derived
+from app.session.teacher_pass import CODE_HOURS, code_nonce
 
 MIN_KEY = 12  # characters: serve_class.py's are 22 (128 random bits)
 TRY_WINDOW = 60  # s
 MAX_TRIES = 5  # a browser's tries of the key in TRY_WINDOW
 MAX_ADDRESS_TRIES = 30  # wrong tries from one address in TRY_WINDOW: a class of 60 behind one NAT mistyping
 KEY_VARIABLE, STORE_VARIABLE, RUN_DIR_VARIABLE = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR"
-# PBKDF2-HMAC-SHA256 rounds (OWASP's figure for it): 0.18 s on this machine unloaded, once a process; the salt is the
-# app's, the key being the class's own
-STRETCH_ROUNDS, STRETCH_SALT = 600_000, b"unrolled class store"
-# The two keys derived from the stretched one, one label each, so neither tells anything of the other
+STARTED_VARIABLE = "UNROLLED_CLASS_STARTED"  # set by serve_class.py: teacher links made before it open nothing
+# The two keys derived from the stretched one (key_stretch.py), one label each, so neither tells anything of the other
 NAMESPACE_LABEL, SIGNING_LABEL = b"namespace", b"broadcast signing"
 NAMESPACE_CHARS = 16  # hex digits: 64 bits, so two classes of a server never draw the same
 
@@ -53,6 +52,7 @@ class ClassConfig:
     teacher_key: str
     store_url: str | None  # None: class.db in run_dir
     run_dir: Path
+    started: float = 0.0  # when serve_class.py started the class (s since the epoch): links made before open nothing
 
     def __repr__(self) -> str:  # a config printed or logged never shows the key
         return f"ClassConfig(teacher_key=<{len(self.teacher_key)} characters>, store_url={self.store_url!r})"
@@ -60,9 +60,8 @@ class ClassConfig:
     @cached_property  # a frozen dataclass still takes one: it writes the instance's __dict__ itself
     def store_keys(self) -> ClassKeys:
         """The class store's keys for this class: its namespace and its broadcasts' signing key."""
-        stretched = hashlib.pbkdf2_hmac("sha256", self.teacher_key.encode(), STRETCH_SALT, STRETCH_ROUNDS)
-        namespace = hmac.new(stretched, NAMESPACE_LABEL, hashlib.sha256).hexdigest()[:NAMESPACE_CHARS]
-        return ClassKeys(namespace, hmac.new(stretched, SIGNING_LABEL, hashlib.sha256).digest())
+        namespace = derived(self.teacher_key, NAMESPACE_LABEL).hex()[:NAMESPACE_CHARS]
+        return ClassKeys(namespace, derived(self.teacher_key, SIGNING_LABEL))
 
 
 def class_config(environ: Mapping[str, str], secrets: Mapping[str, object]) -> ClassConfig | None:
@@ -76,7 +75,12 @@ def class_config(environ: Mapping[str, str], secrets: Mapping[str, object]) -> C
                          "(deploy/serve_class.py makes a random one of 22)")
     store = environ.get(STORE_VARIABLE) or str(secrets.get("class_store") or "") or None
     run_dir = Path(environ.get(RUN_DIR_VARIABLE) or Path(tempfile.gettempdir()) / f"unrolled-class-{os.getuid()}")
-    return ClassConfig(key, store, run_dir)
+    try:
+        started = float(environ.get(STARTED_VARIABLE) or 0.0)
+    except ValueError:
+        raise ValueError(f"{STARTED_VARIABLE} is a time in seconds since the epoch, not "
+                         f"{environ[STARTED_VARIABLE]!r:.40}") from None
+    return ClassConfig(key, store, run_dir, started)
 
 
 def check_key(given: str, config: ClassConfig, store: ClassStore, browser: str, address: str) -> str | None:
@@ -95,11 +99,12 @@ def check_code(code: str, config: ClassConfig, store: ClassStore, browser: str, 
     refused = too_many_tries(store, browser, address)
     if refused is not None:
         return refused
-    nonce = code_nonce(code, config.teacher_key)
+    nonce = code_nonce(code, config.teacher_key, time.time(), config.started)
     if nonce is None:
         store.count_try(f"key:address:{address}", TRY_WINDOW)
-        return "That link is not this class's teacher link. Type the teacher key deploy/serve_class.py printed."
-    if not store.claim_once(f"code:{nonce}", STATUS_TTL):
+        return ("That link is not this class's teacher link, or it is older than this class. Type the teacher "
+                "key deploy/serve_class.py printed.")
+    if not store.claim_once(f"code:{nonce}", CODE_HOURS * 3600 + CLOCK_SKEW):  # spent for as long as it lives
         return ("That teacher link has been used: it opens the board once, so that a browser's history keeps "
                 "nothing that opens it again. Type the teacher key deploy/serve_class.py printed.")
     return None

@@ -27,7 +27,7 @@ PASS_COOKIE = "unrolled_teacher_pass"
 COOKIE_SECONDS = 60  # the reload sends it at once; one left behind (the tab closed first) dies soon
 # What a code may be to travel in the fragment (teacher_pass.CODE): none of its characters ends a cookie or
 # needs escaping. Checked before the cookie is written, so a crafted link cannot add attributes to it.
-CODE_PATTERN = "^[A-Za-z0-9_-]{16}[.][A-Za-z0-9_-]{22}$"
+CODE_PATTERN = "^[0-9]{1,12}[.][A-Za-z0-9_-]{16}[.][A-Za-z0-9_-]{22}$"
 PASS_PATTERN = "^[0-9]{1,12}[.][A-Za-z0-9_-]{16}[.][A-Za-z0-9_-]{22}$"  # teacher_pass.PASS
 OLD_PARAM = "key"  # ?key=KEY, the link before the key moved after "#"
 OLD_LINK = ("Links to the board with `?key=` are not used any more, so this one's key was not checked: a query "

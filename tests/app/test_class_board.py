@@ -265,7 +265,7 @@ def teacher_app(cookies: dict[str, str], code: str | None = None) -> AppTest:
     """A teacher's session on Home, then on the board with a one-time code of the teacher link in its
     cookie (as the board's own script leaves it: teacher_link.py), a new one unless given."""
     at = AppTest.from_file(MAIN, default_timeout=120).run()
-    cookies[teacher_link.COOKIE] = new_code(KEY) if code is None else code
+    cookies[teacher_link.COOKIE] = new_code(KEY, time.time()) if code is None else code
     return at.switch_page(nav.BOARD[0]).run()
 
 
@@ -287,7 +287,7 @@ def test_the_board_lists_a_student_for_the_code_in_the_cookie(in_class, cookies)
 
 
 def test_a_wrong_code_gets_a_plain_refusal_and_no_board(in_class, cookies):
-    for wrong in ("not-the-key-at-all", new_code("another class's key"), KEY):
+    for wrong in ("not-the-key-at-all", new_code("another class's key", time.time()), KEY):
         teacher = teacher_app(cookies, wrong)
         assert not teacher.exception and not teacher.dataframe
         assert any("not this class's teacher link" in e.value for e in teacher.error)
@@ -298,7 +298,7 @@ def test_the_links_code_opens_the_board_once_and_its_pass_again_on_a_reload(in_c
     """Issue 43, finding 7: chromium's profile keeps board#... in its History, Top Sites and Sessions,
     whatever the page does; a code spent by the first board holds nothing that opens it again. The
     session it admitted leaves a pass in a session cookie, which a reload of the board brings back."""
-    code = new_code(KEY)
+    code = new_code(KEY, time.time())
     teacher = teacher_app(cookies, code)
     assert teacher.session_state[state.TEACHER] and teacher.dataframe
     given = teacher.session_state[state.TEACHER_PASS]

@@ -37,7 +37,7 @@ STUDENTS = {"Ada": LESSON.question.choices[0].text, "Alan": LESSON.question.choi
 LISTED = 20  # s: a student's status reaches the store within 2 s and the board's next look 2 s later
 BANNER = 40_000  # ms: the students' pages look for a "follow me" every 10 s; a loaded machine runs late
 OPEN_IT = '[class*="st-key-follow_open_"] button'  # the banner's button (Home has other "Open it" buttons)
-WRONG_CODE = new_code("not-this-class-key-at-all")  # well made, with another key
+WRONG_CODE = new_code("not-this-class-key-at-all", time.time())  # well made, with another key
 # A fragment whose code would end the cookie's value and add attributes of its own, were it written as given.
 CRAFTED = "code=not-the-code%3B%20max-age%3D99999%3B%20path%3D%2Fboard"
 # The board's second load: the one in place of the link, whose navigation entry holds no fragment.
