@@ -234,7 +234,7 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
         text = main_text(stranger.page)  # no code reached the server, so none was refused
         assert "not this class's teacher link" not in text and "Too many tries" not in text, text
         assert stranger.page.get_by_role("button", name="Open the board").count() == 1
-        for fragment, refusal in ((f"code={WRONG_CODE}", "That link is not this class's teacher link."),
+        for fragment, refusal in ((f"code={WRONG_CODE}", "That link is not this class's teacher link"),
                                   (served.board.split("#")[1], "That teacher link has been used")):  # as from history
             open_board_link(stranger, fragment)
             text = main_text(stranger.page)
