@@ -92,6 +92,7 @@ class LabStore:
         self.kept: dict[str, Kept] = {}
         self.dropped: OrderedDict[str, Dropped] = OrderedDict()  # by lab id, the newest last
         self.shares = TTLCache(REMEMBERED_BROWSERS, time_to_live, timer=clock)  # owner -> its share
+        self.first_seen = TTLCache(REMEMBERED_BROWSERS, time_to_live, timer=clock)  # share -> when it first had a lab
         self.new_browsers = TTLCache(REMEMBERED_BROWSERS, NEW_BROWSERS_WINDOW, timer=clock)  # address -> times
         self.lock = threading.Lock()  # many sessions' threads use one store
 
@@ -108,6 +109,7 @@ class LabStore:
             self.new_browsers[address] = made  # its window starts again from its latest
             share = owner if len(made) <= NEW_BROWSERS_PER_ADDRESS else f"address {address}"
         self.shares[owner] = share
+        self.first_seen[share] = self.first_seen.get(share, self.clock())
         return share
 
     def add(self, lab: Lab, owner: str, holder: str, address: str = "unknown") -> str:
@@ -163,10 +165,12 @@ class LabStore:
     def evict(self) -> None:
         """Drop the expired labs; then, past the count or the bytes, the least recently seen lab never
         trained (a page opened, nothing more), and once none is left, the least recently seen lab of the
-        share holding the most labs (past the count) or bytes (past the bytes), so that one browser, or one
-        address's flood of new browsers, filling the store loses its own old labs and never a classmate's
-        (34 tabs of an LSTM of 1,024 units from one browser evicted another student's lab). The caller
-        holds the lock."""
+        share holding the most labs (past the count) or over its even part of the bytes (past the bytes),
+        the newest such share first, so that one browser, or a flood of new browsers trickled in under the
+        address limit, filling the store loses its own labs and never a classmate's who came before (34
+        tabs of an LSTM of 1,024 units from one browser evicted another student's lab; in review, 240
+        browsers a step trained each, one every 5 s, evicted a classmate's larger lab). The caller holds
+        the lock."""
         now = self.clock()
         for lab_id in [i for i, k in self.kept.items() if now - k.seen > self.time_to_live]:
             self.drop(lab_id, "expired")
@@ -180,8 +184,12 @@ class LabStore:
                 for lab_id, k in self.kept.items():
                     size, count = held.get(k.share, (0, 0))
                     held[k.share] = (size + sizes[lab_id], count + 1)
-                over_count = len(self.kept) > self.max_labs  # then the share with the most labs, else the most bytes
-                heaviest = max(held, key=lambda share: held[share][::-1] if over_count else held[share])
+                over_count = len(self.kept) > self.max_labs
+                even = self.max_bytes / len(held)  # each share's even part of the bytes
+                # the share to lose a lab first: the newest among those holding the most labs, or over their part
+                order = {share: (count, self.first_seen.get(share, 0.0)) if over_count else
+                         (size > even, self.first_seen.get(share, 0.0), size) for share, (size, count) in held.items()}
+                heaviest = max(order, key=order.get)
                 oldest = min((i for i, k in self.kept.items() if k.share == heaviest), key=lambda i: self.kept[i].seen)
             self.drop(oldest, "room")
             del sizes[oldest]

@@ -155,3 +155,19 @@ def test_labs_never_trained_go_before_any_trained():
     opened = [store.add(Lab(DEFAULT), new_token(), TAB) for _ in range(3)]  # pages opened, nothing trained
     assert all(lab_id in store.kept for lab_id in trained)
     assert [lab_id in store.kept for lab_id in opened] == [False, False, True]  # the least recently seen first
+
+
+def test_browsers_trickled_in_under_the_address_limit_lose_their_labs_before_a_classmate_who_came_first():
+    """From review: one cookie-less browser every 5 s from one address stays under its limit, each its own
+    share with one lab a step trained; at the count, the share with the largest lab (the classmate's) lost it.
+    Among shares holding as many labs, the newest loses first."""
+    now = [0.0]
+    store = LabStore(max_labs=10, clock=lambda: now[0])
+    classmate = Lab(replace(DEFAULT, model=replace(DEFAULT.model, hidden_size=256)))
+    classmate.step()
+    owner = new_token()
+    kept = store.add(classmate, owner, TAB, "10.0.0.1")
+    for _ in range(30):
+        now[0] += 5.1
+        store.add(trained_lab(), new_token(), TAB, "10.0.0.9")
+    assert store.find(kept, owner, TAB).lab is classmate
