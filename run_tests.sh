@@ -12,6 +12,7 @@
 #      else: Debian's chromium and nginx when a test under tests/browser is among them (chromium drives
 #      every one; test_serve_class.py and test_class_board.py serve the app through nginx, as
 #      deploy/serve_class.py does), redis-server when a test file among them uses tests/redis_server.py
+#      (or the redis_url fixture that starts one)
 #      (the class store's tests in the default tier, and the board's). So the default tier needs
 #      redis-server alone. Which tests are asked is pytest's own answer (--collect-only with these
 #      arguments), asked only when one of the three is missing. It then stops and disables the services
@@ -73,7 +74,8 @@ if [ "${#absent[@]}" -gt 0 ]; then
         if printf '%s\n' "$files" | grep -q '^tests/browser/'; then
             browser=yes
         fi
-        if [ -n "$files" ] && printf '%s\n' "$files" | xargs grep -l 'redis_server' -- >/dev/null 2>&1; then
+        # tests/redis_server.py itself, or test_class_store.py's redis_url fixture imported by name
+        if [ -n "$files" ] && printf '%s\n' "$files" | xargs grep -lE 'redis_server|redis_url' -- >/dev/null 2>&1; then
             redis=yes
         fi
         for package in "${absent[@]}"; do
