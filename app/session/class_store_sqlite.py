@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -116,8 +117,12 @@ class SQLiteStore(ClassStore):
             # files the database's mode, and the statuses (names, scores) are the class's, not the machine's
             try:
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-            except FileExistsError:  # made by another process, or before: its mode is its maker's
-                pass
+            except FileExistsError:  # made by another process of the class, or by an earlier run
+                found = os.lstat(self.path)
+                if not stat.S_ISREG(found.st_mode) or found.st_uid != os.getuid():  # a symlink, another user's
+                    raise sqlite3.OperationalError(f"{self.path} is not a file of this user's; remove it") from None
+                if stat.S_IMODE(found.st_mode) & 0o077:  # an earlier version's 0644: the class's names
+                    os.chmod(self.path, 0o600)
             self.db = sqlite3.connect(self.path, timeout=SQLITE_BUSY_TIMEOUT, isolation_level=None,
                                       check_same_thread=False)  # one thread at a time: the lock
             try:

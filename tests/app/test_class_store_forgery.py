@@ -13,7 +13,7 @@ from contextlib import closing
 import pytest
 
 from app.session.class_config import TRY_WINDOW
-from app.session.class_store import MAX_SEQ, MAX_STATUSES, ClassKeys
+from app.session.class_store import MAX_SEQ, MAX_STATUSES, ClassKeys, StoreUnavailable
 from tests.app.test_class_store import (  # the two backends, and their fixtures used by name
     KEYS,
     STATUS,
@@ -158,3 +158,19 @@ def test_a_claim_is_once_in_any_process_until_it_expires(backend):  # noqa: F811
     assert not first.claim_once("code:abc", 60) and second.claim_once("code:def", 60)
     other = backend.open(ClassKeys("fedcba9876543210", b"another class's own signing key"))
     assert other.claim_once("code:abc", 60)  # another class's codes are its own
+
+
+def test_an_existing_class_db_is_made_the_owners_alone_and_a_planted_link_is_refused(tmp_path):
+    """From review: a class.db of an earlier version (0644) kept its mode; the default run directory in /tmp
+    is predictable, so another user could plant class.db as a link to a file of theirs."""
+    file = SQLiteBackend(tmp_path)
+    file.path.write_bytes(b"")
+    backend.path.chmod(0o644)
+    file.open(KEYS).publish("zoe-session", STATUS)
+    assert stat.S_IMODE(file.path.stat().st_mode) == 0o600
+    planted = SQLiteBackend(tmp_path / "elsewhere")
+    planted.path.parent.mkdir()
+    planted.path.symlink_to(tmp_path / "theirs.db")
+    with pytest.raises(StoreUnavailable, match="not a file of this user's"):
+        planted.open(KEYS).publish("zoe-session", STATUS)
+    assert not (tmp_path / "theirs.db").exists()
