@@ -165,7 +165,7 @@ def test_an_existing_class_db_is_made_the_owners_alone_and_a_planted_link_is_ref
     is predictable, so another user could plant class.db as a link to a file of theirs."""
     file = SQLiteBackend(tmp_path)
     file.path.write_bytes(b"")
-    backend.path.chmod(0o644)
+    file.path.chmod(0o644)
     file.open(KEYS).publish("zoe-session", STATUS)
     assert stat.S_IMODE(file.path.stat().st_mode) == 0o600
     planted = SQLiteBackend(tmp_path / "elsewhere")
