@@ -3,7 +3,7 @@ process by a cookie (deploy/nginx.conf.template says how). Ctrl-C or SIGTERM sto
 
     python deploy/serve_class.py --processes 2 --port 8500
         two app processes on 127.0.0.1:8501 and :8502, nginx on port 8500 of every address
-    python deploy/serve_class.py --processes 2 --app-address 0.0.0.0 --no-proxy
+    python deploy/serve_class.py --processes 2 --app-address 0.0.0.0 --no-proxy --trusted-proxy 10.0.0.11
         on a second machine: its app processes only, for the first machine's proxy
     python deploy/serve_class.py --processes 2 --port 8500 --backend pc2:8501 --backend pc2:8502
         on the first machine: its own two processes and the second machine's, behind one proxy
@@ -47,6 +47,7 @@ from app.session.teacher_pass import new_code  # noqa: E402, I001 - after the li
 # The class's settings the app processes read (app/session/class_config.py names them too).
 TEACHER_KEY, STORE, RUN_DIR, STARTED = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR", \
     "UNROLLED_CLASS_STARTED"
+TRUSTED_PROXIES = "UNROLLED_TRUSTED_PROXIES"  # app/widgets/network.py
 START_TIMEOUT = 120  # s for an app process to answer /_stcore/health (a loaded machine imports torch slowly)
 STOP_TIMEOUT = 10  # s after SIGTERM before SIGKILL
 OPEN_FILES = 20480  # nginx's worker_rlimit_nofile (nginx.conf.template), for the app processes too
@@ -199,6 +200,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--backend", action="append", default=[], metavar="HOST:PORT",
                    help="an app process on another machine, served by this proxy too (repeat for each)")
     p.add_argument("--no-proxy", action="store_true", help="start the app processes only, no nginx")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                   help="with --no-proxy: the address the proxy's machine connects from, whose X-Forwarded-For\n"
+                        "names each student's address (the teacher key's tries and the lab store count by it)")
     p.add_argument("--run-dir", type=Path, help="logs, pid files, nginx's config (default: a new directory in /tmp)")
     p.add_argument("--no-board", action="store_true",
                    help="hold no class: no teacher key, no board, nothing published (the same app, as before\n"
@@ -235,6 +239,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, on_signal)
     key = None if args.no_board else os.environ.get(TEACHER_KEY) or secrets.token_urlsafe(16)  # 128 random bits
     class_env = {RUN_DIR: str(run_dir), STARTED: str(int(time.time())), **({TEACHER_KEY: key} if key else {}),
+                 **({TRUSTED_PROXIES: ",".join(args.trusted_proxy)} if args.trusted_proxy else {}),
                  **({STORE: args.store} if args.store else {})}
     apps = [App(args.app_address, port, run_dir, class_env) for port in args.app_ports]
     nginx = None

@@ -18,6 +18,18 @@ from app.widgets.network import UNKNOWN, client_address
     (None, "6.6.6.6", UNKNOWN),
 ])
 def test_the_address_is_nginxs_entry_only_behind_nginx(monkeypatch, direct, forwarded, found):
+    monkeypatch.delenv("UNROLLED_TRUSTED_PROXIES", raising=False)
     headers = {"X-Forwarded-For": forwarded} if forwarded else {}
     monkeypatch.setattr(streamlit, "context", SimpleNamespace(ip_address=direct, headers=headers))
     assert client_address() == found
+
+
+def test_a_proxy_on_another_machine_is_trusted_when_named(monkeypatch):
+    """serve_class.py --no-proxy --trusted-proxy ADDRESS: the proxy's machine connects from ADDRESS, and every
+    student would otherwise be that one address (the whole class sharing one address's limits)."""
+    monkeypatch.setattr(streamlit, "context", SimpleNamespace(ip_address="10.0.0.11",
+                                                              headers={"X-Forwarded-For": "10.0.0.57"}))
+    monkeypatch.delenv("UNROLLED_TRUSTED_PROXIES", raising=False)
+    assert client_address() == "10.0.0.11"
+    monkeypatch.setenv("UNROLLED_TRUSTED_PROXIES", "10.0.0.12, 10.0.0.11")
+    assert client_address() == "10.0.0.57"
