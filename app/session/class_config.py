@@ -12,8 +12,11 @@ the store, so every process of the class counts them together, and never for the
 class-wide limit (300 a minute) was reached by one script in under a minute, and then refused the
 teacher's own right key. Each browser (its owner cookie) gets MAX_TRIES tries a minute, right or wrong.
 Wrong tries are also counted per address (MAX_ADDRESS_TRIES a minute, sized for a class behind one NAT),
-and an address over it is refused any browser's second try: a script making a new browser per guess gets
-one guess each, while a browser's first try, the teacher's right key among them, is always compared.
+and an address over it is refused any browser's second try, while a browser's first try, the teacher's right
+key among them, is always compared. So a script making a new browser per guess gets one guess each, as many as
+it can make browsers: behind serve_class.py's nginx, 5 new sessions a second from one address; on a bare
+`streamlit run`, no bound. That is no defence for a key a person chose: use serve_class.py's random key, or one
+as long and random.
 
 The store never gets the key: it gets ClassKeys (store_keys), a namespace for the class's entries and
 a key that signs its broadcasts, each derived one way from the key. The key is stretched first

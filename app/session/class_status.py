@@ -58,7 +58,7 @@ def clean_name(typed: str) -> tuple[str, str | None]:
     "Teacher" however written, or an anonymous handle (another student's, maybe) is refused."""
     name = visible(typed)
     folded = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
-    if (typed or "").strip() and not name:
+    if (typed or "").strip() and not any(unicodedata.category(ch)[0] in "LNPS" for ch in name):
         return "", "a name of invisible characters only is no name: the board shows your handle"
     if RESERVED in re.sub(r"[\W_]", "", folded):
         return "", f"'{RESERVED.title()}' is your teacher's name on the board: choose another"

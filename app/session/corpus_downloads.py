@@ -1,6 +1,7 @@
 """Downloads of the public corpora a page needs (engine.datasets), asked for by a student's click: each in
 a background thread, so the page stays usable while it comes, and at most one at a time per corpus in a
-process, shared by every session that asks (a class clicking Download together fetches each file once).
+process, shared by every session that asks (a class clicking Download together fetches each file once a
+process: two processes of a class each fetch it, into the same cache, each moved into place whole).
 No corpus shares a file with another (the registry; tests/app/test_corpus_needed.py checks it), so one
 download per corpus is one per file. Pages read a download's progress and outcome here; no Streamlit.
 """

@@ -95,6 +95,7 @@ def test_a_diverged_lab_reads_diverged_and_its_figures_stay_json():
     ("\u2800\u2800\u2800", "", "invisible characters only"),
     ("\u3164 \u115f\u1160\uffa0", "", "invisible characters only"),
     ("\u200b\u2060\ufeff", "", "invisible characters only"),
+    ("\u0301\u0302 \u20dd", "", "invisible characters only"),  # combining marks on nothing
     ("Teacher", "", "your teacher's name"),
     ("ＴＥＡＣＨＥＲ", "", "your teacher's name"),  # full-width letters, as NFKC reads them
     ("the t-e-a-c-h-e-r", "", "your teacher's name"),
