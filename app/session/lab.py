@@ -84,7 +84,7 @@ class Lab(Playback):
         with self.lock:
             self.setup, self.upload = setup, upload
             self.task, self.model, self.trainer = task, model, trainer
-            self._measured: tuple[Probes, HeldOut] | None = None
+            self.made_from_corpus: tuple[Probes, HeldOut] | None = None
             self.missing: datasets.CorpusMissing | None = None  # what measured() last waited for
             try:
                 self.measured()
@@ -99,16 +99,16 @@ class Lab(Playback):
         model opened before its corpus was on this machine, at the first call once the corpus is here
         (before its first training step: their logs start at the step it was opened at). Until then
         CorpusMissing, which names the corpus, its size, source, licence and how to get it."""
-        if self._measured is None:
+        if self.made_from_corpus is None:
             with self.lock:
-                if self._measured is None:
+                if self.made_from_corpus is None:
                     try:
-                        self._measured = (Probes(self.trainer, self.setup.model, self.lock), HeldOut(self.trainer))
+                        self.made_from_corpus = (Probes(self.trainer, self.setup.model, self.lock), HeldOut(self.trainer))
                     except datasets.CorpusMissing as missing:
                         self.missing = missing
                         raise
                     self.missing = None
-        return self._measured
+        return self.made_from_corpus
 
     @property
     def probes(self) -> Probes:
@@ -131,7 +131,7 @@ class Lab(Playback):
     @property
     def measured_yet(self) -> bool:
         """Whether the probes and held-out log exist, read without the lock (the class board's thread)."""
-        return self._measured is not None
+        return self.made_from_corpus is not None
 
     @property
     def steps_taken(self) -> int:
@@ -251,7 +251,7 @@ class Lab(Playback):
         shown = (lambda value: f"{value:.1%}") if metric == "accuracy" else (lambda value: f"{value:.3g}")
         # Read without the lock (the class board's thread calls this): a model opened before its corpus was
         # here has no held-out log yet, and says what it waits for.
-        scored = self._measured[1].log.last if self._measured is not None else None  # scored every EVAL_EVERY steps
+        scored = self.made_from_corpus[1].log.last if self.made_from_corpus is not None else None  # scored every EVAL_EVERY steps
         held_out = (f"{shown(scored['metric'])} (step {scored['step']:,})" if scored is not None else
                     f"needs {self.missing.corpus.title}" if self.missing is not None else "-")
         return {
