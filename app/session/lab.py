@@ -103,7 +103,8 @@ class Lab(Playback):
             with self.lock:
                 if self.made_from_corpus is None:
                     try:
-                        self.made_from_corpus = (Probes(self.trainer, self.setup.model, self.lock), HeldOut(self.trainer))
+                        probes = Probes(self.trainer, self.setup.model, self.lock)
+                        self.made_from_corpus = (probes, HeldOut(self.trainer))
                     except datasets.CorpusMissing as missing:
                         self.missing = missing
                         raise
@@ -251,7 +252,8 @@ class Lab(Playback):
         shown = (lambda value: f"{value:.1%}") if metric == "accuracy" else (lambda value: f"{value:.3g}")
         # Read without the lock (the class board's thread calls this): a model opened before its corpus was
         # here has no held-out log yet, and says what it waits for.
-        scored = self.made_from_corpus[1].log.last if self.made_from_corpus is not None else None  # scored every EVAL_EVERY steps
+        made = self.made_from_corpus
+        scored = made[1].log.last if made is not None else None  # scored every EVAL_EVERY steps
         held_out = (f"{shown(scored['metric'])} (step {scored['step']:,})" if scored is not None else
                     f"needs {self.missing.corpus.title}" if self.missing is not None else "-")
         return {
