@@ -248,7 +248,7 @@ def figures(lab: Lab, source: Source, rec: engine.Recording | None, decoded) -> 
     free_trace, shown_keys, padding = decoding.without_padding(
         decoding.first_rows(free.rec.attention_traces[site], len(free.tokens)), keys)
     recorded_caption(lab, source, padding, words)
-    if rec is not None:  # with samples, the corpus is here
+    if rec is not None and hasattr(lab.task, "references"):  # a translation's, with samples: its corpus is here
         counts.held_out_bleu(lab)
     if source.typed is None:
         n = decoding.target_length(source.y[source.i])  # a translation's target ends before T_out
