@@ -4,8 +4,6 @@ shipped models open and write without theirs, and the button's download, from a 
 corpus in a background thread after which the page trains; a failed download says why and breaks nothing."""
 import dataclasses
 import hashlib
-import http.server
-import threading
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -19,6 +17,7 @@ from app.session.link import preset_setup
 from engine import datasets
 from engine.datasets import registry
 from tests.corpora import MIRROR, empty_machine
+from tests.loopback import Server, serving
 
 from .conftest import MAIN
 
@@ -137,48 +136,14 @@ def test_bert_and_gpt_read_the_shipped_models_with_no_corpus(no_corpora):
     assert ":material/cloud_download: Four novels of Jane Austen is not on this machine (see above)." in said
 
 
-class Server(http.server.ThreadingHTTPServer):
-    """Serves `files` by name on 127.0.0.1; a request waits for `gate` (set: at once) and is counted."""
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.files: dict[str, bytes] = {}
-        self.requests: list[str] = []
-        self.gate = threading.Event()
-        self.gate.set()
-
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/{name}"
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 - http.server's name
-        name = self.path.lstrip("/")
-        self.server.requests.append(name)
-        self.server.gate.wait()
-        body = self.server.files[name]
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):  # quiet
-        pass
-
-
 @pytest.fixture
 def pairs_served(monkeypatch):
     """A loopback server the translator's pairs are downloaded from (their registry entry's address moved to
     it), serving the mirror's bytes: the file its source published."""
-    server = Server()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setitem(registry.FILES, PAIRS, dataclasses.replace(registry.FILES[PAIRS], url=server.url("pairs")))
-    server.files["pairs"] = (MIRROR / PAIRS).read_bytes()
-    yield server
-    server.gate.set()
-    server.shutdown()
-    server.server_close()
+    with serving() as server:
+        monkeypatch.setitem(registry.FILES, PAIRS, dataclasses.replace(registry.FILES[PAIRS], url=server.url("pairs")))
+        server.files["pairs"] = (MIRROR / PAIRS).read_bytes()
+        yield server
 
 
 def download_and_wait(at: AppTest) -> corpus_downloads.Download:

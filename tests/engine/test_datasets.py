@@ -3,9 +3,7 @@ checked by sha256 and written atomically; the corpora cut from them. The downloa
 server serving files made here; the registry's own entries are checked against the tests' mirror
 (../shared/data, as run_tests.sh sets UNROLLED_DATA_MIRROR)."""
 import hashlib
-import http.server
 import os
-import threading
 from pathlib import Path
 
 import pytest
@@ -13,49 +11,16 @@ import pytest
 from engine import datasets
 from engine.datasets import __main__ as command
 from engine.datasets import registry
+from tests.loopback import serving
 
 BODY = b"one line of a public corpus\n" * 5000  # 140 kB: several chunks, so progress is seen moving
 OTHER = b"not what its source published\n" * 10
 
 
-class Server(http.server.ThreadingHTTPServer):
-    """Serves `files` by path; counts requests; a path in `cut_short` sends its length, then half its bytes."""
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.files: dict[str, bytes] = {}
-        self.cut_short: set[str] = set()
-        self.requests: list[str] = []
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/{path}"
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 - http.server's name
-        path = self.path.lstrip("/")
-        self.server.requests.append(path)
-        body = self.server.files.get(path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body[: len(body) // 2] if path in self.server.cut_short else body)
-
-    def log_message(self, *args):  # quiet
-        pass
-
-
 @pytest.fixture
 def server():
-    serving = Server()
-    thread = threading.Thread(target=serving.serve_forever, daemon=True)
-    thread.start()
-    yield serving
-    serving.shutdown()
-    serving.server_close()
+    with serving() as served:
+        yield served
 
 
 @pytest.fixture
