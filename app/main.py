@@ -17,8 +17,10 @@ kernels.pin()
 
 import streamlit as st
 import torch
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app import pages
+from app.session import memory
 from app.session.page_runs import page_run
 from app.widgets.class_link import class_room, join, keep_presence
 from app.widgets.corpus_needed import corpus_needed, new_page_run
@@ -29,6 +31,10 @@ from engine import datasets
 # Many students share one server: one thread per training keeps them from crowding each other,
 # and for models this small one thread is also the fastest.
 torch.set_num_threads(1)
+# Few malloc arenas, and each experiment counted against the session that made it (app/session/memory.py):
+# a process of 20 sessions on the BERT and GPT page reached 5.1 GB with one arena a thread.
+memory.tune_allocator()
+memory.set_owner(lambda: getattr(get_script_run_ctx(suppress_warning=True), "session_id", None))
 
 st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layout="wide")
 # The pages in a bar across the top, a menu per section: in the sidebar, all 17 links (folded,

@@ -103,7 +103,10 @@ class App:
         cmd = [sys.executable, "-m", "streamlit", "run", "app/main.py", *APP_FLAGS,
                "--server.address", self.address, "--server.port", str(self.port)]
         inherited = {name: value for name, value in os.environ.items() if name != TEACHER_KEY}  # --no-board: none
-        env = {**inherited, **self.class_env, "PYTHONUNBUFFERED": "1"}
+        # Few malloc arenas from the process's first thread on (app/session/memory.py: mallopt on the app's first run
+        # comes after Streamlit's threads have made theirs)
+        env = {"MALLOC_ARENA_MAX": str(len(os.sched_getaffinity(0))), **inherited, **self.class_env,
+               "PYTHONUNBUFFERED": "1"}
         with open(self.log, "ab") as log:  # a file, not a pipe nobody reads, which would fill and block
             # Its own session: Ctrl-C reaches this script alone, which stops the processes in order.
             self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,

@@ -1,4 +1,5 @@
-"""What one session may ask of a CPU that a whole class shares: the size of one training step.
+"""What one session may ask of a CPU that a whole class shares: the size of one training step, and
+the memory its models hold (app/session/memory.py).
 
 Checked on the one install step (lab.py) that every path into a session goes through (the form,
 a link, a lesson, an uploaded checkpoint, a comparison), before anything is built.
@@ -11,6 +12,7 @@ import torch
 
 import engine
 from app.session.link import Setup
+from app.session.memory import LEDGER
 from engine.build import build_model
 from engine.tasks.base import DECODERS
 
@@ -21,6 +23,8 @@ MAX_STEP_COST = 2**24
 # Weights a lab holds four times over (the weights, Adam's two moments, the best step's copy):
 # 5M parameters is 80 MB a lab, 5 GB for a class of 60; the largest preset has 108k.
 MAX_PARAMETERS = 5_000_000
+# Bytes a trained parameter holds: four float32 copies (memory.weights_bytes).
+HELD_PER_PARAMETER = 4 * 4
 # Arithmetic of one step, about 6 x batch x steps x parameters (forward and backward): 1e10 is
 # about half a second on one core; the heaviest preset (charlm) needs 2e9.
 MAX_STEP_FLOPS = 1e10
@@ -64,7 +68,14 @@ def parameters(setup: Setup, task: engine.Task) -> int:
 def check_cost(setup: Setup, task: engine.Task) -> None:
     """ValueError when the network would be too big, or one training step too heavy, for a CPU a
     class shares: its batch's memory (the engine's limit), its activations, its parameters and its
-    arithmetic, each within its limit."""
+    arithmetic, each within its limit; memory.MemoryFull when its weights and data would take its
+    session or the process past their memory."""
+    count = price(setup, task)
+    LEDGER.check_room(HELD_PER_PARAMETER * count + task.held_bytes(), "this network")
+
+
+def price(setup: Setup, task: engine.Task) -> int:
+    """check_cost's limits on one network and its step, the memory aside; returns its parameter count."""
     task.check_batch(setup.train.batch_size)  # recall's one-hot inputs grow with the symbols, not the units
     cost, steps = step_cost(setup, task)
     cfg = setup.model
@@ -100,20 +111,22 @@ def check_cost(setup: Setup, task: engine.Task) -> None:
             f"steps x {count:,} parameters), over this app's limit of {MAX_STEP_FLOPS:.0e} for a shared CPU; "
             "lower the batch size, the sequence length or the hidden size"
         )
+    return count
 
 
 def check_runs(setups: dict[str, Setup], task: engine.Task) -> None:
     """check_cost for each of runs trained side by side (one step each in turn, so a step costs
-    one run's), and their weights together within MAX_PARAMETERS, since all are held at once.
-    The ValueError names the run."""
-    total = 0
+    one run's), and their weights together within MAX_PARAMETERS and the memory, since all are held
+    at once. The ValueError names the run."""
+    counts = {}
     for name, setup in setups.items():
         try:
-            check_cost(setup, task)
+            counts[name] = price(setup, task)
         except ValueError as err:
             raise ValueError(f"the {name} run: {err}") from None
-        total += parameters(setup, task)
+    total = sum(counts.values())
     if total > MAX_PARAMETERS:
-        counts = ", ".join(f"{name} {parameters(setup, task):,}" for name, setup in setups.items())
-        raise ValueError(f"these runs have {total:,} parameters together ({counts}), over this app's limit of "
+        each = ", ".join(f"{name} {count:,}" for name, count in counts.items())
+        raise ValueError(f"these runs have {total:,} parameters together ({each}), over this app's limit of "
                          f"{MAX_PARAMETERS:,} for a shared CPU; lower the hidden size or the number of layers")
+    LEDGER.check_room(HELD_PER_PARAMETER * total + task.held_bytes(), f"these {len(setups)} runs")

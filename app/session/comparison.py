@@ -24,6 +24,7 @@ import engine
 from app.session.budget import check_runs
 from app.session.heldout import held_out_set, score
 from app.session.link import Setup
+from app.session.memory import one_step, weights_bytes
 from app.session.playback import Playback
 from app.session.probes import RECORD_EVERY, first_step_ratios, probe_samples
 from app.session.rows import BoundedRows
@@ -147,11 +148,12 @@ class TrainedRun:
     def advance(self, final: bool) -> None:
         """One training step, timed; measured every RECORD_EVERY steps and at the `final` step of
         the budget, never after a step that diverged (it was not applied)."""
-        start = time.perf_counter()
-        self.trainer.step(1)
-        self.step_seconds.append(time.perf_counter() - start)
-        if not self.stopped and (final or self.steps_done % RECORD_EVERY == 0):
-            self.measure()
+        with one_step():  # its held-out scoring too: 128 windows' outputs at once
+            start = time.perf_counter()
+            self.trainer.step(1)
+            self.step_seconds.append(time.perf_counter() - start)
+            if not self.stopped and (final or self.steps_done % RECORD_EVERY == 0):
+                self.measure()
 
 
 class Run(TrainedRun):
@@ -188,6 +190,12 @@ class RoundRobin(Playback):
     @abstractmethod
     def build(self) -> None:
         """Fresh runs (self.runs) from the seed, and self.seconds = 0."""
+
+    def held_bytes(self) -> int:
+        """Every run's weights four times over, and their tasks' data, each task once. 0 until built."""
+        runs = list(getattr(self, "runs", ()))
+        tasks = {id(run.trainer.task): run.trainer.task for run in runs}
+        return sum(weights_bytes(run.model) for run in runs) + sum(task.held_bytes() for task in tasks.values())
 
     @property
     def steps_done(self) -> int:

@@ -13,6 +13,7 @@ from torch import Tensor
 
 from app.session.link import EMBEDDING_PARAMS as LINK_PARAMS
 from app.session.link import echo
+from app.session.memory import one_step, weights_bytes
 from app.session.playback import Playback
 from app.session.tsne_maps import TsneMaps
 from engine.embeddings import HOW
@@ -72,6 +73,11 @@ class EmbeddingRun(Playback):
         self.run = Word2Vec(prose_corpus(cfg.min_count), cfg)
         self.maps = TsneMaps()  # the t-SNE maps of this run's vectors
 
+    def held_bytes(self) -> int:
+        """Its two vectors a word (plain SGD keeps no moments: weights_bytes's four copies overcount it
+        twice, a few MB); the corpus is every run's. 0 until built."""
+        return weights_bytes(self.run.model) if hasattr(self, "run") else 0
+
     @property
     def steps_taken(self) -> int:
         return self.run.steps_done
@@ -82,7 +88,8 @@ class EmbeddingRun(Playback):
     def advance(self, until: int) -> bool:
         if self.finished(until):
             return False
-        self.run.step(1)
+        with one_step():
+            self.run.step(1)
         return True
 
     def finished(self, until: int) -> bool:
@@ -91,7 +98,7 @@ class EmbeddingRun(Playback):
     def step(self) -> None:
         """One training step, pausing first."""
         self.playing = False
-        with self.hold():
+        with self.hold(), one_step():
             self.run.step(1)
 
     def reset(self, cfg: Word2VecConfig | None = None) -> None:

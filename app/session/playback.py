@@ -16,6 +16,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from app.session.memory import LEDGER
+
 
 class Pace:
     """Steps per second of wall time on a playing page, over its last WINDOW ticks: drawing, training
@@ -51,6 +53,7 @@ class Playback(ABC):
         self.seconds = 0.0  # spent in train_for: a Comparison's time to go is estimated from it
         self.turn = threading.Condition()  # guards `waiting`, and wakes the loop when no one waits
         self.waiting = 0  # threads waiting in hold() for the lock
+        LEDGER.add(self)  # counted in the process's memory while it lives
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -70,6 +73,11 @@ class Playback(ABC):
 
     def drawn(self, seconds: float) -> None:  # noqa: B027 - most trainees keep nothing of it (Lab does)
         """The page's drawing of this took `seconds` of its thread's CPU time (controls.live_training)."""
+
+    @abstractmethod
+    def held_bytes(self) -> int:
+        """What it holds that grows with its size (memory.Ledger): its models' weights four times over
+        (memory.weights_bytes) and its data. Read from other sessions' threads, also while it is being built."""
 
     @property
     @abstractmethod

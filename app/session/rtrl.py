@@ -24,6 +24,7 @@ import torch
 import engine
 from app.session.budget import check_cost
 from app.session.link import Setup
+from app.session.memory import one_step
 from engine.rtrl import rtrl_gradients, rtrl_online, truncated_gradients
 
 CELLS = {"rnn": "tanh RNN", "gru": "GRU"}
@@ -123,7 +124,8 @@ class SideBySide:
         self.model = engine.build_model(settings.config(), self.task, seed=SEED)
         if settings.trained_steps:
             train = dataclasses.replace(self.task.preset.train, seed=SEED)
-            engine.Trainer(self.model, self.task, train).step(settings.trained_steps)
+            with one_step():  # its few steps in one turn
+                engine.Trainer(self.model, self.task, train).step(settings.trained_steps)
         self.x, self.y = self.task.batch(1, torch.Generator().manual_seed(SEED))  # one sample: [1, T, D], its y
         self.names = [name for name, _ in self.model.named_parameters()]
 

@@ -14,7 +14,7 @@ import dataclasses
 import torch
 
 import engine
-from app.session.budget import check_cost
+from app.session.budget import check_runs
 from app.session.comparison import RoundRobin, TrainedRun
 from app.session.heldout import held_out_set, score
 from app.session.link import Setup
@@ -61,7 +61,7 @@ class ScalingRuns(RoundRobin):
         self.setup, self.upload = setup, upload
         self.configs = twin_configs(setup.model)
         self.task = task or setup.make_task(upload)
-        check_cost(setup, self.task)  # each run costs what the student's transformer costs
+        check_runs({name: dataclasses.replace(setup, model=cfg) for name, cfg in self.configs.items()}, self.task)
         self.build()
 
     def build(self) -> None:

@@ -8,7 +8,7 @@ teacher pastes carries the teacher's lab id, but a student's browser holds anoth
 student gets a lab of their own from the link's settings, never the teacher's. One tab drives a lab
 at a time: the tab that last found it holds it (a reload, a duplicated tab, a page opened from the
 menu in a new tab), and a tab that no longer holds its lab lets it go (Kept.holder). Labs not seen for
-TIME_TO_LIVE seconds are dropped, and past MAX_LABS or MAX_BYTES (held_bytes) first the labs never
+TIME_TO_LIVE seconds are dropped, and past MAX_LABS or MAX_BYTES (Lab.held_bytes) first the labs never
 trained, then the least recently seen of the share holding the most (LabStore.evict).
 
 A share is a browser (its owner token), except for browsers one network address makes faster than
@@ -53,14 +53,6 @@ def is_token(text: object) -> bool:
     return isinstance(text, str) and TOKEN.fullmatch(text) is not None
 
 
-def held_bytes(lab: Lab) -> int:
-    """What a lab holds that grows with its size: its weights, the optimizer's two moments and the
-    copy of the weights at the best held-out step; and its data, as its task counts it (a lab that
-    read a 66 MB review CSV held about 300 MB more than its weights), the upload kept beside it."""
-    weights = 4 * sum(p.numel() * p.element_size() for p in lab.model.parameters())
-    return weights + lab.task.held_bytes(beside=(lab.upload,))
-
-
 def has_trained(lab: Lab) -> bool:
     """Whether the lab's model has trained a step (read without its lock: a count a tick only raises)."""
     return lab.trainer.steps_done > 0
@@ -72,7 +64,7 @@ class Kept:
     owner: str
     holder: str  # the tab (a Streamlit session's token) that drives it: the last that found it
     seen: float  # the store's clock at the last run that used it
-    size: int  # held_bytes when last seen: priced outside the lock, once a page run, never in evict()
+    size: int  # Lab.held_bytes when last seen: priced outside the lock, once a page run, never in evict()
     share: str  # what eviction counts it against: its owner, or its address's share (the module says why)
     trained: bool  # whether it has trained a step, when last seen: a lab never trained goes first
     extras: dict = field(default_factory=dict)  # what the page needs back with it (the lesson, the target)
@@ -114,7 +106,7 @@ class LabStore:
 
     def add(self, lab: Lab, owner: str, holder: str, address: str = "unknown") -> str:
         """Keep `lab` for `owner` (a browser at `address`), driven by the tab `holder`; returns its new id."""
-        lab_id, size, trained = new_token(), held_bytes(lab), has_trained(lab)
+        lab_id, size, trained = new_token(), lab.held_bytes(), has_trained(lab)
         with self.lock:
             self.kept[lab_id] = Kept(lab, owner, holder, self.clock(), size, self.share_of(owner, address), trained)
             self.evict()
@@ -153,7 +145,7 @@ class LabStore:
         """The page used its lab now; remember `extras` with it, and price it again (a new model
         since). A lab dropped while its tab was still open (the budget, or the time to live) is kept
         again, so that tab's next reload finds it."""
-        size, trained = held_bytes(lab), has_trained(lab)
+        size, trained = lab.held_bytes(), has_trained(lab)
         with self.lock:
             kept = self.kept.get(lab_id)
             if kept is None or kept.lab is not lab:

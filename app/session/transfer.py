@@ -23,9 +23,10 @@ import torch
 from torch import nn
 
 import engine
-from app.session.budget import check_cost
+from app.session.budget import check_runs
 from app.session.comparison import RoundRobin, TrainedRun
 from app.session.link import Setup
+from app.session.memory import MemoryFull
 from app.session.rows import BoundedRows
 from engine.tasks import ParsedReviews
 from engine.transfer import Transplanted, part_norms, snapshot, transplant
@@ -180,8 +181,10 @@ class TransferRuns(PartRuns):
         self.network = recipe.network(source)  # a ValueError now rather than in a run
         self.task = engine.make_task("char_sentiment", train_reviews=recipe.train_reviews, seed=recipe.seed,
                                      csv_text=reviews)
-        try:
-            check_cost(setup_of(recipe, self.network), self.task)  # each run may cost what the Lab's model may
+        try:  # each run may cost what the Lab's model may, and both are held at once
+            check_runs(dict.fromkeys(("from scratch", "pretrained"), setup_of(recipe, self.network)), self.task)
+        except MemoryFull:
+            raise  # the server's memory, not the layers: its own message says what to do
         except ValueError as err:  # what the page can change is the number of layers
             raise ValueError(f"{self.network.num_layers} layers are too many for a shared CPU here ({err}); "
                              "reuse or add fewer layers") from None

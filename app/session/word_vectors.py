@@ -25,6 +25,7 @@ from torch import nn
 import engine
 from app.session.budget import check_runs
 from app.session.link import Setup
+from app.session.memory import MemoryFull
 from app.session.transfer import PartRuns, ScratchRun
 from engine.tasks import ParsedReviews
 from engine.transfer import snapshot
@@ -103,6 +104,8 @@ class VectorRuns(PartRuns):
         setup = setup_of(plan, self.network)
         try:  # the three are held at once: each may cost what the Lab's model may, and all within its weights
             check_runs(dict.fromkeys(STARTS, setup), self.task)
+        except MemoryFull:
+            raise  # the server's memory, not the vectors' size: its own message says what to do
         except ValueError as err:  # what the student can change here is the vectors' size
             raise ValueError(f"vectors of {self.network.embedding_dim} numbers a word make these runs too large "
                              f"for a shared CPU here ({err}); train word2vec with fewer dimensions") from None

@@ -12,6 +12,7 @@ import streamlit as st
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query, parse_target_steps
+from app.session.memory import MemoryFull
 from app.session.store import TIME_TO_LIVE, LabStore, is_token, new_token
 from app.widgets import address, prediction, state
 from app.widgets.corpus_needed import ask, asked_for
@@ -135,6 +136,16 @@ def apply_edited_link(lab: Lab, query: dict[str, str]) -> None:
                "its training settings were applied; training goes on from the same weights."))
 
 
+def default_lab() -> Lab:
+    """The defaults' lab (the adding problem with an LSTM), or, when the server's memory is full (a class's
+    models hold it), the page stops with the reason: every page needs a lab."""
+    try:
+        return Lab(DEFAULT)
+    except MemoryFull as full:
+        st.error(f"This server cannot open a model for this tab now: {literal(full)}.", icon=":material/memory:")
+        st.stop()
+
+
 def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str]]) -> None:
     """A new lab from the link's settings (`given`: every value of each key), the lesson it names
     and its step target."""
@@ -150,13 +161,13 @@ def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str
     except datasets.CorpusMissing as missing:  # a good link to a task on a corpus this machine lacks: said above
         ask(missing, "This link's model trains on it: Unrolled started with the defaults meanwhile (the adding "
                      "problem with an LSTM); open the link again once it is here.")
-        lab, lesson, steps = Lab(DEFAULT), None, None
+        lab, lesson, steps = default_lab(), None, None
     except ValueError as err:  # a bad value, settings that cannot train together, over the budget
         st.session_state[state.LINK_PROBLEM] = (
             f"This link's settings could not be used ({literal(err)}). Unrolled started with the "
             "defaults instead: the adding problem with an LSTM."
         )
-        lab, lesson, steps = Lab(DEFAULT), None, None
+        lab, lesson, steps = default_lab(), None, None
     st.session_state[state.LAB] = lab
     st.session_state[state.LAB_ID] = lab_store().add(lab, owner, tab_token(), client_address())
     if steps is not None:  # the teacher's target, over the lesson's

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from app.session.lab import Lab
 from app.session.link import DEFAULT
-from app.session.store import LabStore, held_bytes, is_token, new_token
+from app.session.store import LabStore, is_token, new_token
 
 TAB = new_token()  # the tab that finds a lab drives it; these tests use one tab (tabs: test_tabs.py)
 
@@ -61,7 +61,7 @@ def test_the_least_recently_seen_go_first_past_the_count_or_the_bytes():
     store.find(ids[0], owner, TAB)  # seen again: the first is now the most recent
     third = store.add(labs[2], owner, TAB)
     assert store.find(ids[1], owner, TAB) is None and store.find(ids[0], owner, TAB) and store.find(third, owner, TAB)
-    one = held_bytes(labs[0])
+    one = labs[0].held_bytes()
     small = LabStore(max_bytes=2 * one)
     kept = [small.add(lab, owner, TAB) for lab in labs]
     assert small.find(kept[0], owner, TAB) is None and small.find(kept[2], owner, TAB) is not None
@@ -81,7 +81,7 @@ def test_one_browser_filling_the_store_loses_its_own_labs_never_a_classmates():
     now = [0.0]
     classmate, greedy = new_token(), new_token()
     lab = trained_lab()  # the classmate's, trained
-    one = held_bytes(lab)
+    one = lab.held_bytes()
     store = LabStore(max_bytes=5 * one, clock=lambda: now[0])
     theirs = store.add(lab, classmate, TAB)  # the oldest lab in the store
     mine = []
@@ -108,7 +108,7 @@ def test_a_lab_is_priced_with_its_data_not_its_weights_alone():
     uploaded = Lab(setup, text)
     weights = 4 * sum(p.numel() * p.element_size() for p in uploaded.model.parameters())
     ids = uploaded.task.ids.numel() * uploaded.task.ids.element_size()  # the corpus as token ids
-    assert held_bytes(uploaded) >= weights + ids + len(text)
+    assert uploaded.held_bytes() >= weights + ids + len(text)
 
 
 def test_a_lab_dropped_under_two_tabs_stays_the_newest_tabs():
@@ -140,8 +140,8 @@ def test_a_flood_of_new_browsers_from_one_address_evicts_its_own_labs_not_a_clas
     monkeypatch.setattr(stored, "NEW_BROWSERS_PER_ADDRESS", 5)
     classmate = Lab(replace(DEFAULT, model=replace(DEFAULT.model, hidden_size=256)))
     classmate.step()
-    assert held_bytes(classmate) > 10 * held_bytes(trained_lab())  # the largest lab in the store
-    store = LabStore(max_labs=10, max_bytes=held_bytes(classmate) + 20 * held_bytes(trained_lab()))
+    assert classmate.held_bytes() > 10 * trained_lab().held_bytes()  # the largest lab in the store
+    store = LabStore(max_labs=10, max_bytes=classmate.held_bytes() + 20 * trained_lab().held_bytes())
     owner = new_token()
     kept = store.add(classmate, owner, TAB, "10.0.0.1")
     flood = [store.add(trained_lab(), new_token(), TAB, "10.0.0.9") for _ in range(30)]  # trained, even
