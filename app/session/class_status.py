@@ -36,6 +36,9 @@ UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\
 BLANK_GLYPHS = "\u2800\u3164\u115f\u1160\uffa0\u17b4\u17b5\u180e"
 HIDDEN_CATEGORIES = ("Cc", "Cf", "Co", "Cn", "Zl", "Zp")  # control, format, private use, unassigned, separators
 RESERVED = "teacher"  # the board's own word for the teacher: no student may show as it
+# Cyrillic and Greek letters drawn as Latin ones (after casefold), read as those for RESERVED: "Теacher" with a
+# Cyrillic Т and е showed on the board as the teacher (issue 43, finding 8).
+LOOKALIKES = str.maketrans("авсеһнікмортѕуухгαεηικνορτυχ", "abcehhikmoptsyyxraenikvoptux")
 HANDLE = re.compile(rf"({'|'.join(ADJECTIVES)}) ({'|'.join(ANIMALS)}) \d+")
 
 
@@ -60,7 +63,7 @@ def clean_name(typed: str) -> tuple[str, str | None]:
     folded = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
     if (typed or "").strip() and not any(unicodedata.category(ch)[0] in "LNPS" for ch in name):
         return "", "a name of invisible characters only is no name: the board shows your handle"
-    if RESERVED in re.sub(r"[\W_]", "", folded):
+    if RESERVED in re.sub(r"[\W_]", "", folded).translate(LOOKALIKES):
         return "", f"'{RESERVED.title()}' is your teacher's name on the board: choose another"
     if HANDLE.fullmatch(folded):
         return "", "that is how the board names students without a name: choose a name of your own"

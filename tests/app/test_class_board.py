@@ -99,6 +99,10 @@ def test_a_diverged_lab_reads_diverged_and_its_figures_stay_json():
     ("Teacher", "", "your teacher's name"),
     ("ＴＥＡＣＨＥＲ", "", "your teacher's name"),  # full-width letters, as NFKC reads them
     ("the t-e-a-c-h-e-r", "", "your teacher's name"),
+    ("\u0422\u0435acher", "", "your teacher's name"),  # a Cyrillic Т and е among Latin letters
+    ("\u0442\u0435\u0430\u0441\u04bb\u0435\u0433", "", "your teacher's name"),  # Cyrillic only: теасһег
+    ("\u03c4\u03b5acher", "", "your teacher's name"),  # Greek τ and ε
+    ("Анна Петрова", "Анна Петрова", None),  # a Cyrillic name is a name
     ("Calm Otter 42", "", "names students without a name"),
     ("calm otter", "calm otter", None),  # no number: not a handle
 ])
