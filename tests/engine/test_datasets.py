@@ -2,6 +2,7 @@
 checked by sha256 and written atomically; the corpora cut from them. The downloads come from a loopback HTTP
 server serving files made here; the registry's own entries are checked against the tests' mirror
 (../shared/data, as run_tests.sh sets UNROLLED_DATA_MIRROR)."""
+import fcntl
 import hashlib
 import os
 from pathlib import Path
@@ -85,6 +86,20 @@ def test_an_interrupted_download_leaves_nothing(server, places, monkeypatch):
     with pytest.raises(OSError, match="stopped at 70,000 of 140,000 bytes"):
         datasets.fetch(["made-up"])
     assert left_in(cache) == []
+
+
+def test_a_killed_downloads_leftover_goes_at_the_next_download_but_a_live_ones_stays(server, places, monkeypatch):
+    cache, _ = places
+    register(monkeypatch, server)
+    folder = cache / "made-up"
+    folder.mkdir(parents=True)
+    killed, live = folder / ".file.txt.killed.part", folder / ".file.txt.live.part"
+    killed.write_bytes(BODY[:70_000])  # a process killed mid-way: no one holds it
+    live.write_bytes(BODY[:1_000])
+    with open(live, "rb") as writing:  # another process's download, still going: it holds its lock
+        fcntl.flock(writing, fcntl.LOCK_EX)
+        datasets.fetch(["made-up"])
+    assert left_in(cache) == ["made-up/.file.txt.live.part", "made-up/file.txt"]
 
 
 def test_a_cached_file_is_read_with_no_request(server, places, monkeypatch):
