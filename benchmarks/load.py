@@ -30,7 +30,7 @@ import load_client
 from app_server import serve
 from load_browser import CHROMIUM_ARGS, BrowserTab
 from load_client import Client, SessionFailed
-from load_lesson import CONTROL, FAR, PAGE, lesson_query
+from load_lesson import FAR, PAGE, playing
 from timing import load_average, table
 
 TIMEOUT = 60.0  # s: a run that takes longer than this fails its session
@@ -74,18 +74,20 @@ async def sample(students: list[Student], until: float) -> None:
         await asyncio.sleep(SAMPLE)
 
 
-async def moves(student: Student, times: list[float]) -> None:
-    """Commit the control at each of `times` (perf_counter), a value the session has not had."""
+async def moves(student: Student, times: list[float], control: str) -> None:
+    """Commit `control` at each of `times` (perf_counter), a value the session has not had."""
     for k, when in enumerate(times):
         await asyncio.sleep(max(0.0, when - time.perf_counter()))
-        took = await student.tab.commit(CONTROL, FAR - 1 - k % 2, TIMEOUT)
+        took = await student.tab.commit(control, FAR - 1 - k % 2, TIMEOUT)
         student.reruns.append(took)
 
 
-async def run_class(url: str, pids: list[int], sessions: int, browsers: int, seconds: float, browser) -> dict:
-    """One class of `sessions` students (the first `browsers` of them real tabs) on the app at `url`."""
+async def run_class(url: str, pids: list[int], sessions: int, browsers: int, seconds: float, browser,
+                    page: str = PAGE) -> dict:
+    """One class of `sessions` students (the first `browsers` of them real tabs) on the app at `url`, playing
+    on `page` (load_lesson.playing)."""
     students = [Student(BrowserTab(browser, url) if i < browsers else Client(url)) for i in range(sessions)]
-    query = lesson_query()
+    plays = playing(page)
     start = {pid: (kernel.rss_mb(pid), kernel.threads(pid)) for pid in pids}
     mine = resource.getrusage(resource.RUSAGE_SELF)
     chromium_before = kernel.cpu_seconds_of(CHROMIUM)
@@ -93,9 +95,9 @@ async def run_class(url: str, pids: list[int], sessions: int, browsers: int, sec
     async def arrive(student: Student) -> None:
         await attempt(student, "connect", student.tab.connect())
         began = time.perf_counter()
-        await attempt(student, "open the lesson", student.tab.open(PAGE, query, TIMEOUT))
+        await attempt(student, "open the lesson", student.tab.open(plays.page, plays.query, TIMEOUT))
         student.opened = time.perf_counter() - began
-        await attempt(student, f"set {CONTROL}", student.tab.commit(CONTROL, FAR, TIMEOUT))
+        await attempt(student, f"set {plays.control}", student.tab.commit(plays.control, FAR, TIMEOUT))
         await attempt(student, "press Play", student.tab.press("Play", TIMEOUT))
 
     await asyncio.gather(*(arrive(s) for s in students))  # all at once, as a class does when told
@@ -105,7 +107,8 @@ async def run_class(url: str, pids: list[int], sessions: int, browsers: int, sec
     sampler = asyncio.create_task(sample(students, w1 + SAMPLE))
     half = seconds / 2  # each session moves the control once in each half of the window, spread over it
     await asyncio.gather(*(attempt(s, "move the control while all train",
-                                   moves(s, [w0 + (i + 0.5) / sessions * half + k * half for k in (0, 1)]))
+                                   moves(s, [w0 + (i + 0.5) / sessions * half + k * half for k in (0, 1)],
+                                         plays.control))
                            for i, s in enumerate(students)))
     await sampler
     cpu1, wall1 = {pid: kernel.cpu_seconds(pid) for pid in pids}, time.perf_counter()
@@ -180,7 +183,11 @@ def cell(value: float, digits: int = 1) -> str:
     return "nan" if value != value else f"{value:,.{digits}f}"
 
 
-def report(rows: list[dict], baseline: float) -> str:
+WHAT_PLAYS = {"build": "the adding problem's LSTM on Build & Train",
+              "bert-gpt": "BERT and GPT's two transformers (the contextual-embeddings lesson), steps a run"}
+
+
+def report(rows: list[dict], baseline: float, page: str = PAGE) -> str:
     header = ["sessions (tabs + clients)", "processes", "failed", "page open p50 s", "rerun p50 / p95 / max s",
               "steps/s total", "vs one session", "slowest / fastest", "fairness", "server cores",
               "clients' cores", "RSS start / peak / after MB", "threads after", "idle cores after"]
@@ -197,7 +204,7 @@ def report(rows: list[dict], baseline: float) -> str:
             f"{cell(r['rss start'], 0)} / {cell(r['rss peak'], 0)} / {cell(r['rss after'], 0)}",
             str(r["threads after"]), cell(r["idle cores after"], 3),
         ])
-    out = table("A class on one server: the adding problem's LSTM on Build & Train, every session playing",
+    out = table(f"A class on one server: {WHAT_PLAYS[page]}, every session playing",
                 header, lines)
     for r in rows:
         for why in r["why"]:
@@ -221,12 +228,12 @@ async def measure(args) -> str:
             started = serve("--server.disconnectedSessionTTL", str(args.ttl), *options) if args.url is None else None
             with started or nullcontext() as app:
                 url, pids = (app.url, [app.pid]) if app is not None else (args.url, args.pid)
-                await warm_up(url)
-                row = await run_class(url, pids, sessions, args.browsers, args.seconds, browser)
+                await warm_up(url, page=args.page)
+                row = await run_class(url, pids, sessions, args.browsers, args.seconds, browser, args.page)
                 row["rss after"] = await expire_sessions(url, pids, args.ttl)
                 rows.append(row)
-                print(report(rows[-1:], args.baseline or rows[0]["total"]), flush=True)
-    return report(rows, args.baseline or rows[0]["total"])
+                print(report(rows[-1:], args.baseline or rows[0]["total"], args.page), flush=True)
+    return report(rows, args.baseline or rows[0]["total"], args.page)
 
 
 def trace_to(folder: Path, sessions: int) -> None:
@@ -241,13 +248,14 @@ def trace_to(folder: Path, sessions: int) -> None:
     load_client.TRACE = open(folder / f"clients-{sessions}.tsv", "a", buffering=1)  # noqa: SIM115
 
 
-async def warm_up(url: str, cookie: str | None = None) -> None:
+async def warm_up(url: str, cookie: str | None = None, page: str = PAGE) -> None:
     """One tab opens the lesson and trains a moment, then leaves: the server's imports and first
     figures are done before the class arrives, as on a server the teacher opened first (`cookie`:
     the proxy's, to pick the process warmed)."""
     tab = Client(url, cookie)
     await tab.connect()
-    await tab.open(PAGE, lesson_query(), TIMEOUT)
+    plays = playing(page)
+    await tab.open(plays.page, plays.query, TIMEOUT)
     await tab.press("Play", TIMEOUT)
     await asyncio.sleep(2.0)  # a moment of training, not a wait for an event
     await tab.press("Pause", TIMEOUT)
@@ -267,6 +275,7 @@ def main() -> None:
     parser.add_argument("--trace", type=Path, metavar="DIR", help="write DIR/server-N.tsv (the app started: each "
                         "session's rerun requests, runs started and ended, lifecycle messages sent; load_trace.py) "
                         "and DIR/clients-N.tsv (what each protocol client sent and received)")
+    parser.add_argument("--page", choices=sorted(WHAT_PLAYS), default=PAGE, help="what every session plays")
     parser.add_argument("--url", help="an app already running (else one is started)")
     parser.add_argument("--pid", type=lambda s: [int(n) for n in s.split(",")], help="its process id(s)")
     args = parser.parse_args()

@@ -26,6 +26,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 TRACE = None  # a file (load.py --trace): every client writes what it sends and each run's start and end
 STEPS_TRAINED = re.compile(r"steps trained:\s*\**([\d,]+)")  # the sidebar summary's line
+RUNS_AT = re.compile(r"^step ([\d,]+) of [\d,]+ for each")  # side-by-side runs' progress bar: the runs' step
 
 
 class SessionFailed(Exception):
@@ -89,8 +90,8 @@ class Tab:
             self.errors.append(f"the page showed an exception: {body.type}: {body.message}")
         elif kind == "plotly_chart":
             self.figures[body.id] = body.spec
-        elif kind == "markdown":
-            found = STEPS_TRAINED.search(body.body)
+        elif kind in ("markdown", "progress"):
+            found = STEPS_TRAINED.search(body.body) if kind == "markdown" else RUNS_AT.search(body.text)
             if found:
                 self.steps = int(found.group(1).replace(",", ""))
                 if not self.step_times or self.step_times[-1][1] != self.steps:

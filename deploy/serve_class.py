@@ -39,15 +39,16 @@ import tomllib
 import urllib.request
 from pathlib import Path
 
-from nginx_conf import render
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # the app's package, for the code its board checks: one definition of it
 from app.session.teacher_pass import new_code  # noqa: E402, I001 - after the line that makes it importable
+from deploy.nginx_conf import render  # noqa: E402 - after the line that makes it importable
+
 # The class's settings the app processes read (app/session/class_config.py names them too).
 TEACHER_KEY, STORE, RUN_DIR, STARTED = "UNROLLED_TEACHER_KEY", "UNROLLED_CLASS_STORE", "UNROLLED_RUN_DIR", \
     "UNROLLED_CLASS_STARTED"
 TRUSTED_PROXIES = "UNROLLED_TRUSTED_PROXIES"  # app/widgets/network.py
+MEMORY = "UNROLLED_MEMORY_MB"  # app/session/memory.py: what one process's models may hold
 START_TIMEOUT = 120  # s for an app process to answer /_stcore/health (a loaded machine imports torch slowly)
 STOP_TIMEOUT = 10  # s after SIGTERM before SIGKILL
 OPEN_FILES = 20480  # nginx's worker_rlimit_nofile (nginx.conf.template), for the app processes too
@@ -123,6 +124,16 @@ class App:
                 raise NotReady(f"the app process on port {self.port} did not answer within {START_TIMEOUT} s; "
                                f"its output: {self.log}")
             time.sleep(0.2)  # polling the process's health, not standing in for it
+
+
+def memory_share(processes: int) -> str:
+    """UNROLLED_MEMORY_MB for each app process (app/session/memory.py: what its sessions' models may hold), as
+    set in this environment, else the machine's memory shared among them: 60% of it, less 1 GB a process for
+    its imports and the training steps in flight (benchmarks/README section 24), at least 512 MB."""
+    if os.environ.get(MEMORY):
+        return os.environ[MEMORY]
+    machine_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+    return str(max(512, int(0.6 * machine_mb) // processes - 1024))
 
 
 def start_nginx(backends: list[str], listen: str, run_dir: Path) -> subprocess.Popen:
@@ -243,7 +254,7 @@ def main() -> None:
     key = None if args.no_board else os.environ.get(TEACHER_KEY) or secrets.token_urlsafe(16)  # 128 random bits
     class_env = {RUN_DIR: str(run_dir), STARTED: str(int(time.time())), **({TEACHER_KEY: key} if key else {}),
                  **({TRUSTED_PROXIES: ",".join(args.trusted_proxy)} if args.trusted_proxy else {}),
-                 **({STORE: args.store} if args.store else {})}
+                 **({STORE: args.store} if args.store else {}), MEMORY: memory_share(len(args.app_ports))}
     apps = [App(args.app_address, port, run_dir, class_env) for port in args.app_ports]
     nginx = None
     try:

@@ -2,6 +2,7 @@
 came, the allocator trimmed as stepping goes, and every experiment's weights and data counted against its
 session and the process, a new one refused with the figures when it would take either past its share."""
 import gc
+import os
 import threading
 
 import pytest
@@ -16,6 +17,7 @@ from app.session.lab import Lab
 from app.session.link import DEFAULT
 from app.session.memory import FirstComeGate, Ledger, MemoryFull, Steps
 from app.widgets import state
+from deploy.serve_class import memory_share
 
 from .conftest import MAIN
 from .test_transfer_page import no_exception
@@ -167,3 +169,12 @@ def test_a_new_tab_on_a_full_server_is_told_so_and_no_page_fails(monkeypatch):
     no_exception(at)
     said = " ".join(e.value for e in at.error)
     assert said.startswith("This server cannot open a model for this tab now: this network would hold")
+
+
+def test_a_class_served_shares_the_machines_memory_among_its_processes_unless_told(monkeypatch):
+    monkeypatch.delenv("UNROLLED_MEMORY_MB", raising=False)
+    machine_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // MB
+    assert memory_share(2) == str(max(512, int(0.6 * machine_mb) // 2 - 1024))
+    assert int(memory_share(1000)) == 512  # never less than a tab's share
+    monkeypatch.setenv("UNROLLED_MEMORY_MB", "2000")
+    assert memory_share(2) == "2000"

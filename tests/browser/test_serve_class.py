@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from app.session import memory
+from deploy.serve_class import memory_share
+
 from .conftest import ARTIFACTS, REPO, SCRIPT_TIMEOUT, SERVER_START_TIMEOUT, StreamlitPage, wait_for_app
 from .test_build_train import steps_trained
 from .test_projector import PROJECTOR
@@ -143,6 +146,11 @@ def test_two_processes_behind_the_proxy_keep_each_browser_and_its_work(browser):
             pages[-1].goto("build")
         held = [backend(page) for page in pages]
         assert sorted(held) == [0, 1], f"both browsers on one process: {held}"  # newcomers go in turn
+        for pid in served.pids:  # the memory each process's models may hold, and its arenas from its first thread
+            environ = dict(entry.split("=", 1) for entry in Path(f"/proc/{pid}/environ").read_text().split("\0")
+                           if "=" in entry)
+            assert environ["UNROLLED_MEMORY_MB"] == memory_share(2)
+            assert environ["MALLOC_ARENA_MAX"] == str(memory.STEP_SLOTS)
 
         trained = []
         for page, index in zip(pages, held):  # one browser trains at a time; the other process looks on
