@@ -93,7 +93,7 @@ def main() -> None:
                          f"{r['held'] / 2**20:,.0f}", str(r["most_inside"]), f"{sum(r['steps']) / r['seconds']:.1f}"])
             print(rows[-1], flush=True)
     print(table(f"BERT and GPT's runs, every session playing {args.steps} steps a run in its own thread",
-                ["sessions", "steps", "RSS built MB", "peak MB", "peak over built MB", "RSS at end MB",
+                ["sessions", "run", "RSS built MB", "peak MB", "peak over built MB", "RSS at end MB",
                  "ledger's count MB", "steps at once (most)", "steps/s in all"], rows))
 
 
