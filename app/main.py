@@ -17,14 +17,13 @@ kernels.pin()
 
 import streamlit as st
 import torch
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app import pages
 from app.session import memory
 from app.session.page_runs import page_run
 from app.widgets.class_link import class_room, join, keep_presence
 from app.widgets.corpus_needed import corpus_needed, new_page_run
-from app.widgets.header import current_lab
+from app.widgets.header import current_lab, tab_token
 from app.widgets.no_cells import no_cells_here
 from engine import datasets
 
@@ -34,7 +33,7 @@ torch.set_num_threads(1)
 # Few malloc arenas, and each experiment counted against the session that made it (app/session/memory.py):
 # a process of 20 sessions on the BERT and GPT page reached 5.1 GB with one arena a thread.
 memory.tune_allocator()
-memory.set_owner(lambda: getattr(get_script_run_ctx(suppress_warning=True), "session_id", None))
+memory.set_owner(tab_token)  # this session's: every Playback is made in a page run
 
 st.set_page_config(page_title="Unrolled", page_icon="app/assets/icon.png", layout="wide")
 # The pages in a bar across the top, a menu per section: in the sidebar, all 17 links (folded,

@@ -154,6 +154,7 @@ def test_the_bert_and_gpt_page_says_it_declines_a_run_for_memory_and_keeps_the_r
     at.run().switch_page(nav.PATHS["bert-gpt"]).run()
     no_exception(at)
     runs = at.session_state[state.BERT]
+    assert runs.held_bytes() in memory.LEDGER.held()[at.session_state[state.TAB]]  # counted against this tab
     monkeypatch.setattr(memory.LEDGER, "process_bytes", 1)  # a class's models hold the server's memory
     next(box for box in at.selectbox if box.label == "d_model").set_value(32)
     next(button for button in at.button if button.label == "Train both").click().run()
