@@ -14,6 +14,7 @@ from .model import SequenceModel
 from .pointer import PointerNetwork
 from .rng import GLOBAL_RNG_LOCK, PrivateRNG
 from .seq2seq import EncoderDecoder
+from .tasks import TASKS
 from .tasks.base import Task, TaskSpec
 from .transformer import TransformerModel
 from .transformer_seq2seq import TransformerEncoderDecoder
@@ -72,6 +73,20 @@ def check_fields(cfg: ModelConfig, spec: TaskSpec) -> None:
         )
 
 
+def check_reads_ahead(cfg: ModelConfig, spec: TaskSpec) -> None:
+    """A task whose target at each position is the next input (a character or word language model) refuses
+    a model that reads the whole window: a backward direction, or a transformer without its causal mask,
+    reads the very token it is asked to predict, and its loss falls to nothing having learned no language."""
+    task = TASKS.get(spec.name)  # a checkpoint's header names its task too
+    if task is not None and task.predicts_next and cfg.bidirectional:
+        reader = "a transformer without its causal mask" if cfg.arch == "transformer" else \
+            "a bidirectional layer's backward direction"
+        raise ValueError(
+            f"this {spec.name} task predicts each next token from the ones before it, and {reader} reads "
+            "the token it is asked to predict; set bidirectional=False"
+        )
+
+
 def check_source_length(cfg: ModelConfig, task: Task) -> None:
     """Location-based attention scores LOCATION_POSITIONS source positions at most: a task with a
     longer source is refused when the model is built, not at its first step."""
@@ -121,6 +136,7 @@ def build_model(cfg: ModelConfig, task, seed: int | None = None) -> nn.Module:
     if not isinstance(spec, TaskSpec):
         raise ValueError(f"build_model needs a task (engine.make_task(...)) or its TaskSpec, got {task!r}")
     kind = model_class(cfg, spec)
+    check_reads_ahead(cfg, spec)
     if isinstance(task, Task):
         check_source_length(cfg, task)
     if seed is None:

@@ -129,6 +129,9 @@ class Task(ABC):
     choices: ClassVar[dict[str, tuple[str, ...]]] = {}  # parameter -> the values it takes; read, never written
     decodes: ClassVar[bool] = False  # its model writes its answer a step at a time (spec.mapping in DECODERS)
     writes_text: ClassVar[bool] = False  # it predicts the next character of a text, so a model of it can write more
+    # Its target at every position is the next input: a model reading the whole window (bidirectional) would read
+    # each answer (engine.build.check_reads_ahead refuses one).
+    predicts_next: ClassVar[bool] = False
     typed_example: ClassVar[str | None] = None  # a source a student might type, where the task encodes typed text
     # What the task makes of a public corpus (engine.datasets) it reads: a text as ids, a split's tensors. A
     # task made from a checkpoint's header (from_header) has none of them until it reads its corpus.

@@ -87,6 +87,7 @@ class CharLMTask(Task):
     help: ClassVar[str] = "predict the next character of real text: Python's own source, Shakespeare, or yours"
     symbol_separator: ClassVar[str] = ""  # characters of a text
     writes_text: ClassVar[bool] = True
+    predicts_next: ClassVar[bool] = True
     choices: ClassVar[dict[str, tuple[str, ...]]] = {"corpus": CORPORA}
     choice_names: ClassVar[dict[str, dict[str, str]]] = {"corpus": CORPUS_NAMES}  # what a picker shows
     preset: ClassVar[Preset] = Preset(

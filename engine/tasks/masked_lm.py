@@ -220,6 +220,7 @@ class WordLMTask(ProseWordsTask):
     future: a causal transformer (the preset), GPT's decoder."""
 
     help: ClassVar[str] = "GPT's objective: predict the next word of Austen's prose from the words before it"
+    predicts_next: ClassVar[bool] = True
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="transformer", hidden_size=64, num_layers=2, num_heads=4, bidirectional=False),
         train=TrainConfig(optimizer="adam", lr=1e-3, batch_size=64, clip_norm=1.0),

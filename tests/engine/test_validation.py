@@ -1,5 +1,7 @@
 """Every bad input raises a ValueError whose message names what to change (the field, the limit
 or the fix), so a student typing into a form learns what went wrong."""
+import dataclasses
+
 import pytest
 import torch
 
@@ -274,3 +276,18 @@ def test_encoder_decoder_limits_name_the_users_own_fields():
     task = engine.make_task("reverse", seq_len=4)
     cfg = engine.ModelConfig(hidden_size=1024, bidirectional=True)
     raises_saying(lambda: engine.build_model(cfg, task), "hidden_size <= 512")
+
+
+@pytest.mark.parametrize("task_name", ["charlm", "word_lm"])
+@pytest.mark.parametrize("arch", ["gru", "transformer"])
+def test_a_language_model_that_would_read_the_token_it_predicts_is_refused(task_name, arch):
+    task = engine.make_task(task_name)
+    cfg = engine.ModelConfig(arch=arch, hidden_size=16, bidirectional=True, **({"num_heads": 2} if arch == "transformer"
+                                                                                 else {}))
+    with pytest.raises(ValueError, match=f"this {task_name} task predicts each next token .* set bidirectional=False"):
+        engine.build_model(cfg, task)
+    with pytest.raises(ValueError, match="set bidirectional=False"):  # a checkpoint's header: the spec alone
+        engine.build_model(cfg, task.spec)
+    engine.build_model(dataclasses.replace(cfg, bidirectional=False), task)  # reading leftwards only is a model
+    masked = engine.make_task("masked_lm")  # guessing a hidden word from both sides is BERT's objective
+    engine.build_model(dataclasses.replace(cfg, arch="transformer", num_heads=2), masked)
