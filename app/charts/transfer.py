@@ -9,7 +9,7 @@ from app.charts import runs
 from app.charts.architectures import legend_under, level
 from app.charts.labels import STEP_AXIS
 from app.charts.log_lines import empty_or, lines_by
-from app.charts.style import BLUE, GREY, ORANGE, finish
+from app.charts.style import BLACK, BLUE, GREY, ORANGE, finish
 from app.charts.training import whole_steps
 
 COLOURS = {"from scratch": GREY, "pretrained": BLUE}
@@ -31,13 +31,19 @@ def step_axis(fig: go.Figure, last_step: int, unfreeze_at: int | None, what: str
 
 
 def accuracy_over_training(log: pd.DataFrame, unfreeze_at: int | None, what: str,
-                           colours: dict[str, str] = COLOURS) -> go.Figure:
+                           colours: dict[str, str] = COLOURS, baseline: tuple[str, float] | None = None) -> go.Figure:
     """Held-out accuracy of each run (coloured by `colours`) against the step, a coin toss's 50%
-    dashed, and the step the recipe unfreezes at (None: it never does)."""
+    dashed, the step the recipe unfreezes at (None: it never does), and `baseline` (what, accuracy: a
+    simpler model's on the same held-out rows, the line to beat) dotted in black."""
     log = empty_or(log, ["run", "step", "metric"])
     fig = runs.over_training(log, "metric", "held-out accuracy", colours, y_format=".1%")
     last = int(log["step"].max()) if len(log) else 0
     fig.add_trace(level(0.5, max(10, last, unfreeze_at or 0), "coin toss (50%)"))
+    if baseline is not None:
+        name, value = f"{baseline[0]} ({baseline[1]:.1%})", baseline[1]
+        fig.add_trace(go.Scatter(x=[0, max(10, last, unfreeze_at or 0)], y=[value, value], name=name, mode="lines",
+                                 line=dict(color=BLACK, dash="dot", width=2),
+                                 hovertemplate=f"{name}<extra></extra>"))
     step_axis(fig, last, unfreeze_at, what)
     low = min([0.4, *(log["metric"] - 0.05)])  # from 40% (below a coin toss's 50%), lower if a run is
     fig.update_yaxes(title_text="held-out accuracy", tickformat=".0%", range=[max(0.0, low), 1.02])

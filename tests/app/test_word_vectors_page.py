@@ -10,6 +10,7 @@ from app import pages as nav
 from app.session.embeddings import DEFAULT, EmbeddingRun, with_settings
 from app.session.word_vectors import LESSON_NETWORK, LESSON_PLAN, Plan, VectorRuns, setup_of, shipped_vectors
 from app.widgets import state
+from engine.bag_of_words import bag_of_words_accuracy
 from engine.tasks import parse_reviews
 from engine.word_vectors import WordVectors, scaled
 
@@ -76,6 +77,13 @@ def test_the_page_plots_the_runs_own_logs():
         assert plotted(trace["x"]) == rows.step.tolist()
         assert plotted(trace["y"]) == rows.metric.tolist()
     assert any(f"{runs.covered.found:,} of the {runs.covered.words:,} words" in m.value for m in at.markdown)
+    task = runs.task  # the line to beat: a bag of words on the runs' own labelled sentences and scored rows
+    expected = bag_of_words_accuracy(task.train_x, task.train_y,
+                                     *task.test_set(), len(task.vocab), 2, task.spec.pad_id)
+    [line] = [t for t in spec["data"] if t.get("name", "").startswith("bag of words, same words")]
+    assert plotted(line["y"]) == [expected, expected] and 0.6 < expected < 0.9
+    assert len(task.train_y) == LESSON_PLAN.labelled and len(runs.held_out[1]) == len(task.test_set()[1])
+    assert any(f"scores {expected:.1%}: the line to beat" in c.value for c in at.caption)
 
 
 def test_asking_for_your_vectors_before_training_any_keeps_the_runs():

@@ -160,9 +160,12 @@ def draw(runs: VectorRuns) -> None:
     if state.get(state.LESSON) == LESSON.key and plan == LESSON_PLAN:
         lesson_band.for_runs(runs, log, runs.task.metric_name)
     left, right = st.columns(2)
-    show(charts.accuracy_over_training(log, None, "", COLOURS), "vectors_accuracy", left)
+    show(charts.accuracy_over_training(log, None, "", COLOURS, runs.baseline), "vectors_accuracy", left)
     left.caption(f"The three runs scored on the same {len(runs.held_out[1]):,} held-out sentences every 25 steps and "
-                 f"after each Step. {standing(log)}")
+                 f"after each Step. {standing(log)} Dotted: a bag of words (logistic regression on how often each "
+                 f"word occurs) fitted on the same {len(runs.task.train_y):,} labelled sentences, each cut to the "
+                 f"same last {runs.task.seq_len} words, scores {runs.baseline[1]:.1%}: the line to beat, by a model "
+                 "that reads the words in order.")
     show(charts.part_gradients(parts, "frozen", None, ""), "vectors_gradients", right)
     right.caption("‖∂L/∂θ‖ of each part of the frozen run at each measured step. The frozen embedding gets no "
                   "gradient at all: exactly 0, drawn at the floor and marked ▼; its vectors stay as copied "
