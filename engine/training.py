@@ -67,6 +67,17 @@ def check_fits(model: nn.Module, task: Task, cfg: TrainConfig) -> None:
         )
 
 
+
+def scored(model: nn.Module, task: Task, x: Tensor, y: Tensor, teacher_forced: bool = False) -> tuple[Tensor, Tensor]:
+    """(y_hat, the targets it is scored against) for a batch: the model's output at every position and y,
+    or, for a task that scores a few positions (Task.scores_targets_only) and a model that can compute
+    those alone, its output at them and their targets (the same loss and accuracy, for a fraction of the
+    output layer's work). `teacher_forced`: the model reads y (training); else an encoder-decoder decodes
+    freely (held-out scoring)."""
+    if task.scores_targets_only and hasattr(model, "at_targets"):
+        return model.at_targets(x, y)
+    return (model(x, y) if teacher_forced else model(x)), y
+
 class Trainer:
     """history_rows: the most rows `history` keeps (see engine.history.History)."""
 
@@ -180,7 +191,7 @@ class Trainer:
     def train_step(self, x: Tensor, y: Tensor) -> StepStats:
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
-        loss, y_hat = self.forward_backward(x, y)
+        loss, y_hat, y = self.forward_backward(x, y)
         step = self.steps_done + 1
         grad_norm = global_norm(self.params)
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
@@ -205,15 +216,19 @@ class Trainer:
         """Scheduled sampling's coin flips: True where the decoder reads its own prediction. [B, T_out]."""
         return torch.rand(y.shape, generator=self.coins) < self.cfg.scheduled_sampling
 
-    def forward_backward(self, x: Tensor, y: Tensor) -> tuple[float, Tensor]:
-        """Loss and gradients for one batch, with full or truncated BPTT. Returns (loss, y_hat)."""
+    def forward_backward(self, x: Tensor, y: Tensor) -> tuple[float, Tensor, Tensor]:
+        """Loss and gradients for one batch, with full or truncated BPTT. Returns (loss, y_hat, the targets
+        y_hat is scored against: y, or its positions with a target (scored))."""
         model, window = self.model, self.cfg.bptt_window
         T = x.shape[1] if x.dim() > 1 else 0
         if not window or window >= T:
-            y_hat = model(x, y, sampled=self.sampled(y)) if self.cfg.scheduled_sampling else model(x, y)
+            if self.cfg.scheduled_sampling:
+                y_hat = model(x, y, sampled=self.sampled(y))
+            else:
+                y_hat, y = scored(model, self.task, x, y, teacher_forced=True)
             loss = self.task.loss(y_hat, y)
             loss.backward()
-            return loss.item(), y_hat
+            return loss.item(), y_hat, y
         # Truncated BPTT: the state crosses chunk borders detached, so no gradient flows back
         # further than `window` steps. Each chunk's inputs are made inside the chunk so that each
         # backward pass frees only its own graph.
@@ -229,7 +244,7 @@ class Trainer:
                 total += loss.item()
                 outputs.append(y_hat.detach())
             state = detach_state(state)
-        return total, torch.cat(outputs, dim=1) if aligned else outputs[0]
+        return total, torch.cat(outputs, dim=1) if aligned else outputs[0], y
 
     @torch.no_grad()
     def evaluate(self, batch_size: int = 256) -> tuple[float, float]:
@@ -244,7 +259,7 @@ class Trainer:
         was_training = self.model.training
         self.model.eval()
         try:
-            y_hat = self.model(x)
+            y_hat, y = scored(self.model, self.task, x, y)
         finally:
             self.model.train(was_training)
         return self.task.loss(y_hat, y).item(), self.task.metric(y_hat, y)

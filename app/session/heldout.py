@@ -29,6 +29,7 @@ import torch
 import engine
 from app.session.rows import BoundedRows
 from engine.rng import stream
+from engine.training import scored
 
 EVAL_EVERY = 25  # steps between evaluations (the gradient log's interval), and one at step 0
 SAMPLE_STEPS = 10_240  # samples x time steps evaluated: 3-9% of the 25 training steps before (presets)
@@ -74,11 +75,12 @@ def budget(steps: int) -> int:
 @torch.no_grad()
 def score(model: torch.nn.Module, task: engine.Task, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
     """(loss, metric) of `model` on (x, y) in eval mode, as Trainer.evaluate scores its held-out
-    data (an encoder-decoder decodes freely); the model's mode is left as it was."""
+    data (an encoder-decoder decodes freely, a masked model's output is computed at its chosen words only:
+    engine.training.scored); the model's mode is left as it was."""
     was_training = model.training
     model.eval()
     try:
-        y_hat = model(x)
+        y_hat, y = scored(model, task, x, y)
     finally:
         model.train(was_training)
     return task.loss(y_hat, y).item(), task.metric(y_hat, y)

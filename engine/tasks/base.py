@@ -132,6 +132,9 @@ class Task(ABC):
     # Its target at every position is the next input: a model reading the whole window (bidirectional) would read
     # each answer (engine.build.check_reads_ahead refuses one).
     predicts_next: ClassVar[bool] = False
+    # Its loss and metric read few of a sample's positions (y is IGNORE at the rest): a model that can
+    # (TransformerModel.at_targets) computes its output at those only (engine.training.scored).
+    scores_targets_only: ClassVar[bool] = False
     typed_example: ClassVar[str | None] = None  # a source a student might type, where the task encodes typed text
     # What the task makes of a public corpus (engine.datasets) it reads: a text as ids, a split's tensors. A
     # task made from a checkpoint's header (from_header) has none of them until it reads its corpus.

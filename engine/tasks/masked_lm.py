@@ -169,6 +169,7 @@ class MaskedLMTask(ProseWordsTask):
     a bidirectional transformer (the preset), BERT's encoder."""
 
     help: ClassVar[str] = "BERT's objective: guess the hidden 15% of the words of Austen's prose from both sides"
+    scores_targets_only: ClassVar[bool] = True  # 15% of a window's words
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="transformer", hidden_size=64, num_layers=2, num_heads=4, bidirectional=True),
         train=TrainConfig(optimizer="adam", lr=1e-3, batch_size=64, clip_norm=1.0),

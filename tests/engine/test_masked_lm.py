@@ -3,6 +3,7 @@ held to its proportions within binomial bounds computed here, the loss on the ch
 the held-out tenth never trained on, both tasks reading the same windows; the bidirectional encoder
 against torch's own nn.TransformerEncoder with the same weights, the causal one's attention exactly 0
 above the diagonal; and a short training that beats the most-frequent-word baseline on held-out text."""
+import copy
 import math
 import statistics
 import time
@@ -136,6 +137,33 @@ def test_the_loss_and_accuracy_count_the_chosen_positions_only(tasks):
         first = chosen.nonzero()[0]
         one[first[0], first[1], y[first[0], first[1]]] += 5.0  # a chosen position moves the loss
         assert masked.loss(one, y) < loss
+
+
+def test_a_training_step_computes_the_output_at_the_chosen_words_only_with_the_full_outputs_loss_and_gradient(tasks):
+    """Trainer's step on the masked task reads the model's output at the chosen positions alone
+    (TransformerModel.at_targets): its loss and every weight's gradient equal autograd's through the whole
+    output with IGNORE's positions left out, to rounding; the step scores about 15% of the positions."""
+    masked, _ = tasks
+    model = engine.build_model(masked.preset.model, masked, seed=0)
+    trainer = engine.Trainer(model, masked, masked.preset.train)
+    x, y = masked.batch(16, torch.Generator().manual_seed(1))
+    reference = copy.deepcopy(model)
+    full = masked.loss(reference(x), y)  # [16, 32, V] outputs, IGNORE left out by the loss
+    full.backward()
+    loss, y_hat, scored_y = trainer.forward_backward(x, y)
+    chosen = y != IGNORE
+    assert y_hat.shape == (int(chosen.sum()), len(masked.vocab)) and torch.equal(scored_y, y[chosen])
+    assert 0.1 < chosen.float().mean() < 0.2
+    assert loss == pytest.approx(full.item(), rel=1e-5)
+    for (name, ours), theirs in zip(model.named_parameters(), reference.parameters()):
+        assert torch.allclose(ours.grad, theirs.grad, rtol=1e-4, atol=1e-7), name
+    held_loss, held_metric = trainer.evaluate()
+    test_x, test_y = masked.test_set()
+    reference.eval()
+    with torch.no_grad():
+        everywhere = reference(test_x)
+    assert held_loss == pytest.approx(masked.loss(everywhere, test_y).item(), rel=1e-5)
+    assert held_metric == masked.metric(everywhere, test_y)
 
 
 # ---------------------------------------------------------------- the held-out tenth

@@ -90,7 +90,7 @@ def test_truncated_bptt_on_an_aligned_task_keeps_the_full_forward_pass():
     x, y = task.batch(3)
     trainer = engine.Trainer(model, task, engine.TrainConfig(bptt_window=5))
     model.train()
-    loss, y_hat = trainer.forward_backward(x, y)
+    loss, y_hat, _ = trainer.forward_backward(x, y)
     torch.testing.assert_close(y_hat, model(x).detach(), atol=1e-6, rtol=0)
     assert loss == pytest.approx(task.loss(model(x), y).item(), rel=1e-5)
 
