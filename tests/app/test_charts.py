@@ -159,7 +159,7 @@ def test_empty_history_shows_axes_and_a_hint(history):
 MODELS = {
     "lstm adding": (engine.ModelConfig(arch="lstm", hidden_size=8), "adding"),
     "bi 2-layer lstm tokens": (
-        engine.ModelConfig(arch="lstm", hidden_size=8, num_layers=2, bidirectional=True), "charlm"
+        engine.ModelConfig(arch="lstm", hidden_size=8, num_layers=2, bidirectional=True), "masked_lm"
     ),
     "peephole 3-layer": (engine.ModelConfig(arch="lstm", hidden_size=6, num_layers=3, peephole=True), "recall"),
     "relu rnn seq2seq": (engine.ModelConfig(arch="rnn", hidden_size=5, activation="relu"), "sine"),
@@ -212,10 +212,11 @@ def test_bidirectional_two_layer_lstm_has_four_recurrent_boxes():
     assert sorted(layers) == ["layer 0 backward", "layer 0 forward", "layer 1 backward", "layer 1 forward"]
     assert "bidirectional" in fig.layout.title.text and "2 layers × 8 units" in fig.layout.title.text
     text = annotation_text(fig)
-    assert "forward →" in text and "← backward" in text and "tokens: vocab 158" in text
-    assert "→ 158 classes" in text
+    vocab = model.spec.input_size  # the masked task's 4,000 words
+    assert "forward →" in text and "← backward" in text and f"tokens: vocab {vocab}" in text
+    assert f"→ {vocab} classes" in text
     shapes = list(charts_network.layer_table(model)["shape"])
-    assert shapes == ["vocab 158 → 16", "16 → 2 × 8", "16 → 2 × 8", "16 → 158"]
+    assert shapes == [f"vocab {vocab} → 16", "16 → 2 × 8", "16 → 2 × 8", f"16 → {vocab}"]
 
 
 def test_unidirectional_diagram_has_one_box_per_layer_and_names_its_input():

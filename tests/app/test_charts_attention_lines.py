@@ -18,8 +18,9 @@ T = 12
 
 
 def record(bidirectional=False, T=T):
-    """A transformer (2 layers x 4 heads) on T characters: causal, or (bidirectional) unmasked."""
-    task = engine.make_task("charlm", seq_len=max(T, 16), seed=0)
+    """A transformer (2 layers x 4 heads) on T characters, causal; or (bidirectional) unmasked, on T words of the
+    masked task (a character model may not read ahead: engine.build.check_reads_ahead)."""
+    task = engine.make_task("masked_lm" if bidirectional else "charlm", seq_len=max(T, 16), seed=0)
     cfg = engine.ModelConfig(arch="transformer", hidden_size=32, num_heads=4, num_layers=2,
                              bidirectional=bidirectional)
     model = engine.build_model(cfg, task, seed=0)

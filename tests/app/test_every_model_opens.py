@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import engine
 from app import pages as nav
 from app.session import link
 
@@ -45,6 +46,8 @@ def setups() -> list[link.Setup]:
         base = link.preset_setup(task)
         for params in SMALL[task]:
             for arch, shape in CELLS.items():
+                if engine.TASKS[task].predicts_next:  # a language model reads leftwards only (check_reads_ahead)
+                    shape = {**shape, "bidirectional": False}
                 model = dataclasses.replace(base.model, arch=arch, hidden_size=6, embedding_dim=4,
                                             forget_bias=None, peephole=False, **RECURRENT_DEFAULTS, **shape)
                 found.append(dataclasses.replace(base, model=model, task_params={**base.task_params, **params}))

@@ -80,15 +80,17 @@ TASKS = {
 TASKS["sine generate"] = engine.make_task("sine", seq_len=6, mode="generate")  # vec2seq
 
 
-def fits(cfg, spec):
+def fits(cfg, task):
     """An encdec task takes every config; a pointer task a recurrent one with a score to point
-    with; the others no attention."""
-    if spec.mapping == "pointer":
+    with; the others no attention; a language model no config that reads ahead (check_reads_ahead)."""
+    if task.spec.mapping == "pointer":
         return "attention" in cfg
-    return "attention" not in cfg or spec.mapping == "encdec"
+    if task.predicts_next and cfg.get("bidirectional"):
+        return False
+    return "attention" not in cfg or task.spec.mapping == "encdec"
 
 
-FITS = [(cfg, name) for cfg in CONFIGS for name, task in TASKS.items() if fits(cfg, task.spec)]
+FITS = [(cfg, name) for cfg in CONFIGS for name, task in TASKS.items() if fits(cfg, task)]
 
 
 def model_for(cfg, task_name):

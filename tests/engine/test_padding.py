@@ -241,7 +241,7 @@ def test_truncated_gradients_of_padded_reviews_equal_the_trainers(case):
     """The Trainer's truncated BPTT carries the state through pads as the replay does."""
     model, x, y, _, _ = padded_review(case)
     task = engine.make_task("sentiment", seq_len=16)
-    trained_loss, _ = engine.Trainer(model, task, engine.TrainConfig(bptt_window=4)).forward_backward(x, y)
+    trained_loss, _, _ = engine.Trainer(model, task, engine.TrainConfig(bptt_window=4)).forward_backward(x, y)
     trained = {n: p.grad.clone() for n, p in model.named_parameters()}
     _, loss = replay_truncated(model, x, y, Taps(), 4, task.loss)
     assert loss.item() == pytest.approx(trained_loss, rel=1e-12)

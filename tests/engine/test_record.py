@@ -357,7 +357,7 @@ def test_truncated_parameter_gradients_equal_the_trainers(case, task_name):
 
     task, model, x, y = one_double_sample(task_name, case)
     model.train()  # as the Trainer trains (no dropout here, so the same function as eval)
-    trained_loss, _ = engine.Trainer(model, task, engine.TrainConfig(bptt_window=4)).forward_backward(x, y)
+    trained_loss, _, _ = engine.Trainer(model, task, engine.TrainConfig(bptt_window=4)).forward_backward(x, y)
     trained = {n: p.grad.clone() for n, p in model.named_parameters()}
     rec = engine.record(model, x, y, bptt_window=4)
     assert rec.loss == pytest.approx(trained_loss, rel=1e-12)

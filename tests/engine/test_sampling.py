@@ -106,8 +106,9 @@ def test_bad_requests_say_what_to_change():
     raises_saying(lambda: Sampling("nucleus"), "greedy, sample, top-k, top-p, beam")
     raises_saying(lambda: Sampling(temperature=0), "temperature must be above 0")
     raises_saying(lambda: Sampling(p=1.5), "p must be in (0, 1]")
-    _, both_ways = language_model("lstm", bidirectional=True)
-    raises_saying(lambda: generate(both_ways, task.encode("d"), 5, Sampling()), "reads both ways")
+    masked = engine.make_task("masked_lm", seq_len=16)  # a language model may read both ways only to fill blanks
+    both_ways = engine.build_model(engine.ModelConfig(arch="lstm", hidden_size=16, bidirectional=True), masked, seed=0)
+    raises_saying(lambda: generate(both_ways, torch.tensor([5]), 5, Sampling()), "reads both ways")
     adding = engine.make_task("adding", seq_len=5)
     regression = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=4), adding)
     raises_saying(lambda: generate(regression, torch.zeros(3, dtype=torch.long), 5, Sampling()), "language model")

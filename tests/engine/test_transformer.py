@@ -19,7 +19,8 @@ DOUBLE = dict(dtype=torch.float64)
 
 def tiny(arch_kw=None, task="charlm", seed=0, **task_kw):
     task_kw = task_kw or dict(charlm=dict(seq_len=9, text=TEXT), reverse=dict(seq_len=5, symbols=5),
-                              sentiment=dict(seq_len=8, max_vocab=30), adding=dict(seq_len=6))[task]
+                              sentiment=dict(seq_len=8, max_vocab=30), adding=dict(seq_len=6),
+                              masked_lm=dict(seq_len=9))[task]
     t = engine.make_task(task, **task_kw)
     cfg = engine.ModelConfig(arch="transformer", hidden_size=8, num_heads=2, num_layers=2, **(arch_kw or {}))
     return t, engine.build_model(cfg, t, seed=seed).double()
@@ -99,8 +100,8 @@ def test_decoder_block_equals_torch_transformer_decoder_layer():
 # ---------------------------------------------------------------- causality
 
 def test_a_decoder_only_model_never_sees_the_future_and_an_encoder_does():
-    for bidirectional in (False, True):
-        task, model = tiny(dict(bidirectional=bidirectional))
+    for bidirectional in (False, True):  # an encoder on the masked task: a character model may not read ahead
+        task, model = tiny(dict(bidirectional=bidirectional), task="masked_lm" if bidirectional else "charlm")
         model.eval()
         x, _ = task.batch(3)
         changed = x.clone()
@@ -118,7 +119,7 @@ def test_without_positions_an_encoder_is_blind_to_order_and_with_them_it_is_not(
     with them (Positions adds nothing for "none"); either position signal breaks that."""
     permutation = torch.tensor([3, 0, 8, 1, 5, 2, 7, 4, 6])
     for encoding in ("none", "sinusoidal", "learned"):
-        task, model = tiny(dict(bidirectional=True, position_encoding=encoding))
+        task, model = tiny(dict(bidirectional=True, position_encoding=encoding), task="masked_lm")
         model.eval()
         x, _ = task.batch(3)  # [3, 9]
         with torch.no_grad():
