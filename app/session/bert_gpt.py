@@ -25,6 +25,7 @@ import engine
 from app.session import pretrained
 from app.session.budget import check_runs
 from app.session.comparison import RoundRobin, TrainedRun
+from app.session.memory import MemoryFull
 from app.session.link import Setup
 from engine.tasks.masked_lm import ProseWordsTask
 
@@ -76,8 +77,13 @@ class ObjectiveRuns(RoundRobin):
         super().__init__()
         self.plan = plan
         self.tasks = {name: engine.make_task(task, seed=plan.seed, **TASK) for name, task in RUNS.items()}
-        # both read the same words, so either task prices them; both are held at once
-        check_runs({name: setup_of(plan, name) for name in RUNS}, self.tasks[MASKED])
+        try:  # both read the same words, so either task prices them; both are held at once
+            check_runs({name: setup_of(plan, name) for name in RUNS}, self.tasks[MASKED])
+        except MemoryFull:
+            raise  # the server's memory, not the plan: its own message says what to do
+        except ValueError as err:  # the batch and the windows are the lesson's: what a student changes here is the size
+            raise ValueError(f"pick a smaller d_model or fewer blocks: d_model {plan.hidden_size} with {plan.num_layers} "
+                             f"blocks is too large for a shared CPU here ({err})") from None
         self.build()
 
     def build(self) -> None:

@@ -183,3 +183,16 @@ def test_the_self_similarity_figure_is_ethayarajhs_over_the_runs_models(trained_
         assert plotted(trace["x"]) == list(expected.layer)
         assert plotted(trace["y"]) == pytest.approx(list(expected.adjusted), abs=1e-6)
         assert [row[0] for row in plotted(trace["customdata"])] == pytest.approx(list(expected.same), abs=1e-6)
+
+
+def test_a_plan_over_the_step_budget_says_what_to_change_on_this_page_and_keeps_the_runs():
+    at = page()
+    no_exception(at)
+    runs = at.session_state[state.BERT]
+    next(box for box in at.selectbox if box.label == "d_model").set_value(96)
+    next(box for box in at.selectbox if box.label == "Blocks").set_value(3)
+    next(button for button in at.button if button.label == "Train both").click().run()
+    no_exception(at)
+    said = " ".join(e.value for e in at.error)
+    assert "cannot be trained: pick a smaller d\\_model or fewer blocks\\: d\\_model 96 with 3 blocks is too large" in said
+    assert at.session_state[state.BERT] is runs
