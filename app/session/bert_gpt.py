@@ -25,8 +25,8 @@ import engine
 from app.session import pretrained
 from app.session.budget import check_runs
 from app.session.comparison import RoundRobin, TrainedRun
-from app.session.memory import MemoryFull
 from app.session.link import Setup
+from app.session.memory import MemoryFull
 from engine.tasks.masked_lm import ProseWordsTask
 
 RUNS = {"masked (BERT)": "masked_lm", "causal (GPT)": "word_lm"}  # run name -> its task
@@ -81,7 +81,7 @@ class ObjectiveRuns(RoundRobin):
             check_runs({name: setup_of(plan, name) for name in RUNS}, self.tasks[MASKED])
         except MemoryFull:
             raise  # the server's memory, not the plan: its own message says what to do
-        except ValueError as err:  # the batch and the windows are the lesson's: what a student changes here is the size
+        except ValueError as err:  # the batch and windows are the lesson's: a student here changes the size
             raise ValueError(f"pick a smaller d_model or fewer blocks: d_model {plan.hidden_size} with {plan.num_layers} "
                              f"blocks is too large for a shared CPU here ({err})") from None
         self.build()
