@@ -82,8 +82,8 @@ class ObjectiveRuns(RoundRobin):
         except MemoryFull:
             raise  # the server's memory, not the plan: its own message says what to do
         except ValueError as err:  # the batch and windows are the lesson's: a student here changes the size
-            raise ValueError(f"pick a smaller d_model or fewer blocks: d_model {plan.hidden_size} with {plan.num_layers} "
-                             f"blocks is too large for a shared CPU here ({err})") from None
+            raise ValueError(f"pick a smaller d_model or fewer blocks: d_model {plan.hidden_size} with "
+                             f"{plan.num_layers} blocks is too large for a shared CPU here ({err})") from None
         self.build()
 
     def build(self) -> None:
