@@ -270,11 +270,18 @@ class Lab(Playback):
             "model": f"{cfg.arch.upper()} {shape}",
             "parameters": f"{sum(p.numel() for p in self.model.parameters()):,}",
             **({"pretrained": self.origin} if self.origin else {}),
-            "steps trained": f"{self.trainer.steps_done:,}" + (" more" if self.origin else ""),
+            "steps trained": (f"{self.shipped_steps:,} before shipping + {self.trainer.steps_done:,} here"
+                              if self.origin else f"{self.trainer.steps_done:,}"),
             "last loss": "-" if last is None else "diverged" if last.diverged else f"{last.loss:.4g}",
             f"held-out {metric}": held_out,
             **self.card_score(metric, shown),
         }
+
+    @property
+    def shipped_steps(self) -> int:
+        """The steps a shipped model trained before it was shipped, as its card says (0 for a model built here):
+        "steps trained: 0" under a model trained 2,000 steps read as an untrained one (issue 44)."""
+        return pretrained.named(self.origin).fields["training"]["steps"] if self.origin else 0
 
     def card_score(self, metric: str, shown) -> dict[str, str]:
         """A shipped model's card scores it on its own held-out data (a file never trained on), which

@@ -156,6 +156,9 @@ def test_the_caption_says_what_the_opened_checkpoint_trained_on_and_only_the_pyt
     assert ("Tiny Shakespeare" in said) == ("shakespeare" in name)
     assert (SHIPPED_SHAPE in captions) == (name == "charlm-lstm")
     assert not any("reads like Python" in w.value for w in at.warning)
+    steps = pretrained.named(name).fields["training"]["steps"]  # issue 44: "at step 0" read as untrained
+    assert any(f"by the model at step {steps:,} ({steps:,} steps before it was shipped + 0 here)" in c
+               for c in captions)
 
 
 def test_an_untrained_shakespeare_model_is_told_what_it_will_read_not_that_it_will_read_like_python():

@@ -33,7 +33,8 @@ def test_each_card_opens_its_model_on_its_task_and_page(card):
     for name, value in shipped.state_dict().items():
         assert torch.equal(lab.model.state_dict()[name], value), name
     assert lab.setup == pretrained.setup_for(card) and lab.origin == card.name
-    assert lab.summary()["pretrained"] == card.name and lab.summary()["steps trained"] == "0 more"
+    assert lab.summary()["pretrained"] == card.name
+    assert lab.summary()["steps trained"] == f"{card.fields['training']['steps']:,} before shipping + 0 here"
     expected = {url: title for entries in nav.SECTIONS.values() for _, title, url, _ in entries}
     page = expected[PAGE_OF_TASK.get(card.fields["task"]["name"], "build")]
     assert at.title[0].value.startswith(page.split()[0]), (at.title[0].value, page)  # a page's title may say more

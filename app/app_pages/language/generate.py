@@ -134,7 +134,10 @@ def text(lab: Lab, generated: Generated) -> None:
            "top-k": f"top-k (k = {s.k}, T = {s.temperature:g})", "top-p": f"top-p (p = {s.p:g}, T = {s.temperature:g})",
            "beam": f"beam search (width {s.width})"}[s.method]
     st.subheader("What it wrote")
-    st.caption(f"Written {how}, seed {generated.seed}, by the model at step {generated.step:,}"
+    shipped = (f" ({lab.shipped_steps:,} steps before it was shipped + {generated.step:,} here)" if lab.origin
+               else "")
+    at = lab.shipped_steps + generated.step
+    st.caption(f"Written {how}, seed {generated.seed}, by the model at step {at:,}{shipped}"
                + (f" (it has trained to step {lab.trainer.steps_done:,} since: generate again to see the change)"
                   if lab.trainer.steps_done != generated.step else "") + ". The prompt is in bold."
                + (GREEDY_LOOPS if s.method in ("greedy", "beam") else ""))
