@@ -177,10 +177,12 @@ def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str
         st.session_state.setdefault(state.TARGET_STEPS, lesson.steps)
 
 
-def page_header(title: str, summary: bool = True, lesson: bool = True) -> Lab:
+def page_header(title: str, summary: bool = True, lesson: bool = True, own_runs: str | None = None) -> Lab:
     """Title, link problem, the lesson banner (unless lesson=False: Home lists every lesson) and
     the link; the sidebar summary unless the page draws it from a live fragment (summary=False),
-    where the step count keeps up while playing."""
+    where the step count keeps up while playing. `own_runs`: what the page trains instead of the Lab
+    ("runs of its own, side by side"), said under the summary, whose "steps trained" is the Lab's and
+    read 0 after a page's runs reached 1,000 (issues 28 and 44)."""
     lab = current_lab()
     keep_owner_cookie()
     figure_settings()
@@ -192,6 +194,9 @@ def page_header(title: str, summary: bool = True, lesson: bool = True) -> Lab:
     write_link(lab.setup)
     if summary:
         sidebar_summary(lab)
+    if own_runs is not None:
+        st.sidebar.caption(f"{title} trains {own_runs}: the model above (Build & Train's) does not train here, "
+                           "and its steps stay as they were.")
     return lab
 
 

@@ -1,4 +1,5 @@
 """The home page: what Unrolled is, and a button for every lesson."""
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.session.lessons import LESSONS
@@ -126,3 +127,20 @@ def test_main_finds_the_repositorys_packages_when_run_as_a_script_from_anywhere(
         out = subprocess.run([sys.executable, "-I", "-c", script, MAIN], cwd=elsewhere, capture_output=True,
                              text=True, timeout=120, check=True).stdout.split()
     assert out == ["True"], out
+
+
+OWN_RUNS = {"compare": "Compare cells", "architectures": "Compare architectures", "scaling": "Why √d_k",
+            "transfer": "Transfer learning", "word-vectors": "Pretrained embeddings", "bert-gpt": "BERT and GPT",
+            "embeddings": "Embeddings"}
+
+
+@pytest.mark.parametrize("page", OWN_RUNS)
+def test_a_page_that_trains_runs_of_its_own_says_the_sidebars_model_does_not_train_there(page):
+    """Issue 44, finding 3: the sidebar's "steps trained: 0" beside a page's runs at step 1,000."""
+    from app import pages
+
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    at.switch_page(pages.PATHS[page]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    said = [c.value for c in at.sidebar.caption]
+    assert f"{OWN_RUNS[page]} trains" in " ".join(said) and any("does not train here" in c for c in said)

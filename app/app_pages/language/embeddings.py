@@ -61,7 +61,7 @@ def run() -> None:
         embedding, missing = current(), None  # before the header, which rewrites the link with the Lab's settings alone
     except datasets.CorpusMissing as absent:  # word2vec's prose is not on this machine: the rest of the page works
         embedding, missing = None, absent
-    lab = page_header("Embeddings")
+    lab = page_header("Embeddings", own_runs="word2vec runs of its own")
     st.markdown(
         "A network reads words as numbers. The simplest code is one-hot: word k of a vocabulary of V is a "
         "vector of V zeros with a 1 at k. Every two words are then orthogonal, their cosine 0, and \"mother\" "

@@ -30,7 +30,7 @@ ADDED = (0, 1, 2)
 
 
 def run() -> None:
-    lab = page_header("Transfer learning")
+    lab = page_header("Transfer learning", own_runs="two runs of its own")
     st.markdown(
         "A model trained on one task has learnt features that other tasks can use. The course's recipe: "
         "**reuse the lower layers** of a pretrained network, **add a new head** for your task, **freeze** the "

@@ -31,7 +31,7 @@ MISSING_SHOWN = 12
 
 
 def run() -> None:
-    lab = page_header("Pretrained embeddings")
+    lab = page_header("Pretrained embeddings", own_runs="three runs of its own")
     st.markdown(
         "An RNN that reads words starts from an embedding: a vector per word. It can learn that embedding "
         "with its task, from a random start, or **start from vectors learnt elsewhere** on unlabelled text, "

@@ -54,10 +54,7 @@ REFUSED = {"cells": "These cells", "initialisations": "These initialisations", "
 
 
 def run() -> None:
-    lab = page_header("Compare cells", lesson=False)
-    # The sidebar's "steps trained" is the Lab's, which this page never trains (it read 0 after a run).
-    st.sidebar.caption("Compare cells trains runs of its own, side by side: the model above (Build & Train's) "
-                       "does not train here, and its steps stay as they were.")
+    lab = page_header("Compare cells", lesson=False, own_runs="runs of its own, side by side")
     if opened_here():
         lesson_banner()  # the other lessons' banners speak of their own pages
     kind = pick_kind()

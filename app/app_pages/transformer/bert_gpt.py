@@ -41,7 +41,7 @@ READ = {"yours": "your two runs, as they stand", "shipped": "the shipped models 
 
 
 def run() -> None:
-    lab = page_header("BERT and GPT")
+    lab = page_header("BERT and GPT", own_runs="two transformers of its own")
     st.markdown(
         "**BERT** hides 15% of the words of a text and learns to guess them from **both sides** (Devlin et al. "
         "2019); **GPT** learns to guess each **next word** from the words before it (Radford et al. 2018). Both are "

@@ -43,7 +43,7 @@ CHAR_LM_NOTE = (
 
 
 def run() -> None:
-    page_header("Compare architectures", lesson=False)
+    page_header("Compare architectures", lesson=False, own_runs="runs of its own, side by side")
     st.markdown(
         "Five kinds of network (four on the char LM), each sized to about the same number of parameters, "
         "train on the same task, from the same seed, on the same batches, in turns. Which learns fastest "

@@ -33,7 +33,7 @@ LESSON = BY_KEY["why-sqrt-dk"]
 
 
 def run() -> None:
-    lab = page_header("Why √d_k")
+    lab = page_header("Why √d_k", own_runs="two runs of its own")
     st.markdown(
         "Each head scores a query q against every key k with a dot product. If their d_k components are "
         "independent with mean 0 and variance 1, then q·k = Σ q_i k_i has mean 0 and variance d_k "
