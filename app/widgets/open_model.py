@@ -11,10 +11,12 @@ from app.widgets.literal import literal
 from engine import datasets
 
 
-def open_button(lab: Lab, label: str, setup: Setup, steps: int, key: str, where=st, help: str | None = None) -> None:
+def open_button(lab: Lab, label: str, setup: Setup, steps: int, key: str, where=st, help: str | None = None,
+                width: str = "stretch") -> None:
     """A button that makes `setup` the lab's model (fresh weights, "Train up to step" set to
-    `steps`); over the size budget it says so and keeps the model the student had."""
-    if not where.button(label, key=key, width="stretch", help=help, icon=":material/add_circle:"):
+    `steps`); over the size budget it says so and keeps the model the student had. `width`: "content"
+    in a row of buttons that wraps (a label is never cut)."""
+    if not where.button(label, key=key, width=width, help=help, icon=":material/add_circle:"):
         return
     try:
         lab.start(setup)

@@ -158,3 +158,23 @@ def test_the_layer_table_shows_whole_on_a_projector(app_page):
     cut = page.evaluate(CUT, f'{main}[data-testid="stDataFrame"] .dvn-scroller, {main}[data-testid="stTable"], '
                              f'{main}[data-testid="stTable"] > div')
     assert cut == [], f"tables wider than their box: {cut}"
+
+
+def test_the_buttons_that_open_a_model_are_never_cut_at_1024_by_768_nor_in_presentation_mode(app_page):
+    """Issue 44, finding 4: the Encoder-decoder's five "Open an encoder-decoder" buttons and Generate's three
+    read "English to …" and "Open the char-LST…" on a projector, in presentation mode too."""
+    page = app_page.page
+    page.set_viewport_size(PROJECTOR)
+    for where, names, shot in (("attention", 5, "attention-open-buttons"), ("generate", 3, "generate-open-buttons")):
+        app_page.goto(where)  # the default model (the adding problem) is neither: the page offers models
+        for presenting in (False, True):
+            if presenting:
+                page.get_by_text("Presentation mode").click()
+                wait_for_app(page)
+            labels = page.evaluate("""() => [...document.querySelectorAll('button [data-testid="stMarkdownContainer"]')]
+                .filter(el => el.offsetParent !== null).map(el => el.textContent.trim())""")
+            assert sum(label.startswith(("Open ", "Copy ", "Dates ", "Reverse ", "Sort ", "English "))
+                       for label in labels) >= names, labels
+            buttons = page.evaluate(CUT, 'button [data-testid="stMarkdownContainer"]')
+            assert buttons == [], f"{where}: cut button labels: {buttons}"
+            app_page.screenshot(f"{shot}-{'presentation' if presenting else 'projector'}")

@@ -93,8 +93,9 @@ def data_credit(lab: Lab) -> None:
 
 def offer_models(lab: Lab, why: str) -> None:
     st.info(why, icon=":material/info:")
-    for column, (task, label) in zip(st.columns(len(OPEN)), OPEN.items(), strict=True):
-        if column.button(label, key=f"attention.open.{task}", width="stretch"):
+    row = st.container(horizontal=True)  # each button as wide as its label, wrapping: five columns cut them at 1024
+    for task, label in OPEN.items():
+        if row.button(label, key=f"attention.open.{task}", width="content"):
             open_model(lab, task)
 
 

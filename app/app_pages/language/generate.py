@@ -77,14 +77,15 @@ def writes_text(lab: Lab) -> bool:
            else f"works on the {lab.setup.task} task, which is not predicting the next character of a text")
     st.info(f"Your model {why}. Open a character-level LSTM trained on Python's own source or on Shakespeare, or "
             "an untrained one to train on Build & Train yourself (each replaces your model):", icon=":material/info:")
-    trained, shakespeare, untrained = st.columns(3)
-    if trained.button("Open the trained char-LSTM", key="generate.shipped", width="stretch", type="primary",
-                      icon=":material/download:") and open_shipped(lab, pretrained.named(SHIPPED)):
+    row = st.container(horizontal=True)  # each button as wide as its label, wrapping: three columns cut them at 1024
+    if row.button("Open the trained char-LSTM", key="generate.shipped", width="content", type="primary",
+                  icon=":material/download:") and open_shipped(lab, pretrained.named(SHIPPED)):
         st.rerun()
-    if shakespeare.button("Open the char-LSTM trained on Shakespeare", key="generate.shakespeare", width="stretch",
-                          icon=":material/theater_comedy:") and open_shipped(lab, pretrained.named(SHAKESPEARE)):
+    if row.button("Open the char-LSTM trained on Shakespeare", key="generate.shakespeare", width="content",
+                  icon=":material/theater_comedy:") and open_shipped(lab, pretrained.named(SHAKESPEARE)):
         st.rerun()
-    open_button(lab, "Open an untrained one (the char LM preset)", CHAR_LM, 1000, key="generate.open", where=untrained)
+    open_button(lab, "Open an untrained one (the char LM preset)", CHAR_LM, 1000, key="generate.open", where=row,
+                width="content")
     return False
 
 
