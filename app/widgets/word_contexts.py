@@ -35,10 +35,10 @@ def section(readers: Readers, colours: dict[str, str]) -> None:
     for key, value in ((state.BERT_WORD, LESSON_WORD), (state.BERT_FIRST, LESSON_SENTENCES[0]),
                        (state.BERT_SECOND, LESSON_SENTENCES[1])):
         st.session_state.setdefault(key, value)
-    word_column, first_column, second_column = st.columns([1, 3, 3])
-    word = word_column.text_input("Word", key=state.BERT_WORD, max_chars=40)
-    first = first_column.text_input("First sentence", key=state.BERT_FIRST, max_chars=400)
-    second = second_column.text_input("Second sentence", key=state.BERT_SECOND, max_chars=400)
+    # A sentence a row: three columns cut the lesson's first sentence at 1024 px wide (issue 44, finding 4)
+    word = st.columns([1, 3])[0].text_input("Word", key=state.BERT_WORD, max_chars=40)
+    first = st.text_input("First sentence", key=state.BERT_FIRST, max_chars=400)
+    second = st.text_input("Second sentence", key=state.BERT_SECOND, max_chars=400)
     st.caption(f"Try a second sentence with the first's words up to the word, then others: e.g. *{SAME_START}*. "
                "Only a model that reads what follows can tell the two apart.")
     try:

@@ -47,6 +47,9 @@ def test_the_shipped_models_read_bank_in_two_sentences_and_a_bad_sentence_is_ref
     text = main_text(page)
     assert "read by the shipped models (5,000 steps, dropout 0.1)" in text, text
     typed(page, "Second sentence", "she sat down on a dry bank and took out the money")
+    cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMain"] input[type="text"]')]
+        .filter(el => el.scrollWidth > el.clientWidth + 1).map(el => el.value)""")
+    assert cut == [], f"sentences cut in their boxes at 1024 px: {cut}"  # issue 44: the first sentence was
     text = main_text(page)
     assert "gives it the same vector in both" in text and "the causal model's 1.000" in text, text
     typed(page, "A sentence with one <mask> where the hidden word goes", "she was very happy")
