@@ -72,9 +72,13 @@ def attention_pair(traces: dict[str, dict], tokens: list[str], average: bool) ->
     heads = next(iter(traces[names[0]].values())).weights.shape[0]
     shown_heads = [None] if average else list(range(heads))
     columns = [(name, head) for name in names for head in shown_heads]
-    titles = [f"{name.split()[0]} · layer {site.layer} · " + ("mean of heads" if head is None else f"head {head}")
-              for row in range(len(layers[0])) for name, head in columns
-              for site in [layers[names.index(name)][row]]]
+    if average:
+        titles = [f"{name.split()[0]} · layer {site.layer} · mean of heads" for row in range(len(layers[0]))
+                  for name, _ in columns for site in [layers[names.index(name)][row]]]
+    else:  # a panel a head is too narrow for "masked · layer 0 · head 0" (16 titles over each other at 1024 px):
+        # each panel says its head; each row's layer is on its y axis, each model's name over its half
+        titles = [f"head {head}" for _ in layers[0] for _, head in columns]
+    firsts = [1] if average else [1 + k * heads for k in range(len(names))]  # a model's first column
     fig = make_subplots(rows=len(layers[0]), cols=len(columns), shared_xaxes=True, shared_yaxes=True,
                         horizontal_spacing=0.03 if average else 0.015, vertical_spacing=0.12,
                         subplot_titles=titles)
@@ -88,17 +92,34 @@ def attention_pair(traces: dict[str, dict], tokens: list[str], average: bool) ->
             if overlay is not None:
                 fig.add_trace(overlay, row=row + 1, col=col)
         attention.token_ticks(fig, "y", words, attention.GRID_TICKS, row=row + 1, col=1)
-    for col in range(1, len(columns) + 1):
-        attention.token_ticks(fig, "x", words, attention.GRID_TICKS, row=len(layers[0]), col=col)
     fig.update_yaxes(autorange="reversed", showline=True, mirror=True, linecolor=GREY)
     fig.update_xaxes(showline=True, mirror=True, linecolor=GREY)
-    fig.update_xaxes(title_text="key (looked at)", row=len(layers[0]))
-    fig.update_yaxes(title_text="query (asks)", col=1)
+    for col in range(1, len(columns) + 1):
+        if average:
+            attention.token_ticks(fig, "x", words, attention.GRID_TICKS, row=len(layers[0]), col=col)
+            fig.update_xaxes(title_text="key (looked at)", row=len(layers[0]), col=col)
+        else:  # a head's panel is too narrow for the words under it: the rows name them, in the same order
+            fig.update_xaxes(showticklabels=False, row=len(layers[0]), col=col)
+            if col in firsts:
+                fig.update_xaxes(title_text="key: the same words →", row=len(layers[0]), col=col)
+    if average:
+        fig.update_yaxes(title_text="query (asks)", col=1)
+    else:
+        for row, site in enumerate(layers[0], start=1):
+            fig.update_yaxes(title_text=f"layer {site.layer}: query", row=row, col=1)
     fig.update_layout(coloraxis=attention.weight_axis("weight"))
-    fig.update_annotations(font=dict(size=12), yshift=4)
+    fig.update_annotations(font=dict(size=12), yshift=4)  # the panels' titles
+    if not average:
+        for name, first in zip(names, firsts):
+            domain = fig.layout[f"xaxis{'' if first == 1 else first}"].domain[0], \
+                fig.layout[f"xaxis{first + heads - 1}"].domain[1]
+            fig.add_annotation(text=f"<b>{name}</b>", x=sum(domain) / 2, xref="paper", y=1.0, yref="paper",
+                               xanchor="center", yanchor="bottom", yshift=28, showarrow=False,
+                               font=dict(size=13))  # over its heads
     which = "mean of heads" if average else f"all {heads} heads"
     fig = finish(fig, f"Self-attention: masked (left), causal (right), {which}", height=110 + 230 * len(layers[0]))
-    return attention.with_note(fig, True, room=115)  # the note's line, then the panels' titles under it
+    # the note's line, then the panels' titles under it (and every head's model names between the two)
+    return attention.with_note(fig, True, room=115 if average else 150)
 
 
 def self_similarity(frame: pd.DataFrame, colours: dict[str, str]) -> go.Figure:

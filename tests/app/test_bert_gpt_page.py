@@ -111,6 +111,31 @@ def test_the_attention_maps_are_the_models_and_the_causal_triangle_is_zero(train
     assert len(greyed) == 2 and all(torch.equal(torch.tensor(g).bool(), upper) for g in greyed)
 
 
+def test_every_head_is_drawn_as_the_model_holds_it_with_labels_a_projector_can_read(trained_page):
+    """Issue 44, finding 4: at 1024 px the view of every head printed 16 panel titles ("masked · layer 0 ·
+    head 0") and 8 axis titles over each other: now a panel says its head, a row its layer, each model its name
+    once, and the key axis is titled under each model's first head."""
+    runs = trained_page.session_state[state.BERT]
+    sentence = read_sentence(runs.task, trained_page.session_state[state.BERT_MASKED], masked=True)
+    trained_page.radio(key=state.BERT_HEADS).set_value("every head").run()
+    spec = chart(trained_page, "Self-attention: masked (left), causal (right), all 4 heads")
+    maps = [plotted(t["z"]) for t in spec["data"] if t["type"] == "heatmap" and t.get("coloraxis")]
+    traces = {run.name: list(attention_of(run.model, sentence.ids).attention_traces.values()) for run in runs.runs}
+    expected = [traces[name][layer].weights[head] for layer in range(2) for name in (MASKED, CAUSAL)
+                for head in range(4)]
+    assert len(maps) == len(expected) == 16
+    for shown_map, weights in zip(maps, expected):
+        torch.testing.assert_close(torch.tensor(shown_map, dtype=weights.dtype), weights, atol=1e-6, rtol=0)
+    texts = [a["text"] for a in spec["layout"]["annotations"]]
+    assert [t for t in texts if t.startswith("head")] == [f"head {h}" for h in range(4)] * 4
+    assert f"<b>{MASKED}</b>" in texts and f"<b>{CAUSAL}</b>" in texts
+    axes = spec["layout"]
+    key_titles = [name for name, axis in axes.items() if name.startswith("xaxis") and axis.get("title", {}).get("text")]
+    assert len(key_titles) == 2  # under each model's first head, not under all eight
+    assert [axes[f"yaxis{n}"]["title"]["text"] for n in ("", "9")] == ["layer 0: query", "layer 1: query"]
+    trained_page.radio(key=state.BERT_HEADS).set_value("each layer's mean of heads").run()
+
+
 def test_the_cosines_and_the_nearest_words_are_the_models(trained_page):
     runs = trained_page.session_state[state.BERT]
     spec = chart(trained_page, "The word's two vectors, layer by layer")
