@@ -175,6 +175,9 @@ def softmax_row(logits: Tensor) -> np.ndarray:
     return torch.softmax(logits.double(), dim=-1).numpy()
 
 
+LIKELIEST = 20  # bars of p a decoding step shows at most: the likeliest tokens of a larger vocabulary
+
+
 def decoding_step(trace: AttentionTrace, logits: Tensor, t: int, source_tokens: list[str],
                   target_vocab: tuple[str, ...], head: int = 0, chosen: int | None = None) -> go.Figure:
     """Output step t of a decoder, left to right: the attention row alpha_t over the source, the
@@ -199,8 +202,18 @@ def decoding_step(trace: AttentionTrace, logits: Tensor, t: int, source_tokens: 
     chosen = int(p.argmax()) if chosen is None else chosen
     if not 0 <= chosen < len(target_vocab):
         raise ValueError(f"chosen must be a token id 0..{len(target_vocab) - 1}, got {chosen}")
+    # A vocabulary of hundreds of words drew a sub-pixel bar each: none could be seen (issue 44, finding 4). Past
+    # LIKELIEST tokens, the likeliest, most likely first, and the one written among them.
+    if len(target_vocab) <= LIKELIEST:
+        ids = np.arange(len(target_vocab))
+        which = f"p(token at step {t})"
+    else:
+        ids = np.argsort(-p, kind="stable")[:LIKELIEST]
+        if chosen not in ids:
+            ids = np.append(ids[:-1], chosen)
+        which = f"p (top {LIKELIEST} of {len(target_vocab):,})"  # a longer title ran past the panel at 1024 px
     titles = [f"α<sub>{t},i</sub> over the source", f"c<sub>{t}</sub> = Σ<sub>i</sub> α<sub>{t},i</sub> h<sub>i</sub>",
-              f"p(token at step {t})"]
+              which]
     fig = make_subplots(rows=1, cols=3, column_widths=STEP_WIDTHS, horizontal_spacing=STEP_SPACING,
                         subplot_titles=titles)
     fig.add_trace(go.Bar(x=positions(S), y=alpha, marker_color=BLUE, name="α",
@@ -209,14 +222,15 @@ def decoding_step(trace: AttentionTrace, logits: Tensor, t: int, source_tokens: 
                   row=1, col=1)
     fig.add_trace(go.Bar(x=np.arange(len(context)), y=context, marker_color=GREEN, name="c_t",
                          hovertemplate="unit %{x}<br>c = %{y:.6g}<extra></extra>"), row=1, col=2)
-    words = shown(list(target_vocab))
-    colours = [VERMILLION if v == chosen else SKY_BLUE for v in range(len(words))]
-    fig.add_trace(go.Bar(x=positions(len(words)), y=p, marker_color=colours, name="p", customdata=np.array(
+    words = shown([target_vocab[i] for i in ids])
+    at = int(np.flatnonzero(ids == chosen)[0])  # where the written token stands among the bars
+    colours = [VERMILLION if i == chosen else SKY_BLUE for i in ids]
+    fig.add_trace(go.Bar(x=positions(len(words)), y=p[ids], marker_color=colours, name="p", customdata=np.array(
         words, dtype=object), hovertemplate="%{customdata}<br>p = %{y:.6g}<extra></extra>"), row=1, col=3)
     # Its text leans away from the panel's edge it is near (centred on the last token, "chosen: <eos>" ran
     # past the figure's right edge).
-    side = "left" if chosen < len(words) / 3 else "right" if chosen > 2 * len(words) / 3 else "center"
-    fig.add_annotation(x=chosen, y=float(p[chosen]), text=f"chosen: {words[chosen]}", showarrow=True, arrowhead=2,
+    side = "left" if at < len(words) / 3 else "right" if at > 2 * len(words) / 3 else "center"
+    fig.add_annotation(x=at, y=float(p[chosen]), text=f"chosen: {words[at]}", showarrow=True, arrowhead=2,
                        ax=0, ay=-22, xanchor=side, font=dict(color=VERMILLION, size=12), row=1, col=3)
     fig.update_xaxes(**token_axis(source), title_text="source token i", row=1, col=1)
     fig.update_xaxes(title_text="unit of c<sub>t</sub>", automargin=True, row=1, col=2)
@@ -226,7 +240,7 @@ def decoding_step(trace: AttentionTrace, logits: Tensor, t: int, source_tokens: 
     fig.update_yaxes(title_text=f"c<sub>{t}</sub>", range=[-reach, reach], nticks=5, row=1, col=2)
     fig.update_yaxes(title_text="p", range=[0, 1.3], tickvals=[0, 0.5, 1], row=1, col=3)
     fig.update_annotations(font=dict(size=12), selector=dict(showarrow=False))
-    fig = finish(fig, f"Decoding step t = {t}: attend, read c<sub>{t}</sub>, write '{words[chosen]}'")
+    fig = finish(fig, f"Decoding step t = {t}: attend, read c<sub>{t}</sub>, write '{words[at]}'")
     # The title stands on the panels' titles and grows upwards, into the top margin that wrap_title
     # grows, when it breaks: centred in the margin, its second line fell on them (presentation mode).
     return fig.update_layout(showlegend=False, title=dict(yref="paper", y=1, yanchor="bottom", pad=dict(b=30)),

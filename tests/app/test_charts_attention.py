@@ -141,6 +141,28 @@ def test_a_decoding_step_shows_alpha_t_c_t_and_the_next_token(fresh):
         ca.decoding_step(trace, rec.y_hat, t, source, task.target_vocab, chosen=10)
 
 
+def test_a_decoding_step_over_a_large_vocabulary_draws_its_likeliest_tokens_and_the_one_written(fresh):
+    """Issue 44, finding 4: over the translator's 810 French words a bar each was under a pixel wide and the
+    panel looked empty. Past LIKELIEST tokens the panel draws the likeliest, most likely first, with their
+    probabilities over the whole vocabulary, and the written token among them even when it is not one."""
+    task, _, rec = fresh
+    trace = rec.attention_traces[ALIGNMENT]
+    source, _ = tokens(task, rec)
+    vocab = [f"w{i}" for i in range(810)]
+    logits = torch.randn(trace.weights.shape[1], len(vocab), generator=torch.Generator().manual_seed(0))
+    expected = torch.softmax(logits[2].double(), dim=-1).numpy()
+    order = np.argsort(-expected, kind="stable")
+    fig = spec(ca.decoding_step(trace, logits, 2, source, vocab))
+    p = fig["data"][2]
+    assert list(p["customdata"]) == [vocab[i] for i in order[:ca.LIKELIEST]]
+    assert plotted(p["y"]) == pytest.approx(expected[order[:ca.LIKELIEST]].tolist(), abs=1e-7)
+    assert fig["layout"]["annotations"][2]["text"] == "p (top 20 of 810)"
+    unlikely = int(order[-1])  # a teacher forcing the least likely word
+    forced = spec(ca.decoding_step(trace, logits, 2, source, vocab, chosen=unlikely))["data"][2]
+    assert list(forced["customdata"])[-1] == vocab[unlikely] and len(forced["customdata"]) == ca.LIKELIEST
+    assert forced["marker"]["color"].index(VERMILLION) == ca.LIKELIEST - 1
+
+
 def test_the_decoding_steps_panels_keep_their_labels_to_themselves_on_a_narrow_page(fresh):
     """At 1024 px the c_t and probability axis titles ran into the panel on their left, and a
     typed date's 17 source tokens, each a tick label, into one another under the α panel. The

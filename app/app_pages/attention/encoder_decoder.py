@@ -332,13 +332,14 @@ def alignment_maps(forced, free: decoding.FreeRun, free_trace, keys: list[str], 
 def typed_maps(free: decoding.FreeRun, free_trace, keys: list[str], words: tuple[str, ...], samples: bool) -> None:
     """A typed source's free-running alignment, and why it has no teacher-forced one (and, with `samples`, that
     a probe sample has one)."""
-    left, right, narrow = map_columns(keys)
+    # The one map a typed source has takes the page's width: in a half column beside the note, a typed sentence's
+    # map was 80 px wide at 1024, its source's labels over each other (issue 44, finding 4)
     free_map = cattention.alignment(free_trace, keys, [words[t] for t in free.tokens])
-    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free", left, narrow=narrow)
-    left.caption(f"Free running on your source: the decoder reads its own previous guess and wrote "
-                 f"{' '.join(words[t] for t in free.tokens)}. Row t is α_t, how much output step t takes from each "
-                 "source token; each row sums to 1.")
-    right.info("No teacher-forced map: teacher forcing feeds the decoder the true previous token, and typed text has "
+    show(free_map.update_layout(title_text="Free running: alignment α<sub>ti</sub>"), "free")
+    st.caption(f"Free running on your source: the decoder reads its own previous guess and wrote "
+               f"{' '.join(words[t] for t in free.tokens)}. Row t is α_t, how much output step t takes from each "
+               "source token; each row sums to 1.")
+    st.info("No teacher-forced map: teacher forcing feeds the decoder the true previous token, and typed text has "
                "no target. Fed its own output instead, teacher forcing is exactly the free run, the map drawn here. "
                + ("Clear the box to see a probe sample with both." if samples else
                   "The samples that have both come from the corpus its task reads, named above."),
