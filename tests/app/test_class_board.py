@@ -286,6 +286,7 @@ def test_the_board_lists_a_student_for_the_code_in_the_cookie(in_class, cookies)
     assert list(board.name) == ["Ada"] and list(board.page) == ["home"]
     assert board.steps.tolist() == [0] and board.model.tolist() == ["adding · LSTM 1 x 64"]
     assert any("1 student: 1 not started." in m.value for m in teacher.markdown)
+    assert not any("Your model" in m.value for m in teacher.sidebar.markdown)  # the board trains nothing
     # the teacher's own session publishes nothing
     class_room().publisher.publish_round()
     assert [entry.status["name"] for entry in class_room().store.statuses()] == ["Ada"]

@@ -55,7 +55,9 @@ TABLE = {
 
 def run() -> None:
     old_link = teacher_link.take_old_link()
-    page_header("Teacher's board", lesson=False)
+    # No "Your model" in the sidebar: the board trains nothing, and the teacher's own "adding, steps trained 0"
+    # beside a class at step 1,000 read as the class's (issue 44, finding 2)
+    page_header("Teacher's board", lesson=False, summary=False)
     teacher_link.move_code_to_cookie()
     if old_link:
         st.warning(teacher_link.OLD_LINK, icon=":material/link_off:")
