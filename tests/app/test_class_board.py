@@ -424,13 +424,14 @@ def test_the_board_counts_the_class_answers_and_reveals_the_measured_one(in_clas
                             "prediction": {"lesson": "vanishing", "choice": question.choices[0].text, "locked": True}})
     teacher = teacher_app(cookies)
     teacher.selectbox(key="board_lesson").select(lesson.key).run()
-    spec = chart(teacher, question.text[:30])
+    spec = chart(teacher, "The class's answers")
+    assert any(m.value == f"**The question:** {question.text}" for m in teacher.markdown)
     [bars] = spec["data"]
     expected = {choice.text: picks.count(choice.text) for choice in question.choices}
     assert dict(zip(plotted(bars["y"]), plotted(bars["x"]))) == expected
     assert set(bars["marker"]["color"]) == {BLUE}  # nothing revealed yet
     teacher.toggle(key="board_reveal").set_value(True).run()
-    [bars] = chart(teacher, question.text[:30])["data"]
+    [bars] = chart(teacher, "The class's answers")["data"]
     colours = dict(zip(plotted(bars["y"]), bars["marker"]["color"]))
     assert colours[question.right.text] == GREEN and list(colours.values()).count(GREEN) == 1
 

@@ -209,13 +209,13 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
         runs = figure(teacher, f"The class on \u201c{LESSON.title}\u201d")
         assert len([trace for trace in runs if trace["group"] == "class"]) == len(STUDENTS)  # a curve each
         choices = [choice.text for choice in LESSON.question.choices]
-        bars, = figure(teacher, question[:40])
+        bars, = figure(teacher, "The class's answers")
         assert bars["y"] == choices
         assert bars["x"] == [list(STUDENTS.values()).count(choice) for choice in choices]
         assert set(bars["colours"]) == {BLUE}  # not revealed yet
         teacher.page.get_by_text("Reveal the measured answer").click()
         wait_for_app(teacher.page)
-        bars, = figure(teacher, question[:40])
+        bars, = figure(teacher, "The class's answers")
         right = LESSON.question.right.text
         assert bars["colours"] == [GREEN if choice == right else GREY for choice in choices]
         assert f"Measured over the lesson's runs: {LESSON.question.measured}" in main_text(teacher.page)

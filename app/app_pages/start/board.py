@@ -211,7 +211,10 @@ def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
     question = BY_KEY[key].question
     if question is not None:
         counts = answers_of(statuses, key, tuple(choice.text for choice in question.choices))
-        show(charts.answers(counts, question.right.text if reveal else None, question.text), "board_answers")
+        # The question in the page's text, not the chart's title: at 1024 px it broke into six lines over the first
+        # answer's bar (issue 44, finding 2)
+        st.markdown(f"**The question:** {question.text}")
+        show(charts.answers(counts, question.right.text if reveal else None, "The class's answers"), "board_answers")
         st.caption(f"Each student's answer before Play ({sum(counts.values())} so far)."
                    + (f" Measured over the lesson's runs: {question.measured}." if reveal else ""))
 
