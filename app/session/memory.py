@@ -2,14 +2,15 @@
 steps take while they run. No Streamlit here.
 
 Measured on the BERT and GPT page (issue 43, finding 6; benchmarks/README section 24): a model there
-holds about 10 MB, but one of its training steps takes about 180 MB while it runs (a 64 x 32 x 4,000
-output layer, its log-softmax and both their gradients). Twenty sessions stepping at once took one
+holds about 10 MB, but one of its training steps took about 180 MB while it ran (a 64 x 32 x 4,000
+output layer, its log-softmax and both their gradients; the masked run's now 67 MB, issue 46). Twenty sessions stepping at once took one
 process to a 5.1 GB peak; two cores run two steps at a time however many wait, so the rest only held
 memory. Three bounds:
 
 - Steps, a few at a time (`one_step`): at most STEP_SLOTS training steps run in the process at once,
   the others waiting their turn in the order they came (a first-come gate: Python's own locks and
-  semaphores let the thread that just stepped take the next turn too). Two cores step no slower.
+  semaphores let the thread that just stepped take the next turn too). With the trims below, it cost
+  60 sessions 12-15% of their steps a second in all (benchmarks/README section 24).
 - The allocator told to keep few arenas and to give freed memory back (`tune_allocator`, `one_step`):
   glibc gives every thread that allocates its own arena, up to 8 a core, and a freed step's memory
   stays in its arena; capped at STEP_SLOTS arenas, and trimmed every TRIM_EVERY seconds of stepping.
@@ -39,7 +40,7 @@ STEP_SLOTS = len(os.sched_getaffinity(0))
 TRIM_EVERY = 1.0  # s of stepping between two trims of the allocator (benchmarks/README section 24)
 MB = 2**20
 # What this process's models may hold together, set by the deployment (deploy/serve_class.py divides the
-# machine between its processes); 60 students at the heaviest page's size hold about 600 MB.
+# machine between its processes); 60 sessions of the heaviest page's runs count 1.3 GB here (section 24).
 PROCESS_BYTES = int(os.environ.get("UNROLLED_MEMORY_MB", 3072)) * MB
 # What one session's models may hold: the largest network a page allows (5 M weights: 80 MB) beside every
 # page's side-by-side runs, and a teacher's review CSV (a 66 MB file's task held 300 MB).
