@@ -3,9 +3,9 @@ steps take while they run. No Streamlit here.
 
 Measured on the BERT and GPT page (issue 43, finding 6; benchmarks/README section 24): a model there
 holds about 10 MB, but one of its training steps took about 180 MB while it ran (a 64 x 32 x 4,000
-output layer, its log-softmax and both their gradients; the masked run's now 67 MB, issue 46). Twenty sessions stepping at once took one
-process to a 5.1 GB peak; two cores run two steps at a time however many wait, so the rest only held
-memory. Three bounds:
+output layer, its log-softmax and both their gradients; the masked run's now 67 MB, issue 46). Twenty
+sessions stepping at once took one process to a 5.1 GB peak; two cores run two steps at a time however
+many wait, so the rest only held memory. Three bounds:
 
 - Steps, a few at a time (`one_step`): at most STEP_SLOTS training steps run in the process at once,
   the others waiting their turn in the order they came (a first-come gate: Python's own locks and
