@@ -16,18 +16,12 @@ import sys
 import time
 from pathlib import Path
 
+from memory_class import status_mb
 from timing import table
 
 STEPS = 500
 QUICK_STEPS = 100
 MODEL = dict(arch="lstm", hidden_size=128, num_layers=2)
-
-
-def status_mb(field: str) -> float:
-    """A /proc/self/status line (VmRSS now, VmHWM the peak so far) in MB."""
-    with open("/proc/self/status") as f:
-        kb = next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
-    return kb / 1024
 
 
 def session(steps: int) -> dict:

@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def status_mb(field: str) -> float:
+    """A /proc/self/status line (VmRSS now, VmHWM the peak so far) in MB (benchmarks/memory.py reads it too)."""
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith(field + ":")) / 1024
 

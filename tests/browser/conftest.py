@@ -457,3 +457,19 @@ def play_runs_to(page, steps: int) -> None:
         ".innerText)", timeout=240_000)
     page.get_by_role("button", name="Play", exact=True).wait_for(timeout=60_000)  # stopped at the target
     wait_for_app(page)
+
+
+# The texts matching `selector` inside the plotly figure whose title includes `title` whose boxes cross, as
+# "a / b" pairs: labels printed over labels (issue 44). The same words crossing in two figures are two failures.
+CROSSED = """([title, selector]) => {
+    const chart = [...document.querySelectorAll('.js-plotly-plot')]
+        .find(c => (c.querySelector('.gtitle') || {}).textContent.includes(title));
+    const boxes = [...chart.querySelectorAll(selector)]
+        .filter(t => t.textContent.trim()).map(t => [t.textContent.trim(), t.getBoundingClientRect()]);
+    const crossed = [];
+    boxes.forEach(([a, r], i) => boxes.slice(i + 1).forEach(([b, s]) => {
+        if (r.left < s.right - 1 && s.left < r.right - 1 && r.top < s.bottom - 1 && s.top < r.bottom - 1)
+            crossed.push(`${a} / ${b}`);
+    }));
+    return crossed;
+}"""

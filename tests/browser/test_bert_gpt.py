@@ -3,7 +3,7 @@ sentence with a mask shows both guesses, the causal one with the words after the
 the shipped models then read "bank" in the lesson's two sentences and in two that start alike; a
 sentence without a mask gets a message while the rest of the page stays; at a projector's 1024x768 and
 at 1400 wide (screenshots: bert-gpt-<size>.png, bert-gpt-shipped-<size>.png)."""
-from .conftest import play_runs_to, wait_for_app
+from .conftest import CROSSED, play_runs_to, wait_for_app
 
 SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
 
@@ -63,21 +63,6 @@ def test_the_shipped_models_read_bank_in_two_sentences_and_a_bad_sentence_is_ref
         app_page.screenshot(f"bert-gpt-shipped-{size}")
 
 
-# Pairs of a figure's labels (panel titles, annotations, axis titles) whose boxes cross: text printed over text.
-OVERLAPS = """title => {
-    const chart = [...document.querySelectorAll('.js-plotly-plot')]
-        .find(c => (c.querySelector('.gtitle') || {}).textContent.includes(title));
-    const boxes = [...chart.querySelectorAll('.annotation-text, .xtitle, .ytitle')]
-        .filter(t => t.textContent.trim()).map(t => [t.textContent.trim(), t.getBoundingClientRect()]);
-    const crossed = [];
-    boxes.forEach(([a, r], i) => boxes.slice(i + 1).forEach(([b, s]) => {
-        if (r.left < s.right - 1 && s.left < r.right - 1 && r.top < s.bottom - 1 && s.top < r.bottom - 1)
-            crossed.push(`${a} / ${b}`);
-    }));
-    return crossed;
-}"""
-
-
 def test_every_heads_labels_do_not_run_into_each_other_on_a_projector(app_page):
     """Issue 44, finding 4: at 1024x768 the view of every head printed its 16 panel titles and 8 axis titles over
     each other, in presentation mode too."""
@@ -91,5 +76,5 @@ def test_every_heads_labels_do_not_run_into_each_other_on_a_projector(app_page):
             page.get_by_text("Presentation mode").click()
             wait_for_app(page)
         page.get_by_text("all 4 heads").first.scroll_into_view_if_needed()
-        assert page.evaluate(OVERLAPS, "all 4 heads") == []
+        assert page.evaluate(CROSSED, ["all 4 heads", ".annotation-text, .xtitle, .ytitle"]) == []
         app_page.screenshot(f"bert-gpt-every-head-{'presentation' if presenting else 'projector'}")
