@@ -27,6 +27,7 @@ from .attention import Attended, Attention
 from .cells import LayerTrace, unroll_layer
 from .config import ModelConfig
 from .describe import Part, Read, module_part
+from .losses import IGNORE
 from .recurrent import State, initial_state, layer_weights
 from .replay import Replay, StackReplay, Taps, run_stack
 from .seq2seq import Decoding, EncoderDecoder, feed_back, teacher_inputs
@@ -86,9 +87,13 @@ class AttentionEncoderDecoder(EncoderDecoder):
         layers = super().decoder_parts()
         return [attention, *layers, combine] if self.looks_back else [*layers, attention, combine]
 
+    def attentional(self, s: Tensor, c: Tensor) -> Tensor:
+        """s~_t = tanh(W_c [c_t; s_t]), Luong et al.'s attentional state: [B, T, H'] twice -> [B, T, H']."""
+        return torch.tanh(self.combine(torch.cat([c, s], dim=-1)))
+
     def output(self, s: Tensor, c: Tensor) -> Tensor:
-        """logits = W_s tanh(W_c [c_t; s_t]): [B, T, H'] twice -> [B, T, V]."""
-        return self.head(torch.tanh(self.combine(torch.cat([c, s], dim=-1))))
+        """logits = W_s s~_t: [B, T, H'] twice -> [B, T, V]."""
+        return self.head(self.attentional(s, c))
 
     def step(self, token: Tensor, decoding: Decoding) -> tuple[Tensor, Decoding]:
         y_prev = self.target_embedding(token[:, None])  # [B, 1, E]
@@ -100,12 +105,22 @@ class AttentionEncoderDecoder(EncoderDecoder):
             a = self.attention(s, decoding.memory, decoding.padded)  # s_t asks
         return self.output(s, a.context[:, 0])[:, 0], dataclasses.replace(decoding, state=state)  # [B, V]
 
+    def head_input(self, decoding: Decoding, y: Tensor) -> Tensor:
+        """s~_t of every step, teacher-forced (Luong's order: every step's query at once). [B, T_out, H']."""
+        s, _ = self.decoder(self.target_embedding(teacher_inputs(y)), decoding.state)  # [B, T_out, H']
+        a = self.attention(s, decoding.memory, decoding.padded)  # every step's query at once
+        return self.attentional(s, a.context[:, 0])
+
     def teacher_forced(self, decoding: Decoding, y: Tensor) -> Tensor:
         if self.looks_back:  # step t's input holds c_t, which needs s_{t-1}: one step at a time
             return feed_back(self, decoding, y.shape[0], teacher_inputs(y))
-        s, _ = self.decoder(self.target_embedding(teacher_inputs(y)), decoding.state)  # [B, T_out, H']
-        a = self.attention(s, decoding.memory, decoding.padded)  # every step's query at once
-        return self.output(s, a.context[:, 0])  # [B, T_out, V]
+        return super().teacher_forced(decoding, y)  # [B, T_out, V]
+
+    def at_targets(self, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+        if self.looks_back:  # the step-at-a-time decoder computes every step's logits as it goes
+            chosen = y != IGNORE  # [B, T_out]
+            return self.teacher_forced(self.start(x), y)[chosen], y[chosen]  # [N, V], [N]
+        return super().at_targets(x, y)
 
     def replay(self, x: Tensor, y: Tensor, taps: Taps | None = None) -> Replay:
         """The teacher-forced pass through the written-out equations, for engine.record, with

@@ -27,12 +27,13 @@ FORMAT = "unrolled-checkpoint-1"
 MAX_HEADER = 10_000_000
 
 
-def to_bytes(model: nn.Module) -> bytes:
+def to_bytes(model: nn.Module, dtype: torch.dtype | None = None) -> bytes:
     """The model as safetensors bytes; its ModelConfig, TaskSpec and vocabulary (`model.vocab`,
     one text per input id, when it has one) travel in the metadata, and so does its output
     vocabulary where it has one of its own (`model.target_vocab`: a translator's French words), so
-    that the model reads and writes words without the data it was trained on."""
-    tensors = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
+    that the model reads and writes words without the data it was trained on. `dtype`: the weights
+    stored as, say, float16 (half the file; from_bytes reads them back into the model's float32)."""
+    tensors = {name: t.detach().to(dtype or t.dtype).contiguous() for name, t in model.state_dict().items()}
     metadata = {
         "format": FORMAT,
         "model_config": json.dumps(model.cfg.to_dict()),

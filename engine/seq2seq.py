@@ -149,10 +149,22 @@ class EncoderDecoder(nn.Module):
         out, state = self.decoder(self.target_embedding(token[:, None]), decoding.state)  # [B, 1, H']
         return self.head(out[:, 0]), dataclasses.replace(decoding, state=state)
 
-    def teacher_forced(self, decoding: Decoding, y: Tensor) -> Tensor:
-        """All steps in one call of the decoder's kernel, since every input is known. [B, T_out, V]."""
+    def head_input(self, decoding: Decoding, y: Tensor) -> Tensor:
+        """What the head reads at every step, teacher-forced: all steps in one call of the decoder's
+        kernel, since every input is known. [B, T_out, H']."""
         out, _ = self.decoder(self.target_embedding(teacher_inputs(y)), decoding.state)  # [B, T_out, H']
-        return self.head(out)
+        return out
+
+    def teacher_forced(self, decoding: Decoding, y: Tensor) -> Tensor:
+        return self.head(self.head_input(decoding, y))  # [B, T_out, V]
+
+    def at_targets(self, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+        """Teacher-forced, the head at the steps with a target only: (logits [N, V], their targets [N]) for
+        the N entries of y [B, T_out] that are not IGNORE (a batch's shorter translations end early). The
+        loss and accuracy of forward(x, y) with IGNORE's steps left out, for a fraction of the head's work:
+        over a vocabulary of 12,000 French words the head is most of a step."""
+        chosen = y != IGNORE  # [B, T_out]
+        return self.head(self.head_input(self.start(x), y)[chosen]), y[chosen]  # [N, V], [N]
 
     def forward(self, x: Tensor, y: Tensor | None = None, sampled: Tensor | None = None) -> Tensor:
         """Logits [B, T_out, V]: teacher-forced on y when given (reading its own previous

@@ -73,8 +73,9 @@ def scored(model: nn.Module, task: Task, x: Tensor, y: Tensor, teacher_forced: b
     or, for a task that scores a few positions (Task.scores_targets_only) and a model that can compute
     those alone, its output at them and their targets (the same loss and accuracy, for a fraction of the
     output layer's work). `teacher_forced`: the model reads y (training); else an encoder-decoder decodes
-    freely (held-out scoring)."""
-    if task.scores_targets_only and hasattr(model, "at_targets"):
+    freely (held-out scoring), reading its own outputs, which needs every one of them."""
+    frees_itself = task.decodes and not teacher_forced
+    if task.scores_targets_only and hasattr(model, "at_targets") and not frees_itself:
         return model.at_targets(x, y)
     return (model(x, y) if teacher_forced else model(x)), y
 
@@ -180,7 +181,7 @@ class Trainer:
             for _ in range(n):
                 if self.diverged_at is not None:
                     break
-                x, y = self.task.batch(self.cfg.batch_size, self.batches)
+                x, y = self.task.cut(*self.task.batch(self.cfg.batch_size, self.batches))
                 stats = self.train_step(x, y)
                 self.history.add(stats)
                 done.append(stats)

@@ -189,6 +189,11 @@ class Task(ABC):
     def sample(self, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """Draw a batch from `generator`; the task's data lives here."""
 
+    def cut(self, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+        """A batch as a training step computes it: as drawn, or (a task whose samples are padded to its
+        longest, TranslateTask) cut to the batch's own longest, which changes no loss or gradient."""
+        return x, y
+
     def loss(self, y_hat: Tensor, y: Tensor) -> Tensor:
         return compute_loss(self.spec.loss, y_hat, y)
 

@@ -36,6 +36,9 @@ from .reverse import ReverseTask
 SPECIALS = ("<s>", "</s>", "<pad>", "<unk>")
 BOS, EOS, PAD, UNK = range(4)
 HELD_OUT_SHARE = 0.1  # of the distinct English sentences
+SMALL, LARGE = "eng-fra-5000", "eng-fra-2017"  # the corpora (engine.datasets) the task reads
+CORPORA = (SMALL, LARGE)
+MAX_WORDS = 30  # the longest English sentence (in words) a task may ask for
 TOKEN = re.compile(r"[^\W_]+(?:['-][^\W_]+)*|[^\w\s]")
 SPACES = re.compile(r"[\u00a0\u2009\u202f]")  # no-break, thin and narrow no-break spaces
 
@@ -51,36 +54,43 @@ def words(text: str) -> list[str]:
     return [t for t in tokens(text) if any(ch.isalnum() for ch in t)]
 
 
+def word_count(sentence: tuple[str, ...]) -> int:
+    """How many of a sentence's tokens are words (a sentence's length, as max_words and BLEU by length count it)."""
+    return sum(any(ch.isalnum() for ch in t) for t in sentence)
+
+
 class Pair(NamedTuple):
     english: str
     french: str
-    attribution: str  # "CC-BY 2.0 (France) Attribution: tatoeba.org #<id> (<user>) & #<id> (<user>)"
+    attribution: str  # each pair's own where its file gives one (eng-fra-5000), else the corpus's (registry)
 
 
-def read_pairs(text: str) -> list[Pair]:
-    """Tab-separated lines of English, French and the attribution, as the shipped file holds them;
-    ValueError naming the first line that is not three tab-separated fields."""
+def read_pairs(text: str, attribution: str = "") -> list[Pair]:
+    """Tab-separated lines of English and French, and a third field, the pair's attribution, where the file
+    gives one (eng-fra-5000: "CC-BY 2.0 (France) Attribution: tatoeba.org #<id> (<user>) & ..."); a file
+    without it (eng-fra-2017) has one attribution for the whole corpus, given as `attribution`. ValueError
+    naming the first line that is neither."""
     pairs = []
     for number, line in enumerate(text.splitlines(), 1):
         fields = line.split("\t")
-        if len(fields) != 3 or not all(f.strip() for f in fields):
+        if len(fields) not in (2, 3) or not all(f.strip() for f in fields):
             raise ValueError(
-                f"line {number} of the pair file is not English<TAB>French<TAB>attribution "
-                f"({len(fields)} tab-separated fields); give one pair a line, three fields separated by tabs")
-        pairs.append(Pair(*fields))
+                f"line {number} of the pair file is not English<TAB>French (with or without <TAB>attribution) "
+                f"({len(fields)} tab-separated fields); give one pair a line, two or three fields separated by tabs")
+        pairs.append(Pair(fields[0], fields[1], fields[2] if len(fields) == 3 else attribution))
     return pairs
 
 
 @functools.cache
-def shipped_pairs() -> tuple[Pair, ...]:
-    """The pairs, read once a process; CorpusMissing when they are not on this machine."""
-    return tuple(read_pairs(datasets.corpus_text("eng-fra-5000")))
+def shipped_pairs(corpus: str = SMALL) -> tuple[Pair, ...]:
+    """A corpus's pairs, read once a process; CorpusMissing when they are not on this machine."""
+    return tuple(read_pairs(datasets.corpus_text(corpus), datasets.CORPORA[corpus].attribution))
 
 
 @functools.cache
-def tokenised_pairs() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
-    """Every shipped pair as (English tokens, French tokens)."""
-    return tuple((tuple(tokens(p.english)), tuple(tokens(p.french))) for p in shipped_pairs())
+def tokenised_pairs(corpus: str = SMALL) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """Every pair of a corpus as (English tokens, French tokens)."""
+    return tuple((tuple(tokens(p.english)), tuple(tokens(p.french))) for p in shipped_pairs(corpus))
 
 
 def split_sources(sources: list[tuple[str, ...]], seed: int) -> set[tuple[str, ...]]:
@@ -115,22 +125,46 @@ def words_until(ids, vocab: tuple[str, ...], stops: tuple[int, ...]) -> list[str
     return found
 
 
+def length_buckets(sources: torch.Tensor) -> dict[int, torch.Tensor]:
+    """The rows of [N, S] source ids by their length (</s> included): length -> [rows of it]."""
+    lengths = (sources != PAD).sum(dim=1)  # [N]
+    return {n: torch.nonzero(lengths == n).flatten() for n in lengths.unique().tolist()}
+
+
+def trimmed(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch cut to its longest source and its longest target: the columns cut are padding on every row
+    (<pad> after </s>, IGNORE after <eos>), which the encoder skips and the loss never reads, so the batch
+    trains exactly as before, in as many steps as its sentences have (the corpus's longest is 3 times its
+    mean)."""
+    source = int((x != PAD).sum(dim=1).max())
+    target = int((y != IGNORE).sum(dim=1).max())
+    return x[:, :source], y[:, :target]  # [B, S'], [B, T']
+
+
 @dataclass
 class TranslateTask(Task):
     """x: an English sentence as word ids [B, S], ended by </s> and padded after it with <pad>
     (S: the longest English sentence + 1). y: its French translation as target ids [B, T_out],
-    ended by </s> (<eos>), IGNORE after it (T_out: the longest French sentence + 1). Words seen
-    fewer than min_count times in the training pairs are <unk>, on each side. 10% of the distinct
-    English sentences are held out with all their translations (test_set, references)."""
+    ended by </s> (<eos>), IGNORE after it (T_out: the longest French sentence + 1); a training step
+    cuts its batch to the batch's own longest sentences (cut). Words seen fewer than min_count times in the training pairs are <unk>, on each side.
+    10% of the distinct English sentences are held out with all their translations (test_set,
+    references). `corpus`: the 5,000 short pairs (1-5 words, fast) or the 142,787 of 2017, of which the
+    pairs of at most `max_words` English words are read. A batch is drawn from the training sentences of
+    one length (`by_length`, the sentence's length drawn as often as the corpus has it), so once cut it
+    holds no padding to compute: the 2017 corpus's batches are 3 times shorter so."""
 
+    corpus: str = SMALL
+    max_words: int = 20
     min_count: int = 2
+    by_length: bool = True
 
-    help: ClassVar[str] = "encoder-decoder: translate short English sentences into French (Tatoeba)"
+    help: ClassVar[str] = "encoder-decoder: translate English sentences into French (Tatoeba)"
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {"corpus": CORPORA}
     corpus_made: ClassVar[tuple[str, ...]] = ("train_x", "train_y", "test_x", "test_y", "reference_sources",
-                                              "references")
+                                              "references", "buckets")
     typed_example: ClassVar[str] = "I am cold."  # every word of it is in the pairs' vocabulary
-    public_corpus: ClassVar[str] = "eng-fra-5000"
     decodes: ClassVar[bool] = True
+    scores_targets_only: ClassVar[bool] = True  # the words of each translation, not the steps after its </s>
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="gru", hidden_size=64, embedding_dim=32, bidirectional=True, attention="dot"),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=64, clip_norm=1.0),
@@ -147,8 +181,11 @@ class TranslateTask(Task):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.corpus not in CORPORA:
+            raise ValueError(f"the translate task reads the corpus {' or '.join(CORPORA)}, not {self.corpus!r}")
+        check_int("max_words", self.max_words, 1, MAX_WORDS)
         check_int("min_count", self.min_count, 1, 100)
-        pairs = tokenised_pairs()
+        pairs = [(e, f) for e, f in tokenised_pairs(self.corpus) if word_count(e) <= self.max_words]
         held = split_sources([english for english, _ in pairs], self.seed)
         train = [p for p in pairs if p[0] not in held]
         test = [p for p in pairs if p[0] in held]  # shuffled below: its first pairs are a fair subset
@@ -156,6 +193,7 @@ class TranslateTask(Task):
         test = [test[i] for i in order]
         self.vocab = vocabulary((e for e, _ in train), self.min_count)
         self.target_vocab = vocabulary((f for _, f in train), self.min_count)
+        self.index = {w: i for i, w in enumerate(self.vocab)}
         self.max_source_len = max(len(e) for e, _ in pairs) + 1  # </s>
         self.spec = TaskSpec(
             "translate", "encdec", "tokens", input_size=len(self.vocab), output_size=len(self.target_vocab),
@@ -163,11 +201,16 @@ class TranslateTask(Task):
         )
         self.train_x, self.train_y = self.tensors(train)
         self.test_x, self.test_y = self.tensors(test)
+        self.buckets = length_buckets(self.train_x)
         grouped: dict[tuple[str, ...], list[str]] = {}
         for english, french in test:
             grouped.setdefault(english, []).append(" ".join(french))
         self.reference_sources = torch.stack([self.source_ids(e) for e in grouped]) if grouped else None
         self.references = list(grouped.values())  # each held-out sentence's translations, as token text
+
+    @property
+    def public_corpus(self) -> str:
+        return self.corpus
 
     def known_from_header(self, target_vocab) -> None:
         """A translator's checkpoint names its French words too (the header's target_vocab). The longest
@@ -177,6 +220,7 @@ class TranslateTask(Task):
             raise ValueError("this translator's checkpoint has no French vocabulary in its header (it was saved "
                              "before checkpoints carried one), so its output cannot be read without the pairs")
         self.target_vocab = tuple(target_vocab)
+        self.index = {w: i for i, w in enumerate(self.vocab)}
         self.max_source_len = self.spec.out_len
 
     def tensors(self, pairs) -> tuple[torch.Tensor, torch.Tensor]:
@@ -187,16 +231,23 @@ class TranslateTask(Task):
         return x, y
 
     def source_ids(self, sentence) -> torch.Tensor:
-        index = {w: i for i, w in enumerate(self.vocab)}
-        return torch.tensor(ids_of(sentence, index, self.max_source_len, EOS, PAD))  # [S]
+        return torch.tensor(ids_of(sentence, self.index, self.max_source_len, EOS, PAD))  # [S]
 
     @property
     def source_len(self) -> int:
         return self.max_source_len
 
     def sample(self, batch_size, generator):
-        rows = torch.randint(0, len(self.train_x), (batch_size,), generator=generator)  # [B]
+        if self.by_length:  # a length drawn as often as the training sentences have it, then rows of it
+            pick = torch.randint(0, len(self.train_x), (1,), generator=generator)  # [1]
+            bucket = self.buckets[int((self.train_x[pick] != PAD).sum())]
+            rows = bucket[torch.randint(0, len(bucket), (batch_size,), generator=generator)]  # [B]
+        else:
+            rows = torch.randint(0, len(self.train_x), (batch_size,), generator=generator)  # [B]
         return self.train_x[rows], self.train_y[rows]  # [B, S], [B, T_out]
+
+    def cut(self, x, y):
+        return trimmed(x, y)  # [B, S'], [B, T']
 
     def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Every held-out pair: [N_test, S], [N_test, T_out]."""

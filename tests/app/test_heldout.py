@@ -55,6 +55,17 @@ def test_a_large_test_split_is_cut_to_the_evaluation_budget(monkeypatch):
     assert tuple(lab.held_out.frame().iloc[0][["loss", "metric"]]) == (loss, metric)
 
 
+def test_a_wide_output_layer_is_counted_in_the_evaluation_budget(monkeypatch):
+    """A translator over 11,800 French words pays most of a step in its output layer: its held-out samples are cut
+    by that width's multiple of OUTPUT_WIDTH (5 here), so an evaluation costs what a preset's does."""
+    monkeypatch.setattr(heldout, "OUTPUT_WIDTH", 200)  # the small task's 1,123 French words: 5 times this
+    task = engine.make_task("translate", seed=0)
+    x, y, available, _ = heldout.held_out_set(task, seed=0)
+    steps = max(task.source_len, task.spec.out_len)  # 12
+    assert heldout.output_share(task) == 5 and len(y) == heldout.SAMPLE_STEPS // (steps * 5) == 170
+    assert torch.equal(x, task.test_set()[0][:170]) and available == len(task.test_set()[1])
+
+
 def test_the_best_step_is_the_lowest_held_out_loss_and_going_back_restores_its_weights_exactly():
     lab = Lab(SMALL)
     saved = {0: weights(lab.model)}

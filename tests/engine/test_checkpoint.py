@@ -95,6 +95,20 @@ def test_bytes_round_trip(case):
     assert {engine.to_bytes(model) for _ in range(20)} == {data}
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_weights_stored_in_float16_load_as_float32_rounded_once(case):
+    """to_bytes(model, torch.float16): half the weights' bytes; from_bytes gives a float32 model whose every
+    weight is the saved one rounded to float16 (the translator's card scores exactly that model)."""
+    model, _ = trained_looking(case, seed=1)
+    half, full = engine.to_bytes(model, torch.float16), engine.to_bytes(model)
+    weights = sum(p.numel() for p in model.parameters())
+    assert len(full) - len(half) >= 2 * weights - 64  # the header's dtypes differ by a few bytes
+    loaded = engine.from_bytes(half)
+    for (name, original), (_, read) in zip(model.state_dict().items(), loaded.state_dict().items()):
+        assert read.dtype == torch.float32, name
+        assert torch.equal(read, original.half().float()), name
+
+
 def test_round_trip_whatever_the_header_length():
     # The first byte of a safetensors file is the low byte of its header length; for some models
     # it is 0x80, the first byte of a pickle. Those must load like any other. The task's name

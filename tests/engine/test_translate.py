@@ -15,15 +15,20 @@ from engine.seq2seq import EOS as MODEL_EOS
 from engine.seq2seq import SOS as MODEL_SOS
 from engine.tasks.translate import (
     EOS,
+    LARGE,
     PAD,
+    SMALL,
     SPECIALS,
     UNK,
     read_pairs,
     shipped_pairs,
     tokenised_pairs,
     tokens,
+    trimmed,
+    word_count,
     words,
 )
+from engine.training import scored
 
 # What Tatoeba's CC-BY 2.0 FR licence asks every pair to keep: both sentences' numbers and authors.
 ATTRIBUTION = re.compile(r"CC-BY 2\.0 \(France\) Attribution: tatoeba\.org #\d+ \([^)]+\) & #\d+ \([^)]+\)")
@@ -65,8 +70,34 @@ def test_the_pairs_figures_by_the_engines_rule(task):
 
 
 def test_a_pair_file_that_is_not_tab_separated_is_refused_with_its_line():
-    with pytest.raises(ValueError, match="line 2 .* three fields separated by tabs"):
+    with pytest.raises(ValueError, match="line 2 .* two or three fields separated by tabs"):
         read_pairs("Hi.\tSalut.\tcredit\nHi. Salut. credit\n")
+
+
+def test_a_pair_file_of_two_fields_takes_the_corpus_attribution():
+    """manythings.org's 2017 file has no attribution column: its pairs carry the corpus's, as its terms ask."""
+    assert read_pairs("Hi.\tSalut.\n", "the corpus's") == [("Hi.", "Salut.", "the corpus's")]
+    large = shipped_pairs(LARGE)
+    assert len(large) == 142_787 and large[0] == ("Go.", "Va !", datasets.CORPORA[LARGE].attribution)
+    assert "manythings.org/anki and tatoeba.org" in large[0].attribution
+
+
+def test_the_large_corpus_read_to_a_length_with_its_figures():
+    """The 2017 file's pairs of at most max_words English words (the registry's count of its lengths: 1-5
+    64,418; 6-10 70,131; 11-15 7,503; 16-20 624 (by its whitespace); the engine's rule counts words without
+    punctuation marks), split by whole English sentences."""
+    task = engine.make_task("translate", corpus=LARGE, seed=0)
+    lengths = Counter(word_count(e) for e, _ in tokenised_pairs(LARGE))
+    assert task.max_words == 20 and max(word_count(task.source_words(x)) for x in task.test_x) == 20
+    assert len(task.train_x) + len(task.test_x) == sum(n for length, n in lengths.items() if length <= 20)
+    assert (len(task.train_x), len(task.test_x), len(task.references)) == (128_556, 14_120, 9_856)
+    short = engine.make_task("translate", corpus=LARGE, seed=0, max_words=10)
+    assert len(short.train_x) + len(short.test_x) == sum(n for length, n in lengths.items() if length <= 10)
+    assert task.public_corpus == LARGE and engine.make_task("translate").public_corpus == SMALL
+    with pytest.raises(ValueError, match="max_words"):
+        engine.make_task("translate", max_words=31)
+    with pytest.raises(ValueError, match="reads the corpus eng-fra-5000 or eng-fra-2017, not 'eng-fra'"):
+        engine.make_task("translate", corpus="eng-fra")
 
 
 def test_tokens_are_lower_case_words_and_marks_with_french_typography_undone():
@@ -140,12 +171,86 @@ def test_batches_are_what_an_encoder_decoder_reads_and_writes(task):
     S, T = task.source_len, task.spec.out_len
     assert x.shape == (64, S) == (64, 7) and y.shape == (64, T) == (64, 12)
     assert x.dtype == y.dtype == torch.int64
+    # a training step cuts it to the batch's longest sentence on each side: no column is padding on every row
+    cut_x, cut_y = task.cut(x, y)
+    assert torch.equal(cut_x, x[:, : cut_x.shape[1]]) and torch.equal(cut_y, y[:, : cut_y.shape[1]])
+    assert (cut_x[:, -1] != PAD).any() and (cut_y[:, -1] != IGNORE).any()
+    assert (x[:, cut_x.shape[1]:] == PAD).all() and (y[:, cut_y.shape[1]:] == IGNORE).all()
     for xs, ys in zip(x.tolist(), y.tolist()):
         n = xs.index(EOS)
         assert PAD not in xs[:n] and set(xs[n + 1 :]) <= {PAD}  # </s> ends the words, pads after it
         m = ys.index(MODEL_EOS)
         assert IGNORE not in ys[:m] and set(ys[m + 1 :]) <= {IGNORE}
     assert task.spec.padded(x).tolist() == (x == PAD).tolist()
+
+
+def test_a_batch_holds_sentences_of_one_length_drawn_as_often_as_the_corpus_has_them():
+    """by_length: every batch's English sentences are of one length (so it has no padding to compute), and over
+    many batches each length is drawn in proportion to its share of the training sentences."""
+    task = engine.make_task("translate", corpus=LARGE, seed=0)
+    lengths = (task.train_x != PAD).sum(dim=1)  # [N]
+    share = {n: float((lengths == n).float().mean()) for n in lengths.unique().tolist()}
+    drawn = Counter()
+    for _ in range(2_000):
+        x, y = task.cut(*task.batch(4))
+        assert (x != PAD).all()  # all one length: nothing left to cut
+        drawn[x.shape[1]] += 1
+    assert set(drawn) <= set(share)
+    for n, p in share.items():  # binomial, 2,000 draws: 4 standard deviations
+        assert abs(drawn[n] / 2_000 - p) <= 4 * (p * (1 - p) / 2_000) ** 0.5 + 1e-9, n
+    mixed = engine.make_task("translate", corpus=LARGE, seed=0, by_length=False)
+    widths = {mixed.cut(*mixed.batch(16))[0].shape[1] for _ in range(50)}
+    assert len(widths) > 1 and max(widths) < mixed.source_len  # random rows, still cut to their longest
+
+
+def test_a_cut_batch_trains_exactly_as_the_padded_one():
+    """The columns a batch is cut by are padding on every row: the encoder skips them and the loss reads none,
+    so the loss and every gradient are the padded batch's (to float32 rounding)."""
+    task = engine.make_task("translate", seed=0, by_length=False)
+    rows = torch.arange(0, 40)  # [40]
+    padded_x, padded_y = task.train_x[rows], task.train_y[rows]  # [40, 7], [40, 12]
+    x, y = trimmed(padded_x, padded_y)
+    assert x.shape[1] < padded_x.shape[1] and y.shape[1] < padded_y.shape[1]
+    cfg = engine.ModelConfig(arch="gru", hidden_size=16, embedding_dim=8, bidirectional=True, attention="dot")
+    model = engine.build_model(cfg, task, seed=0)
+    grads = []
+    for xs, ys in ((padded_x, padded_y), (x, y)):
+        model.zero_grad()
+        loss = task.loss(model(xs, ys), ys)
+        loss.backward()
+        grads.append((loss.detach(), [p.grad.clone() for p in model.parameters()]))
+    (loss_padded, g_padded), (loss_cut, g_cut) = grads
+    torch.testing.assert_close(loss_cut, loss_padded)
+    for a, b in zip(g_cut, g_padded):
+        torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("attention", ["dot", "additive", None])
+def test_the_output_layer_at_the_translations_words_only_gives_the_full_loss_and_gradients(attention):
+    """engine.training.scored: training computes the head at the steps with a target only (a batch's shorter
+    translations end early); loss and gradients are the full output's with IGNORE's steps left out."""
+    task = engine.make_task("translate", seed=0)
+    cfg = engine.ModelConfig(arch="gru", hidden_size=16, embedding_dim=8, bidirectional=True, attention=attention)
+    model = engine.build_model(cfg, task, seed=0)
+    x, y = task.batch(32)
+    results = []
+    for route in ("full", "targets"):
+        model.zero_grad()
+        y_hat, targets = (model(x, y), y) if route == "full" else scored(model, task, x, y, teacher_forced=True)
+        loss = task.loss(y_hat, targets)
+        loss.backward()
+        gradients = [p.grad.clone() for p in model.parameters()]
+        results.append((loss.detach(), task.metric(y_hat.detach(), targets), gradients))
+    (loss_full, metric_full, g_full), (loss_at, metric_at, g_at) = results
+    assert targets.dim() == 1 and len(targets) == int((y != IGNORE).sum())
+    torch.testing.assert_close(loss_at, loss_full)
+    assert metric_at == pytest.approx(metric_full)
+    for a, b in zip(g_at, g_full):
+        torch.testing.assert_close(a, b)
+    # held out, a decoder reads its own outputs: scored decodes freely, every step
+    model.eval()
+    free, all_targets = scored(model, task, x, y)
+    assert free.shape == (32, task.spec.out_len, task.spec.output_size) and all_targets is y
 
 
 def test_the_batches_decode_to_the_shipped_sentences():
@@ -199,7 +304,8 @@ def test_a_model_carries_the_source_vocabulary_and_refuses_another_split(task, t
 
 
 def test_the_task_is_made_by_name_with_its_parameters():
-    assert engine.task_params("translate") == {"seed": 0, "min_count": 2}
+    assert engine.task_params("translate") == {"seed": 0, "corpus": SMALL, "max_words": 20, "min_count": 2,
+                                               "by_length": True}
     assert "translate" in engine.ATTENTION_TASKS and engine.TASKS["translate"].decodes
     assert sys.modules["engine.tasks.translate"].TranslateTask is engine.TASKS["translate"]
 

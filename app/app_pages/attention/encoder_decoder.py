@@ -194,7 +194,8 @@ def source_box(lab: Lab, label: str, example: str, help: str) -> None:
     unknown = decoding.unknown_words(lab.task, source.typed) if source is not None else []
     if unknown:
         st.info(f"Not in the model's vocabulary, so read as {literal('<unk>')}: {literal(', '.join(unknown))}. "
-                "It knows only the words its training pairs use more than once; try another word.",
+                f"It knows only the words its training pairs use {lab.task.min_count} times or more; try another "
+                "word.",
                 icon=":material/translate:")
 
 
