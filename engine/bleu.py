@@ -60,3 +60,27 @@ def held_out_bleu(model: nn.Module, task, width: int = 1, sentences: int | None 
     fair subset, the split being shuffled), or all."""
     hypotheses = [" ".join(words) for words in translate(model, task, task.reference_sources[:sentences], width)]
     return corpus_bleu(hypotheses, task.references[:sentences])
+
+
+# English sentence lengths in words (punctuation not counted) that BLEU is given by: Bahdanau et al. (2015),
+# Figure 2, draws it against length; Tatoeba's 2017 file has 624 pairs of 16-20 words and 111 longer.
+LENGTHS = ((1, 5), (6, 10), (11, 15), (16, 20))
+
+
+def by_length(lengths: list[int], spans=LENGTHS, most: int | None = None) -> dict[tuple[int, int], list[int]]:
+    """The positions in `lengths` of each span's sentences (the first `most` of each, or all), for the spans
+    that have any."""
+    groups = {(low, high): [i for i, n in enumerate(lengths) if low <= n <= high][:most] for low, high in spans}
+    return {span: group for span, group in groups.items() if group}
+
+
+def bleu_by_length(model: nn.Module, task, width: int = 1, most: int | None = None,
+                   spans=LENGTHS) -> dict[tuple[int, int], tuple[int, float]]:
+    """(sentences, corpus BLEU) of the held-out English sentences of each span of lengths, the first `most` of
+    each (a fair subset: the split is shuffled), decoded with `width`."""
+    groups = by_length(task.reference_lengths, spans, most)
+    chosen = [i for group in groups.values() for i in group]
+    written = dict(zip(chosen, translate(model, task, task.reference_sources[chosen], width)))
+    return {span: (len(group), corpus_bleu([" ".join(written[i]) for i in group],
+                                           [task.references[i] for i in group]))
+            for span, group in groups.items()}

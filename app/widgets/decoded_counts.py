@@ -8,6 +8,7 @@ import weakref
 import pandas as pd
 import streamlit as st
 
+from app.charts import bleu as bleu_chart
 from app.charts import runs
 from app.charts.architectures import legend_under
 from app.charts.style import finish
@@ -17,6 +18,7 @@ from app.widgets import state
 from app.widgets.figures import show
 from engine import bleu
 
+PER_LENGTH = 200  # held-out sentences of each length the page's BLEU by length decodes
 PAGE_SENTENCES = 300  # held-out sentences the page decodes: every one of the preset's 260; 1 s for the translator
 
 
@@ -60,6 +62,31 @@ def held_out_bleu(lab: Lab) -> None:
     st.caption(f"Held-out BLEU at step {step:,} (sacrebleu, 0-100, on {which}, their "
                f"{sum(map(len, scored)):,} French translations as references): {measured}. An empty "
                "translation scores 0.")
+
+
+def bleu_by_length(lab: Lab) -> None:
+    """A translator's greedy held-out BLEU by English sentence length, when asked (on the first PER_LENGTH
+    sentences of each length: 6 s for the shipped translator), kept until its weights move: Bahdanau et al.'s
+    (2015) Figure 2, for the model on this page."""
+    if len(bleu.by_length(lab.task.reference_lengths)) < 2:  # one span only (the 5,000 short pairs): no line to draw
+        return
+    kept = state.get(state.BLEU_BY_LENGTH)
+    if kept is not None and (kept[0]() is not lab.trainer or kept[1] != lab.trainer.steps_done):
+        kept = None
+    if kept is None and st.button("Held-out BLEU by sentence length", key="attention.bleu_by_length",
+                                  help=f"decodes the first {PER_LENGTH} held-out sentences of each length greedily "
+                                       "(about 6 s for the shipped translator)"):
+        measured = bleu.bleu_by_length(lab.model, lab.task, most=PER_LENGTH)
+        kept = st.session_state[state.BLEU_BY_LENGTH] = (weakref.ref(lab.trainer), lab.trainer.steps_done, measured)
+    if kept is None:
+        return
+    _, step, measured = kept
+    show(bleu_chart.over_length({"this model, greedy": measured}), "attention_bleu_by_length")
+    counted = ", ".join(f"{n:,} of {low}-{high} words" for (low, high), (n, _) in measured.items())
+    st.caption(f"At step {step:,}, each point the corpus BLEU of the first held-out English sentences of that many "
+               f"words ({counted}; a fair subset, the split is shuffled), greedy. Bahdanau et al. (2015, Figure 2) "
+               "drew this for encoder-decoders with and without attention: without it, BLEU fell as sentences grew "
+               "longer than those it was trained on, since the whole sentence must pass through one vector.")
 
 
 def year_digits(lab: Lab) -> None:

@@ -155,6 +155,7 @@ class Split(NamedTuple):
     buckets: dict[int, torch.Tensor]  # training rows by English length (length_buckets)
     reference_sources: torch.Tensor | None  # [N_sentences, S]: each held-out English sentence once
     references: list[list[str]]  # each one's French translations, as token text
+    reference_lengths: list[int]  # each one's words (word_count): what BLEU by length groups by
 
 
 @functools.lru_cache(maxsize=4)
@@ -184,7 +185,7 @@ def split_of(corpus: str, max_words: int, min_count: int, seed: int) -> Split:
         grouped.setdefault(english, []).append(" ".join(french))
     sources = torch.tensor([ids_of(e, index, S, EOS, PAD) for e in grouped], dtype=torch.long) if grouped else None
     return Split(vocab, target_vocab, index, S, T, train_x, train_y, test_x, test_y, length_buckets(train_x),
-                 sources, list(grouped.values()))
+                 sources, list(grouped.values()), [word_count(e) for e in grouped])
 
 
 @dataclass
@@ -207,7 +208,7 @@ class TranslateTask(Task):
     help: ClassVar[str] = "encoder-decoder: translate English sentences into French (Tatoeba)"
     choices: ClassVar[dict[str, tuple[str, ...]]] = {"corpus": CORPORA}
     corpus_made: ClassVar[tuple[str, ...]] = ("train_x", "train_y", "test_x", "test_y", "reference_sources",
-                                              "references", "buckets")
+                                              "references", "reference_lengths", "buckets")
     typed_example: ClassVar[str] = "I am cold."  # every word of it is in the pairs' vocabulary
     decodes: ClassVar[bool] = True
     scores_targets_only: ClassVar[bool] = True  # the words of each translation, not the steps after its </s>
@@ -240,6 +241,7 @@ class TranslateTask(Task):
         )
         self.train_x, self.train_y, self.test_x, self.test_y = made.train_x, made.train_y, made.test_x, made.test_y
         self.buckets, self.reference_sources, self.references = made.buckets, made.reference_sources, made.references
+        self.reference_lengths = made.reference_lengths
 
     @property
     def public_corpus(self) -> str:

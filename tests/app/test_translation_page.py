@@ -8,6 +8,7 @@ import pytest
 import engine
 from app.charts.labels import visible
 from app.session import decoding
+from app.widgets import decoded_counts as counts
 from engine import bleu as engine_bleu
 from engine.losses import IGNORE
 from engine.sites import ALIGNMENT
@@ -132,3 +133,26 @@ def test_typed_text_is_echoed_cut_and_as_its_characters():
     assert not at.exception and not at.warning
     [said] = [c.value for c in at.caption if "from the source you typed" in c.value]
     assert "'i \\$qq\\$'" in said
+
+
+def test_the_bleu_by_length_is_the_engines_on_the_first_held_out_sentences_of_each_length():
+    """On the 2017 corpus the page draws Bahdanau et al.'s Figure 2 for its model when asked: each span's greedy BLEU
+    and how many sentences it scored, as engine.bleu.bleu_by_length measures them; kept until the weights move."""
+    at = page({"task": "translate", "corpus": "eng-fra-2017", "max_words": "12", "hidden_size": "16",
+               "embedding_dim": "8"})
+    assert not at.exception and not [c for c in at.caption if "each point the corpus BLEU" in c.value]
+    at.button(key="attention.bleu_by_length").click().run()
+    assert not at.exception
+    task, model = lab(at).task, lab(at).model
+    measured = engine_bleu.bleu_by_length(model, task, most=counts.PER_LENGTH)
+    spec = chart(at, "Held-out BLEU by sentence length")
+    [line] = spec["data"]
+    assert plotted(line["x"]) == ["1-5", "6-10", "11-15"]
+    assert plotted(line["y"]) == pytest.approx([bleu for _, bleu in measured.values()], abs=1e-9)
+    assert plotted(line["customdata"]) == [n for n, _ in measured.values()] == [counts.PER_LENGTH] * 3
+    [caption] = [c.value for c in at.caption if "each point the corpus BLEU" in c.value]
+    assert caption.startswith("At step 0,") and "200 of 11-15 words" in caption
+    with lab(at).lock:
+        lab(at).advance()
+    at.run()
+    assert not at.exception and not [c for c in at.caption if "each point the corpus BLEU" in c.value]

@@ -5,8 +5,9 @@ import sacrebleu
 import torch
 
 import engine
-from engine.bleu import corpus_bleu, held_out_bleu, translate
+from engine.bleu import bleu_by_length, corpus_bleu, held_out_bleu, translate
 from engine.seq2seq import EOS
+from engine.tasks.translate import word_count
 
 HYPOTHESES = ["je suis là .", "il fait froid .", "merci !"]
 REFERENCES = [["je suis ici .", "je suis là ."], ["il fait froid ."], ["merci beaucoup !", "merci !", "merci ."]]
@@ -65,11 +66,17 @@ class Oracle(torch.nn.Module):
         self.targets = [[index.get(w, 3) for w in refs[0].split()] + [EOS] for refs in task.references]
 
     def forward(self, x):
-        """x: held-out sources in order, decoded GREEDY_CHUNK at a time."""
+        """x: held-out sources in order (decoded GREEDY_CHUNK at a time), or any of them (chosen by length): then
+        two sources read alike (their differing words both <unk>) are given the first one's reference."""
         logits = torch.zeros(x.shape[0], self.spec.out_len, self.spec.output_size)  # [B, T_out, V]
-        first = next(i for i, row in enumerate(self.task.reference_sources) if torch.equal(row, x[0]))
-        assert torch.equal(x, self.task.reference_sources[first : first + len(x)])
-        for b, target in enumerate(self.targets[first : first + len(x)]):
+        sources = self.task.reference_sources
+        rows = {}
+        for i, row in enumerate(sources):
+            rows.setdefault(tuple(row.tolist()), i)
+        first = rows[tuple(x[0].tolist())]
+        in_order = torch.equal(x, sources[first : first + len(x)])
+        for b, source in enumerate(x):
+            target = self.targets[first + b if in_order else rows[tuple(source.tolist())]]
             for t in range(self.spec.out_len):
                 logits[b, t, target[min(t, len(target) - 1)]] = 1.0
         return logits
@@ -103,3 +110,19 @@ def test_beam_of_width_1_decodes_as_greedy_and_a_wider_beam_scores_its_own_decod
     assert greedy[0] and sum(w != g for w, g in zip(wide, greedy)) > 0  # a wider beam finds other ones
     assert held_out_bleu(model, task, width=3) == pytest.approx(
         corpus_bleu([" ".join(w) for w in translate(model, task, task.reference_sources, 3)], task.references))
+
+
+def test_bleu_by_length_scores_the_first_sentences_of_each_length_against_their_references():
+    """engine.bleu.bleu_by_length: each span's first `most` held-out sentences (by their words, punctuation not
+    counted), their decodings scored against their own references only."""
+    task = engine.make_task("translate", corpus="eng-fra-2017", max_words=12, seed=0)
+    oracle = Oracle(task)
+    measured = bleu_by_length(oracle, task, most=40)
+    assert list(measured) == [(1, 5), (6, 10), (11, 15)]  # no sentence of 16-20 words at max_words 12
+    for (low, high), (n, score) in measured.items():
+        group = [i for i, length in enumerate(task.reference_lengths) if low <= length <= high][:40]
+        assert n == len(group) == 40
+        assert all(word_count(task.source_words(task.reference_sources[i])) == task.reference_lengths[i]
+                   for i in group)
+        written = translate(oracle, task, task.reference_sources[group])
+        assert score == pytest.approx(corpus_bleu([" ".join(w) for w in written], [task.references[i] for i in group]))

@@ -252,6 +252,7 @@ def figures(lab: Lab, source: Source, rec: engine.Recording | None, decoded) -> 
     recorded_caption(lab, source, padding, words)
     if rec is not None and hasattr(lab.task, "references"):  # a translation's, with samples: its corpus is here
         counts.held_out_bleu(lab)
+        counts.bleu_by_length(lab)
     if source.typed is None:
         n = decoding.target_length(source.y[source.i])  # a translation's target ends before T_out
         forced = decoding.without_padding(decoding.first_rows(rec.attention_traces[site], n), keys)[0]
