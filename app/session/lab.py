@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import torch
+
 import engine
 from app.session import pretrained
 from app.session.budget import check_cost
 from app.session.heldout import HeldOut
 from app.session.link import OFFERED, Setup, preset_setup
-from app.session.memory import one_step, weights_bytes
+from app.session.memory import LEDGER, MemoryFull, one_step, read_only_bytes, weights_bytes
 from app.session.playback import Playback
 from app.session.probes import Probes
 from engine import datasets
@@ -36,6 +38,25 @@ from engine import datasets
 # after its run (benchmarks/README section 8). Between renewals a tick trains and sends the kept figures
 # again, which neither side lays out again. A page whose figures cost little renews every tick.
 RENEW_FACTOR = 10.0
+
+
+def over_training_budget(setup: Setup, task: engine.Task, shipped: str | None) -> str | None:
+    """None when `setup` may train on `task` here (budget.check_cost, which raises when it may not). A model
+    shipped in pretrained/ (`shipped` names it) over the training budget opens all the same, to read (the
+    translator at real size: 12 M weights, a step of about 5e10 operations): the reason it does not train,
+    after checking the memory its weights and their best-step copy take."""
+    try:
+        check_cost(setup, task)
+        return None
+    except MemoryFull:
+        raise
+    except ValueError as over:
+        if shipped is None:
+            raise
+        with torch.device("meta"):
+            model = engine.build_model(setup.model, task.spec)
+        LEDGER.check_room(read_only_bytes(model) + task.held_bytes(), "this network")
+        return str(over)
 
 
 class Lab(Playback):
@@ -77,7 +98,7 @@ class Lab(Playback):
         header = None if model is None else (model.spec, getattr(model, "vocab", None),
                                              getattr(model, "target_vocab", None))
         task = self.task_for(setup, upload, header)
-        check_cost(setup, task)
+        too_big = over_training_budget(setup, task, origin)
         if model is None:
             model = engine.build_model(setup.model, task, seed=setup.train.seed)
         trainer = engine.Trainer(model, task, setup.train)
@@ -93,6 +114,7 @@ class Lab(Playback):
                 pass  # a model opened before its corpus is here: measured once it is
             self.marks: list[tuple[int, str]] = []  # (step, what changed there): drawn on the curves
             self.origin = origin  # its steps count from the checkpoint's, which its card gives
+            self.too_big = too_big  # why a shipped model reads but does not train here; None: it trains
             self.renewal_cost, self.drawn_at = 0.0, -1  # s the last drawing of a new recording took; its step
 
     def measured(self) -> tuple[Probes, HeldOut]:
@@ -144,14 +166,20 @@ class Lab(Playback):
         review CSV held about 300 MB more than its weights), the upload kept beside it. 0 until installed."""
         if self.task is None or not hasattr(self, "model"):
             return 0
-        return weights_bytes(self.model) + self.task.held_bytes(beside=(self.upload,))
+        weights = weights_bytes(self.model) if self.trainable else read_only_bytes(self.model)
+        return weights + self.task.held_bytes(beside=(self.upload,))
 
     def steps_left(self, until: int) -> int:
         return 0 if self.trainer.diverged_at is not None else max(0, until - self.trainer.steps_done)
 
+    @property
+    def trainable(self) -> bool:
+        """Whether the model may train here: every model but a shipped one over the training budget."""
+        return self.too_big is None
+
     def advance(self, until: int | None = None) -> bool:
         """One training step (the caller holds the lock), measured every RECORD_EVERY steps."""
-        if self.trainer.diverged_at is not None or (until is not None and self.finished(until)):
+        if not self.trainable or self.trainer.diverged_at is not None or (until is not None and self.finished(until)):
             return False
         probes, held_out = self.measured()  # CorpusMissing before any step while the corpus is not here
         with one_step():  # its recording and held-out scoring too
@@ -249,8 +277,9 @@ class Lab(Playback):
                 "CSV, the file) as they were when it was saved"
             )
         opened = dataclasses.replace(setup, model=cfg)  # may raise (a model the app does not open)
-        check_cost(opened, task)
-        self.install(opened, upload, engine.from_bytes(data))
+        shipped = pretrained.name_of(data)  # a shipped checkpoint over the training budget opens to read
+        over_training_budget(opened, task, shipped)
+        self.install(opened, upload, engine.from_bytes(data), origin=shipped)
 
     def summary(self) -> dict[str, str]:
         """What the sidebar shows on every page."""

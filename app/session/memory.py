@@ -58,6 +58,12 @@ class Holder(Protocol):
         """What it holds that grows with its size: weights four times over, and its data."""
 
 
+def read_only_bytes(model: nn.Module) -> int:
+    """A model that reads but does not train (a shipped one over the training budget): its weights and the
+    held-out log's copy of the best step's, twice over."""
+    return 2 * sum(p.numel() * p.element_size() for p in model.parameters())
+
+
 def weights_bytes(model: nn.Module) -> int:
     """A model's weights as a trained experiment holds them: four times over (the weights, Adam's two
     moments, the copy of the best step's)."""

@@ -61,6 +61,12 @@ def read(name: str) -> bytes:
     return (FOLDER / named(name).fields["checkpoint"]["file"]).read_bytes()
 
 
+def name_of(data: bytes) -> str | None:
+    """The name of the shipped checkpoint these bytes are, or None."""
+    digest = hashlib.sha256(data).hexdigest()
+    return next((c.name for c in shipped() if c.sha256 == digest), None)
+
+
 def load(data: bytes) -> tuple[nn.Module, Card]:
     """A new model from a shipped checkpoint's bytes, and its card; ValueError for other bytes."""
     digest = hashlib.sha256(data).hexdigest()
