@@ -32,6 +32,7 @@ from app.widgets.controls import live_training, round_robin_controls, round_robi
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
+from engine.tasks.masked_lm import chosen_count
 
 STEPS = state.BERT_STEPS
 TRAIN_SECONDS = 1.0  # training per redraw, as on the other side-by-side pages
@@ -123,10 +124,20 @@ def draw(runs: ObjectiveRuns) -> None:
     st.caption(
         f"Each run scored every 25 steps on its own {len(runs.runs[0].held_out[1]):,} held-out windows (the prose's "
         "last 10%, never trained on): the masked run at the 15% of words hidden from it, the causal run at every "
-        f"next word. {standing(log)} Dashed: always guessing 'the', the most frequent word. The two are different "
-        "questions: guessing a word with both sides seen is easier than guessing what comes next.")
+        f"next word. {standing(log)} Dashed: always guessing 'the', the most frequent word. {equal_steps(runs)}")
     if not runs.playing and runs.finished(until) and not runs.stopped():
         st.success(f"The runs reached step {until:,}. Raise 'Train each up to step' to go on, or read them below.")
+
+
+def equal_steps(runs: ObjectiveRuns) -> str:
+    """What equal steps compare: a masked step learns from 15% of a window's words, a causal one from each next
+    word, so the chart does not say which question is easier."""
+    seq_len = runs.task.seq_len
+    hidden = chosen_count(seq_len)
+    return (f"The two answer different questions and learn from different amounts: a masked step from the {hidden} "
+            f"words hidden in each window of {seq_len}, a causal step from each next word (up to {seq_len} a window), "
+            f"so at equal steps the causal run has learnt from about {seq_len / hidden:.0f} times as many guesses. "
+            "Equal steps do not say which question is easier.")
 
 
 def standing(log) -> str:
