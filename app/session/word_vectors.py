@@ -29,6 +29,7 @@ from app.session.memory import MemoryFull
 from app.session.transfer import PartRuns, ScratchRun
 from engine.bag_of_words import bag_of_words_accuracy
 from engine.tasks import ParsedReviews
+from engine.tasks.sentiment import longer_than, shipped_sentences, words_for_most
 from engine.transfer import snapshot
 from engine.word_vectors import STARTS, Covered, WordVectors, from_bytes, start_embedding
 
@@ -37,7 +38,10 @@ MAX_SCORED = 600  # held-out reviews scored every RECORD_EVERY steps: all the sh
 TRAIN = engine.TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0)
 # 5,000 words: the most frequent of all 3,000 sentences, as the task ranks them (held-out ones included: 598
 # words only they use take a slot, which no run can learn and no shipped vector covers), 4,998 of their 5,259.
-TASK = {"corpus": "sentences", "seq_len": 40, "max_vocab": 5000}
+TASK = {"corpus": "sentences", "max_vocab": 5000}  # and seq_len: the plan's words
+# words_for_most of the real sentences (9 in 10 have at most 22 words; 21 of the 3,000 more than 40), written
+# out so that a plan is made without reading them (a test checks it).
+SENTENCE_WORDS = 40
 
 
 @dataclass(frozen=True)
@@ -47,10 +51,15 @@ class Plan:
     embedding's size is the vectors'."""
 
     labelled: int = 300
+    words: int = 0  # of each review the runs read, its last ones; 0: enough for 9 in 10 (engine's words_for_most)
     vectors: str = "shipped"
     hidden_size: int = 32
     seed: int = 0
     csv_digest: str = ""  # the sha256 of an uploaded review CSV the runs read; "" for the shipped sentences
+
+    def seq_len(self, reviews: ParsedReviews | None) -> int:
+        """The words the runs read of each review (of the shipped sentences without `reviews`)."""
+        return self.words or (words_for_most(reviews) if reviews is not None else SENTENCE_WORDS)
 
     def network(self, vectors: WordVectors) -> engine.ModelConfig:
         return engine.ModelConfig(arch="lstm", hidden_size=self.hidden_size, embedding_dim=vectors.vectors.shape[1])
@@ -63,10 +72,10 @@ LESSON_PLAN = Plan()
 LESSON_NETWORK = engine.ModelConfig(arch="lstm", hidden_size=32, embedding_dim=50)
 
 
-def setup_of(plan: Plan, network: engine.ModelConfig) -> Setup:
+def setup_of(plan: Plan, network: engine.ModelConfig, reviews: ParsedReviews | None = None) -> Setup:
     """The Lab's Setup for the runs' network and data (what a copy of a run opens with)."""
     return Setup(task="sentiment", model=network, train=dataclasses.replace(TRAIN, seed=plan.seed),
-                 task_params=TASK | {"train_reviews": plan.labelled})
+                 task_params=TASK | {"train_reviews": plan.labelled, "seq_len": plan.seq_len(reviews)})
 
 
 class VectorRun(ScratchRun):
@@ -100,9 +109,8 @@ class VectorRuns(PartRuns):
             raise ValueError("the reviews given are not the ones the plan names")
         self.plan, self.vectors, self.reviews = plan, vectors, reviews
         self.network = plan.network(vectors)
-        self.task = engine.make_task("sentiment", seed=plan.seed, csv_text=reviews,
-                                     **setup_of(plan, self.network).task_params)
-        setup = setup_of(plan, self.network)
+        setup = setup_of(plan, self.network, reviews)
+        self.task = engine.make_task("sentiment", seed=plan.seed, csv_text=reviews, **setup.task_params)
         try:  # the three are held at once: each may cost what the Lab's model may, and all within its weights
             check_runs(dict.fromkeys(STARTS, setup), self.task)
         except MemoryFull:
@@ -134,6 +142,12 @@ class VectorRuns(PartRuns):
     @property
     def covered(self) -> Covered:
         return self.runs[1].covered
+
+    @functools.cached_property
+    def cut(self) -> tuple[int, int]:
+        """(reviews longer than the words the runs read, reviews in all): each of those is read from its end."""
+        reviews = self.reviews if self.reviews is not None else shipped_sentences()[0]
+        return longer_than(reviews, self.task.seq_len), len(reviews.labels)
 
 
 SHIPPED = Path(__file__).resolve().parents[2] / "pretrained" / "vectors" / "word2vec-sentences.safetensors"

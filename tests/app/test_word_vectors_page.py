@@ -2,16 +2,27 @@
 and fine-tuned ones with the word2vec vectors in their embedding's word rows (the frozen one's never
 moving, no gradient reaching it); the page plots the runs' own logs and keeps the runs the student
 had when asked for vectors it does not have."""
+import numpy as np
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
 from app import pages as nav
 from app.session.embeddings import DEFAULT, EmbeddingRun, with_settings
-from app.session.word_vectors import LESSON_NETWORK, LESSON_PLAN, Plan, VectorRuns, setup_of, shipped_vectors
+from app.session.lessons import BY_KEY
+from app.session.word_vectors import (
+    LESSON_NETWORK,
+    LESSON_PLAN,
+    SENTENCE_WORDS,
+    Plan,
+    VectorRuns,
+    setup_of,
+    shipped_vectors,
+)
 from app.widgets import state
 from engine.bag_of_words import bag_of_words_accuracy
 from engine.tasks import parse_reviews
+from engine.tasks.sentiment import longer_than, shipped_sentences, words_for_most
 from engine.word_vectors import WordVectors, scaled
 
 from .conftest import MAIN, chart, plotted
@@ -112,6 +123,45 @@ def test_an_uploaded_csv_is_read_with_its_own_vocabulary_and_must_be_the_one_the
         VectorRuns(Plan(labelled=0), shipped_vectors(), reviews)
 
 
+def long_reviews_csv(n: int = 60) -> bytes:
+    """Reviews of 30 to 325 words (review i: 30 + 5 i), their label decided by their first word: a run reading
+    only the last 40 words of each could not tell."""
+    rows = ["review,sentiment"]
+    for i in range(n):
+        label = "positive" if i % 2 else "negative"
+        rows.append(f'"{"great" if i % 2 else "awful"} {" ".join(["film"] * (29 + 5 * i))}",{label}')
+    return "\n".join(rows).encode()
+
+
+def test_the_shipped_sentences_are_read_whole_but_for_21_and_a_plan_is_made_without_reading_them():
+    sentences = shipped_sentences()[0]
+    assert words_for_most(sentences) == SENTENCE_WORDS == LESSON_PLAN.seq_len(None) == 40
+    assert longer_than(sentences, 40) == 21 and len(sentences.labels) == 3_000
+    assert BY_KEY["pretrained-embeddings"].setup.task_params["seq_len"] == 40  # the lesson's, measured at 40
+
+
+def test_an_uploaded_csv_is_read_by_default_far_enough_for_9_in_10_and_the_page_says_how_many_were_cut():
+    reviews = parse_reviews(long_reviews_csv())
+    lengths = sorted(int(n) for n in np.diff(reviews.starts))  # 30, 35, ..., 325
+    runs = VectorRuns(Plan(labelled=0, csv_digest=reviews.digest), shipped_vectors(), reviews)
+    assert runs.task.seq_len == 400 >= np.quantile(lengths, 0.9) > 200  # the fewest of 40, 100, 200, 400, 800
+    assert runs.cut == (0, 60) and runs.task.train_x.shape[1] == 400
+    first = runs.task.vocab.index("great"), runs.task.vocab.index("awful")
+    assert all(set(row.tolist()) & set(first) for row in runs.task.train_x)  # each read from its first word
+    short = VectorRuns(Plan(labelled=0, words=100, csv_digest=reviews.digest), shipped_vectors(), reviews)
+    assert short.task.seq_len == 100 and short.cut == (sum(n > 100 for n in lengths), 60) == (45, 60)
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    at.session_state[state.VECTORS_REVIEWS] = reviews
+    at.session_state[state.VECTORS_PLAN] = short.plan
+    no_exception(at.switch_page(PAGE).run())
+    said = " ".join(m.value for m in at.markdown)
+    assert "the last 100 words of each: 45 of the 60 reviews are longer, and are read from their last 100 words" in said
+    [caption] = [c.value for c in at.caption if "Dotted: a bag of words" in c.value]
+    assert "each cut to the same last 100 words" in caption
+    box = next(b for b in at.selectbox if b.label == "Words read of each")
+    assert box.value == 100 and box.options[0] == "enough for 9 in 10 whole"
+
+
 def test_the_fine_tuned_run_opens_in_the_lab_on_the_reviews_it_read():
     at = page()
     runs = at.session_state[state.VECTORS]
@@ -156,7 +206,9 @@ def test_your_own_vectors_start_the_runs_and_new_ones_at_the_same_step_start_the
 
 
 def test_vectors_too_large_for_three_runs_are_refused_saying_what_to_change():
+    """Three runs of 400-d vectors over 5,000 words hold 6.1 M weights together, over the 5 M a session's runs may
+    (300-d ones, 4.6 M, are within it since a step's arithmetic leaves the looked-up embeddings out)."""
     words = shipped_vectors().words
-    big = WordVectors(words, torch.randn(len(words), 300), {"name": "big"})
+    big = WordVectors(words, torch.randn(len(words), 400), {"name": "big"})
     with pytest.raises(ValueError, match="train word2vec with fewer dimensions"):
         VectorRuns(Plan(vectors="big"), big)

@@ -12,13 +12,22 @@ from app.charts import transfer as charts
 from app.charts.style import BLUE, GREEN, GREY
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
-from app.session.word_vectors import LABELLED, LESSON_PLAN, TRAIN, Plan, VectorRuns, setup_of, shipped_vectors
+from app.session.word_vectors import (
+    LABELLED,
+    LESSON_PLAN,
+    TRAIN,
+    Plan,
+    VectorRuns,
+    setup_of,
+    shipped_vectors,
+)
 from app.widgets import lesson_band, part_runs, state
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
 from app.widgets.literal import literal
 from app.widgets.uploads import parsed_reviews
+from engine.tasks.sentiment import READ_LENGTHS
 from engine.word_vectors import WordVectors
 
 STEPS = state.VECTORS_STEPS
@@ -28,6 +37,7 @@ COLOURS = {"random": GREY, "frozen": BLUE, "fine-tuned": GREEN}
 SOURCES = {"shipped": "word2vec shipped with Unrolled (prose + the training sentences' text)",
            "yours": "your word2vec from the Embeddings page (prose only), as it stands now"}
 MISSING_SHOWN = 12
+WORDS = (0, *READ_LENGTHS)  # words read of each review a student may pick; 0: enough for 9 in 10 whole
 
 
 def run() -> None:
@@ -80,11 +90,15 @@ def plan_form() -> tuple[Plan, bool]:
                                   format_func=lambda n: f"{n:,}" if n else "all of them",
                                   help="to train on, of the training sentences (shuffled by the seed); the "
                                        "held-out ones are scored either way")
+        words = left.selectbox("Words read of each", WORDS, index=WORDS.index(plan.words),
+                               format_func=lambda n: f"the last {n:,}" if n else "enough for 9 in 10 whole",
+                               help="each run reads a review word by word up to its end: the last this many words "
+                                    "of each (a longer one is cut; the page says how many were)")
         source = right.radio("Word vectors", tuple(SOURCES), format_func=SOURCES.get,
                              index=tuple(SOURCES).index(plan.vectors if plan.vectors in SOURCES else "yours"))
         csv = st.file_uploader("Your own reviews (optional): a review,sentiment CSV, as Kaggle's IMDB 50K", type="csv",
-                               key=state.VECTORS_CSV, help="Read word by word, the last 40 words of each, a fifth held "
-                               "out by the seed. Leave empty for the shipped sentences.")
+                               key=state.VECTORS_CSV, help="Read word by word (the words read of each as set "
+                               "above), a fifth held out by the seed. Leave empty for the shipped sentences.")
         button, said = st.columns([3, 5], vertical_alignment="center")
         said.caption("Applies the settings in this box and plays the three runs (changed settings start them "
                      "again). Play alone trains the runs as they are.")
@@ -103,7 +117,7 @@ def plan_form() -> tuple[Plan, bool]:
                        "steps), then come back. The runs you had are unchanged.", icon=":material/info:")
             return plan, False
         st.session_state[state.VECTORS_YOURS] = found
-    asked = Plan(labelled=labelled, vectors=source if source == "shipped" else found.about["name"],
+    asked = Plan(labelled=labelled, words=words, vectors=source if source == "shipped" else found.about["name"],
                  seed=plan.seed, hidden_size=plan.hidden_size, csv_digest=reviews.digest if reviews is not None else "")
     st.session_state[state.VECTORS_REVIEWS] = reviews
     st.session_state[state.VECTORS_PLAN] = asked
@@ -139,7 +153,15 @@ def which(runs: VectorRuns) -> None:
         f"in every run (the most frequent without: {missing}). **Network:** an LSTM of {runs.network.hidden_size} "
         f"units over an embedding of {runs.network.embedding_dim}; {TRAIN.optimizer} lr {TRAIN.lr:g}, batch "
         f"{TRAIN.batch_size}, clip norm {TRAIN.clip_norm:g}, seed {runs.plan.seed}, "
-        f"{len(runs.task.train_y):,} labelled {data}, the last {runs.task.seq_len} words of each.")
+        f"{len(runs.task.train_y):,} labelled {data}, the last {runs.task.seq_len} words of each: {cut_text(runs)}.")
+
+
+def cut_text(runs: VectorRuns) -> str:
+    longer, total = runs.cut
+    what = "sentences" if runs.reviews is None else "reviews"
+    if not longer:
+        return f"every one of the {total:,} {what} is read whole"
+    return f"{longer:,} of the {total:,} {what} are longer, and are read from their last {runs.task.seq_len} words"
 
 
 def standing(log) -> str:
@@ -188,7 +210,7 @@ def charts_table(parts):
 
 def open_in_lab(runs: VectorRuns, lab: Lab) -> None:
     """The fine-tuned run's model, copied into the Lab, to look inside it on the other pages."""
-    part_runs.open_in_lab(runs, runs.runs[2], setup_of(runs.plan, runs.network), lab, "vectors.open",
+    part_runs.open_in_lab(runs, runs.runs[2], setup_of(runs.plan, runs.network, runs.reviews), lab, "vectors.open",
                           "Open the fine-tuned run's model in the Lab",
                           "Replaces your model on Build & Train with a copy of this one; Unroll and Gates then open "
                           "it up on a sentence, and the Embeddings page reads its embedding.")
