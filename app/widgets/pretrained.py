@@ -38,8 +38,14 @@ def open_shipped(lab: Lab, card: pretrained.Card) -> bool:
 
 
 def metric_text(card: pretrained.Card) -> str:
-    """Its held-out score, in words: "held-out accuracy 48.4% (loss 2.45)" (the card says on what)."""
+    """Its held-out score, in words: "held-out accuracy 48.4% (loss 2.45)" (the card says on what); a
+    translator's, its corpus BLEU, on the sentences of 1-10 words where its card gives them apart."""
     metrics, main = card.metrics, card.fields["task"]["metric"]
+    if "BLEU, greedy" in metrics:
+        short = ", 1-10 words" if "BLEU, greedy, 1-10 words" in metrics else ""
+        where = " on held-out sentences of 1-10 English words" if short else ""
+        return (f"held-out BLEU {metrics[f'BLEU, greedy{short}']:.1f} greedy and {metrics[f'BLEU, beam 3{short}']:.1f} "
+                f"with a beam of 3{where}")
     value = f"{metrics[main]:.1%}" if main == "accuracy" else f"{metrics[main]:.3g}"
     return f"held-out {main} {value} (loss {metrics['loss']:.3g})"
 
