@@ -106,7 +106,10 @@ class AttentionEncoderDecoder(EncoderDecoder):
         return self.output(s, a.context[:, 0])[:, 0], dataclasses.replace(decoding, state=state)  # [B, V]
 
     def head_input(self, decoding: Decoding, y: Tensor) -> Tensor:
-        """s~_t of every step, teacher-forced (Luong's order: every step's query at once). [B, T_out, H']."""
+        """s~_t of every step, teacher-forced (Luong's order: every step's query at once). [B, T_out, H'].
+        Bahdanau's decoder reads c_t at each step, so it decodes a step at a time (teacher_forced)."""
+        if self.looks_back:
+            raise ValueError("Bahdanau's decoder reads c_t at each step: its outputs come from teacher_forced")
         s, _ = self.decoder(self.target_embedding(teacher_inputs(y)), decoding.state)  # [B, T_out, H']
         a = self.attention(s, decoding.memory, decoding.padded)  # every step's query at once
         return self.attentional(s, a.context[:, 0])

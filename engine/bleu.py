@@ -67,7 +67,7 @@ def held_out_bleu(model: nn.Module, task, width: int = 1, sentences: int | None 
 LENGTHS = ((1, 5), (6, 10), (11, 15), (16, 20))
 
 
-def by_length(lengths: list[int], spans=LENGTHS, most: int | None = None) -> dict[tuple[int, int], list[int]]:
+def length_groups(lengths: list[int], spans=LENGTHS, most: int | None = None) -> dict[tuple[int, int], list[int]]:
     """The positions in `lengths` of each span's sentences (the first `most` of each, or all), for the spans
     that have any."""
     groups = {(low, high): [i for i, n in enumerate(lengths) if low <= n <= high][:most] for low, high in spans}
@@ -78,7 +78,7 @@ def bleu_by_length(model: nn.Module, task, width: int = 1, most: int | None = No
                    spans=LENGTHS) -> dict[tuple[int, int], tuple[int, float]]:
     """(sentences, corpus BLEU) of the held-out English sentences of each span of lengths, the first `most` of
     each (a fair subset: the split is shuffled), decoded with `width`."""
-    groups = by_length(task.reference_lengths, spans, most)
+    groups = length_groups(task.reference_lengths, spans, most)
     chosen = [i for group in groups.values() for i in group]
     written = dict(zip(chosen, translate(model, task, task.reference_sources[chosen], width)))
     return {span: (len(group), corpus_bleu([" ".join(written[i]) for i in group],

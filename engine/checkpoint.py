@@ -33,7 +33,8 @@ def to_bytes(model: nn.Module, dtype: torch.dtype | None = None) -> bytes:
     vocabulary where it has one of its own (`model.target_vocab`: a translator's French words), so
     that the model reads and writes words without the data it was trained on. `dtype`: the weights
     stored as, say, float16 (half the file; from_bytes reads them back into the model's float32)."""
-    tensors = {name: t.detach().to(dtype or t.dtype).contiguous() for name, t in model.state_dict().items()}
+    tensors = {name: t.detach().to(dtype if dtype is not None and t.is_floating_point() else t.dtype).contiguous()
+               for name, t in model.state_dict().items()}
     metadata = {
         "format": FORMAT,
         "model_config": json.dumps(model.cfg.to_dict()),

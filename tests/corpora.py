@@ -16,8 +16,8 @@ from engine.tasks import masked_lm, sentiment, translate
 # The mirror of the corpora's published files beside the project (../shared/data), for a test whose corpus arrives
 MIRROR = Path(__file__).resolve().parents[2] / "shared" / "data"
 # Every cache of what a corpus makes, in the engine: the corpus's bytes, and what the tasks parse of them.
-ENGINE_CACHES = (datasets.corpus_bytes, prose.prose_words, masked_lm.prose_ids, translate.shipped_pairs,
-                 translate.tokenised_pairs, translate.split_of, sentiment.shipped_sentences)
+ENGINE_CACHES = (datasets.corpus_bytes, prose.prose_words, masked_lm.prose_ids,
+                 translate.kept_split, sentiment.shipped_sentences)
 
 
 def app_caches() -> tuple:

@@ -4,7 +4,8 @@ It lives in that student's st.session_state (never in a shared cache), and has n
 it, so every rule of the page (what rebuilds the model, what only retunes training, what an
 upload may replace) is tested without a browser. Every way a model enters the lab (a new lab,
 Reset, a lesson, the form, a checkpoint) goes through `install`, which checks the size budget
-before anything is built and leaves the lab as it was when it refuses. What the lab logs over
+before anything is built and leaves the lab as it was when it refuses; a model shipped in pretrained/
+over the budget (the translator at real size) is installed to read, not to train (`trainable`). What the lab logs over
 training beside the Trainer's history (held-out evaluations, the best step's weights, the marks
 of setting changes) belongs to the model installed and starts again with a new one.
 
@@ -18,14 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 
-import torch
-
 import engine
 from app.session import pretrained
-from app.session.budget import check_cost
+from app.session.budget import check_cost, parameters
 from app.session.heldout import HeldOut
 from app.session.link import OFFERED, Setup, preset_setup
-from app.session.memory import LEDGER, MemoryFull, one_step, read_only_bytes, weights_bytes
+from app.session.memory import LEDGER, READ_ONLY_COPIES, MemoryFull, one_step, read_only_bytes, weights_bytes
 from app.session.playback import Playback
 from app.session.probes import Probes
 from engine import datasets
@@ -43,8 +42,9 @@ RENEW_FACTOR = 10.0
 def over_training_budget(setup: Setup, task: engine.Task, shipped: str | None) -> str | None:
     """None when `setup` may train on `task` here (budget.check_cost, which raises when it may not). A model
     shipped in pretrained/ (`shipped` names it) over the training budget opens all the same, to read (the
-    translator at real size: 12 M weights, a step of about 5e10 operations): the reason it does not train,
-    after checking the memory its weights and their best-step copy take."""
+    translator at real size: 12 M weights, a step of about 5e10 operations): the reason it does not train (the
+    budget's, without its advice to make the network smaller), after checking the memory its weights and their
+    best-step copy take."""
     try:
         check_cost(setup, task)
         return None
@@ -53,16 +53,16 @@ def over_training_budget(setup: Setup, task: engine.Task, shipped: str | None) -
     except ValueError as over:
         if shipped is None:
             raise
-        with torch.device("meta"):
-            model = engine.build_model(setup.model, task.spec)
-        LEDGER.check_room(read_only_bytes(model) + task.held_bytes(), "this network")
-        return str(over)
+        count, _ = parameters(setup, task)
+        LEDGER.check_room(READ_ONLY_COPIES * 4 * count + task.held_bytes(), "this network")
+        return str(over).split("; lower")[0]
 
 
 class Lab(Playback):
     def __init__(self, setup: Setup, upload: str | bytes | None = None):
-        super().__init__()
+        super().__init__()  # in the memory ledger from here: held_bytes is read by other sessions' threads
         self.task: engine.Task | None = None
+        self.too_big: str | None = None  # why a shipped model reads but does not train here; None: it trains
         self.setup, self.upload = setup, None
         self.install(setup, upload)
 
@@ -92,7 +92,8 @@ class Lab(Playback):
         """Make `setup` (with `model`, else fresh weights from its seed) the lab's experiment;
         `origin` names the shipped checkpoint the model was copied from (pretrained/), if any.
         Raises ValueError, leaving the lab as it was, when the task cannot be made, the setup is
-        over the size budget, or the model and task cannot train together."""
+        over the size budget (a shipped model over it is installed to read: over_training_budget), or the
+        model and task cannot train together."""
         if setup.upload_param is None:
             upload = None  # only charlm and sentiment read a file
         header = None if model is None else (model.spec, getattr(model, "vocab", None),
@@ -105,7 +106,7 @@ class Lab(Playback):
         self.playing = False
         with self.lock:
             self.setup, self.upload = setup, upload
-            self.task, self.model, self.trainer = task, model, trainer
+            self.task, self.model, self.trainer, self.too_big = task, model, trainer, too_big
             self.made_from_corpus: tuple[Probes, HeldOut] | None = None
             self.missing: datasets.CorpusMissing | None = None  # what measured() last waited for
             try:
@@ -114,7 +115,6 @@ class Lab(Playback):
                 pass  # a model opened before its corpus is here: measured once it is
             self.marks: list[tuple[int, str]] = []  # (step, what changed there): drawn on the curves
             self.origin = origin  # its steps count from the checkpoint's, which its card gives
-            self.too_big = too_big  # why a shipped model reads but does not train here; None: it trains
             self.renewal_cost, self.drawn_at = 0.0, -1  # s the last drawing of a new recording took; its step
 
     def measured(self) -> tuple[Probes, HeldOut]:
@@ -162,8 +162,9 @@ class Lab(Playback):
         return self.trainer.steps_done
 
     def held_bytes(self) -> int:
-        """Its model's weights four times over, and its data as its task counts it (a lab that read a 66 MB
-        review CSV held about 300 MB more than its weights), the upload kept beside it. 0 until installed."""
+        """Its model's weights four times over (READ_ONLY_COPIES times, read only), and its data as its task
+        counts it (a lab that read a 66 MB review CSV held about 300 MB more than its weights), the upload
+        kept beside it. 0 until installed."""
         if self.task is None or not hasattr(self, "model"):
             return 0
         weights = weights_bytes(self.model) if self.trainable else read_only_bytes(self.model)
@@ -239,6 +240,9 @@ class Lab(Playback):
             self.install(setup, upload)
             return "rebuilt"
         if setup.train != self.setup.train:
+            if not self.trainable:
+                raise ValueError("this shipped model reads but does not train here, so its training settings "
+                                 "stay as it was built; to train a model of its task, open the task's preset")
             check_cost(setup, self.task)  # a bigger batch is a heavier step: the budget holds here too
             with self.hold():
                 self.trainer.retune(setup.train)

@@ -45,6 +45,7 @@ PROCESS_BYTES = int(os.environ.get("UNROLLED_MEMORY_MB", 3072)) * MB
 # What one session's models may hold: the largest network a page allows (5 M weights: 80 MB) beside every
 # page's side-by-side runs, and a teacher's review CSV (a 66 MB file's task held 300 MB).
 SESSION_BYTES = 512 * MB
+READ_ONLY_COPIES = 2  # of a model's weights it holds when it reads but does not train: it, and the best step's copy
 M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
 
 
@@ -59,9 +60,9 @@ class Holder(Protocol):
 
 
 def read_only_bytes(model: nn.Module) -> int:
-    """A model that reads but does not train (a shipped one over the training budget): its weights and the
-    held-out log's copy of the best step's, twice over."""
-    return 2 * sum(p.numel() * p.element_size() for p in model.parameters())
+    """A model that reads but does not train (a shipped one over the training budget): READ_ONLY_COPIES of its
+    weights."""
+    return READ_ONLY_COPIES * sum(p.numel() * p.element_size() for p in model.parameters())
 
 
 def weights_bytes(model: nn.Module) -> int:

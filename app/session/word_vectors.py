@@ -144,7 +144,7 @@ class VectorRuns(PartRuns):
         return self.runs[1].covered
 
     @functools.cached_property
-    def cut(self) -> tuple[int, int]:
+    def cut_counts(self) -> tuple[int, int]:
         """(reviews longer than the words the runs read, reviews in all): each of those is read from its end."""
         reviews = self.reviews if self.reviews is not None else shipped_sentences()[0]
         return longer_than(reviews, self.task.seq_len), len(reviews.labels)

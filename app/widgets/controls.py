@@ -17,6 +17,7 @@ from app.widgets import lesson_band, state
 from app.widgets.corpus_needed import corpus_needed
 from app.widgets.header import holds_its_lab, sidebar_summary, this_tab_only
 from app.widgets.literal import literal
+from app.widgets.open_model import open_button
 
 TICK_SECONDS = 0.4  # how often a playing page asks to redraw
 TRAIN_SECONDS = 0.3  # training time per tick at least
@@ -101,9 +102,9 @@ def training_controls(lab: Lab) -> None:
         st.info(f"This shipped model reads what you type and is scored on held-out data here, but does not train: "
                 f"{literal(lab.too_big)}. It was trained once, when it was built (its card on Home says how). To "
                 f"train a model of this task live, open its preset.", icon=":material/lock:")
-        st.button(f"Open the {lab.setup.task} preset to train", key="open_preset", icon=":material/model_training:",
-                  on_click=this_tab_only(lab.start), args=(preset_setup(lab.setup.task),),
-                  help="a fresh model of the task's preset size, in place of this one")
+        task = lab.setup.task
+        open_button(lab, f"Open the {task} preset to train", preset_setup(task), engine.TASKS[task].preset.steps,
+                    "open_preset", width="content", help="a fresh model of the preset's size, in place of this one")
         return
     stopped = lab.trainer.diverged_at is not None
     play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")

@@ -54,11 +54,11 @@ def held_out_bleu(lab: Lab) -> None:
             help="decodes the sentences scored by beam search, one at a time: 1.5 s for the preset's 260 at width 3"):
         scores[width] = bleu.held_out_bleu(lab.model, lab.task, width, sentences=PAGE_SENTENCES)
     measured = "; ".join(f"{'greedy' if w == 1 else f'beam of {w}'} {score:.1f}" for w, score in sorted(scores.items()))
-    held = len(lab.task.references)
+    sentences = len(lab.task.references)
     scored = lab.task.references[:PAGE_SENTENCES]
-    which = (f"the {held:,} English sentences held out" if len(scored) == held else
-             f"the first {len(scored):,} of the {held:,} English sentences held out (a fair subset: the split is "
-             "shuffled)")
+    which = (f"the {sentences:,} English sentences held out" if len(scored) == sentences else
+             f"the first {len(scored):,} of the {sentences:,} English sentences held out (a fair subset: the split "
+             "is shuffled)")
     st.caption(f"Held-out BLEU at step {step:,} (sacrebleu, 0-100, on {which}, their "
                f"{sum(map(len, scored)):,} French translations as references): {measured}. An empty "
                "translation scores 0.")
@@ -68,25 +68,26 @@ def bleu_by_length(lab: Lab) -> None:
     """A translator's greedy held-out BLEU by English sentence length, when asked (on the first PER_LENGTH
     sentences of each length: 6 s for the shipped translator), kept until its weights move: Bahdanau et al.'s
     (2015) Figure 2, for the model on this page."""
-    if len(bleu.by_length(lab.task.reference_lengths)) < 2:  # one span only (the 5,000 short pairs): no line to draw
+    if len(bleu.length_groups(lab.task.reference_lengths)) < 2:  # one span (the 5,000 short pairs): no line
         return
     kept = state.get(state.BLEU_BY_LENGTH)
-    if kept is not None and (kept[0]() is not lab.trainer or kept[1] != lab.trainer.steps_done):
+    measured_on = (lab.trainer.steps_done, lab.held_out.log.last)  # going back to the best step logs a new row
+    if kept is not None and (kept[0]() is not lab.trainer or kept[1] != measured_on):
         kept = None
     if kept is None and st.button("Held-out BLEU by sentence length", key="attention.bleu_by_length",
                                   help=f"decodes the first {PER_LENGTH} held-out sentences of each length greedily "
                                        "(about 6 s for the shipped translator)"):
         measured = bleu.bleu_by_length(lab.model, lab.task, most=PER_LENGTH)
-        kept = st.session_state[state.BLEU_BY_LENGTH] = (weakref.ref(lab.trainer), lab.trainer.steps_done, measured)
+        kept = st.session_state[state.BLEU_BY_LENGTH] = (weakref.ref(lab.trainer), measured_on, measured)
     if kept is None:
         return
-    _, step, measured = kept
+    _, (step, _), measured = kept
     show(bleu_chart.over_length({"this model, greedy": measured}), "attention_bleu_by_length")
     counted = ", ".join(f"{n:,} of {low}-{high} words" for (low, high), (n, _) in measured.items())
     st.caption(f"At step {step:,}, each point the corpus BLEU of the first held-out English sentences of that many "
                f"words ({counted}; a fair subset, the split is shuffled), greedy. Bahdanau et al. (2015, Figure 2) "
                "drew this for encoder-decoders with and without attention: without it, BLEU fell as sentences grew "
-               "longer than those it was trained on, since the whole sentence must pass through one vector.")
+               "longer, the whole sentence squeezed through one vector; with it, BLEU held up to the longest.")
 
 
 def year_digits(lab: Lab) -> None:

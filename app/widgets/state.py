@@ -51,7 +51,8 @@ YEAR_DIGITS = "attention_year_digits"  # (weakref to the probes, step, hits, dig
 SOURCE_TEXT = "attention_source_text"  # a source the student types (a date), instead of a probe sample
 BEAM_STEP = "beam_step"  # the output step whose attention rows the beam's hypotheses show
 BLEU = "attention_bleu"  # (trainer ref, held-out row, step, {beam width: BLEU}, [(step, greedy)]): decoded_counts
-BLEU_BY_LENGTH = "attention_bleu_by_length"  # (trainer ref, step, {(low, high): (sentences, BLEU)}): decoded_counts
+# (trainer ref, (step, held-out row), {(low, high): (sentences, BLEU)}): decoded_counts
+BLEU_BY_LENGTH = "attention_bleu_by_length"
 # Compare cells
 COMPARISON = "comparison"
 COMPARE_STEPS = "compare_steps"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from .. import datasets
 from ..config import ModelConfig, check_int
 from ..losses import IGNORE
 from ..train_config import TrainConfig
-from .base import Preset, Task, TaskSpec
+from .base import Preset, Task, TaskSpec, held_bytes
 from .features import word_features
 from .reverse import ReverseTask
 
@@ -89,13 +90,12 @@ def read_pairs(text: str, attribution: str = "") -> list[Pair]:
     return pairs
 
 
-@functools.cache
 def shipped_pairs(corpus: str = SMALL) -> tuple[Pair, ...]:
-    """A corpus's pairs, read once a process; CorpusMissing when they are not on this machine."""
+    """A corpus's pairs; CorpusMissing when they are not on this machine. Not kept: what a task keeps is its
+    split (split_of), and the 2017 corpus's pairs as Python strings are over 100 MB."""
     return tuple(read_pairs(datasets.corpus_text(corpus), datasets.CORPORA[corpus].attribution))
 
 
-@functools.cache
 def tokenised_pairs(corpus: str = SMALL) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     """Every pair of a corpus as (English tokens, French tokens)."""
     return tuple((tuple(tokens(p.english)), tuple(tokens(p.french))) for p in shipped_pairs(corpus))
@@ -166,11 +166,19 @@ class Split(NamedTuple):
     reference_lengths: list[int]  # each one's words (word_count): what BLEU by length groups by
 
 
-@functools.lru_cache(maxsize=4)
+SPLIT_LOCK = threading.Lock()  # a class opening the shipped translator at once makes its split once
+
+
 def split_of(corpus: str, max_words: int, min_count: int, seed: int) -> Split:
-    """The split a task's parameters make, once a process for the last few asked (the 2017 corpus's takes 2 s
-    and 66 MB; every session opening the shipped translator asks for the same). Its tensors are read, never
-    written, by every task given them."""
+    """The split a task's parameters make, once a process for the last few asked (the 2017 corpus's takes 3 s
+    and holds 66 MB; every session opening the shipped translator asks for the same). Its tensors are read,
+    never written, by every task given them."""
+    with SPLIT_LOCK:
+        return kept_split(corpus, max_words, min_count, seed)
+
+
+@functools.lru_cache(maxsize=4)
+def kept_split(corpus: str, max_words: int, min_count: int, seed: int) -> Split:
     pairs = [(e, f) for e, f in tokenised_pairs(corpus) if word_count(e) <= max_words]
     held = split_sources([english for english, _ in pairs], seed)
     train = [p for p in pairs if p[0] not in held]
@@ -205,8 +213,8 @@ class TranslateTask(Task):
     the distinct English sentences are held out with all their translations (test_set, references). `corpus`:
     the 5,000 short pairs (1-5 words, fast) or the 142,787 of 2017, of which the pairs of at most `max_words`
     English words are read. A batch is drawn from the training sentences of one length (`by_length`, the
-    sentence's length drawn as often as the corpus has it), so once cut it holds no padding to compute: the 2017
-    corpus's batches are 3 times shorter so."""
+    sentence's length drawn as often as the corpus has it), so once cut its English side holds no padding: the
+    2017 corpus's batches are 3 times shorter so."""
 
     corpus: str = SMALL
     max_words: int = 20
@@ -254,6 +262,11 @@ class TranslateTask(Task):
     @property
     def public_corpus(self) -> str:
         return self.corpus
+
+    def held_bytes(self, beside: tuple = ()) -> int:
+        """What a caller keeps `beside` it: its data is split_of's, one copy a process however many sessions'
+        tasks read it (the 2017 corpus's 66 MB), not this task's."""
+        return held_bytes(list(beside))
 
     def known_from_header(self, target_vocab) -> None:
         """A translator's checkpoint names its French words too (the header's target_vocab). The longest

@@ -145,11 +145,11 @@ def test_an_uploaded_csv_is_read_by_default_far_enough_for_9_in_10_and_the_page_
     lengths = sorted(int(n) for n in np.diff(reviews.starts))  # 30, 35, ..., 325
     runs = VectorRuns(Plan(labelled=0, csv_digest=reviews.digest), shipped_vectors(), reviews)
     assert runs.task.seq_len == 400 >= np.quantile(lengths, 0.9) > 200  # the fewest of 40, 100, 200, 400, 800
-    assert runs.cut == (0, 60) and runs.task.train_x.shape[1] == 400
+    assert runs.cut_counts == (0, 60) and runs.task.train_x.shape[1] == 400
     first = runs.task.vocab.index("great"), runs.task.vocab.index("awful")
     assert all(set(row.tolist()) & set(first) for row in runs.task.train_x)  # each read from its first word
     short = VectorRuns(Plan(labelled=0, words=100, csv_digest=reviews.digest), shipped_vectors(), reviews)
-    assert short.task.seq_len == 100 and short.cut == (sum(n > 100 for n in lengths), 60) == (45, 60)
+    assert short.task.seq_len == 100 and short.cut_counts == (sum(n > 100 for n in lengths), 60) == (45, 60)
     at = AppTest.from_file(MAIN, default_timeout=120).run()
     at.session_state[state.VECTORS_REVIEWS] = reviews
     at.session_state[state.VECTORS_PLAN] = short.plan

@@ -10,7 +10,9 @@ import torch
 
 import engine
 from engine import datasets
+from engine.history import StepStats
 from engine.losses import IGNORE
+from engine.rng import stream
 from engine.seq2seq import EOS as MODEL_EOS
 from engine.seq2seq import SOS as MODEL_SOS
 from engine.tasks.translate import (
@@ -223,6 +225,27 @@ def test_a_cut_batch_trains_exactly_as_the_padded_one():
     torch.testing.assert_close(loss_cut, loss_padded)
     for a, b in zip(g_cut, g_padded):
         torch.testing.assert_close(a, b)
+
+
+def test_a_training_step_trains_on_the_batch_cut(monkeypatch):
+    """Trainer.step hands each step the task's next batch from its "batches" stream, cut (TranslateTask.cut)."""
+    task = engine.make_task("translate", seed=0)
+    model = engine.build_model(engine.ModelConfig(arch="gru", hidden_size=8, embedding_dim=4, attention="dot"), task)
+    trainer = engine.Trainer(model, task, engine.TrainConfig(batch_size=16, seed=3))
+    read = []
+
+    def recorded(x, y):
+        read.append((x, y))
+        return StepStats(len(read), 1.0, 0.5, 1.0, 1.0, diverged=False)
+
+    monkeypatch.setattr(trainer, "train_step", recorded)
+    trainer.step(3)
+    batches = stream(3, "batches")
+    drawn = [task.batch(16, batches) for _ in read]  # each [16, 7], [16, 12]
+    for (x, y), (drawn_x, drawn_y) in zip(read, drawn):
+        assert torch.equal(x, drawn_x[:, : x.shape[1]]) and torch.equal(y, drawn_y[:, : y.shape[1]])
+        assert (drawn_x[:, x.shape[1]:] == PAD).all() and (drawn_y[:, y.shape[1]:] == IGNORE).all()
+    assert sum(x.numel() + y.numel() for x, y in read) < sum(x.numel() + y.numel() for x, y in drawn)
 
 
 @pytest.mark.parametrize("attention", ["dot", "additive", None])

@@ -157,7 +157,7 @@ def which(runs: VectorRuns) -> None:
 
 
 def cut_text(runs: VectorRuns) -> str:
-    longer, total = runs.cut
+    longer, total = runs.cut_counts
     what = "sentences" if runs.reviews is None else "reviews"
     if not longer:
         return f"every one of the {total:,} {what} is read whole"
