@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 import engine
-from engine.bleu import corpus_bleu, translate
+from engine.bleu import GREEDY_CHUNK, LENGTHS, corpus_bleu, length_groups, translate
 from engine.losses import IGNORE
 from engine.rng import stream
 from engine.tasks.char_sentiment import CharSentimentTask
@@ -52,6 +52,10 @@ DATES = 2000
 PROSE_WORDS = ("masked_lm", "word_lm")  # the BERT and GPT tasks on the prose's words
 SCORED_WINDOWS = 128  # prose windows scored at once: 128 x 32 words x 4,000 logits are 65 MB
 BEAMS = {"greedy": 1, "beam 3": 3}  # the translator card's BLEU: decoded greedily and by a beam of this width
+# The translator card's BLEU by English sentence length (engine.bleu.LENGTHS), and on the sentences of 1-10 words,
+# the lengths the published figures on Tatoeba's pairs are mostly measured on.
+BY_LENGTH = LENGTHS
+SHORT = (1, 10)
 
 
 # What each figure of a card means, by task.
@@ -70,6 +74,9 @@ METRICS = {
         "BLEU, greedy": "corpus BLEU (sacrebleu, 0-100) of the greedy translations of the held-out English sentences, "
                         "every translation of a sentence a reference",
         "BLEU, beam 3": "the same with beam search of width 3",
+        **{f"BLEU, {how}, {low}-{high} words": f"the same, {how}, on the held-out English sentences of {low} to {high} "
+                                                "words (punctuation not counted)"
+           for how in ("greedy", "beam 3") for low, high in (SHORT, *BY_LENGTH)},
     },
     "masked_lm": {
         "loss": "cross-entropy, nats per chosen word (BERT's 15%: 80% read <mask>, 10% a random word, 10% "
@@ -240,11 +247,14 @@ def fresh_reviews(task: engine.Task, seed: int) -> Samples:
 
 
 @torch.no_grad()
-def scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, float]:
+def scores(model: nn.Module, task: engine.Task, samples: Samples, beams: dict[str, int] = BEAMS) -> dict[str, float]:
     """The card's metrics: loss and accuracy as the task measures them (an encoder-decoder decoding
-    freely), and the task's own extras (whole dates, brackets and indentation)."""
+    freely), and the task's own extras (whole dates, brackets and indentation; a translator's BLEU,
+    decoded each way of `beams`, and by sentence length)."""
     if task.spec.name in PROSE_WORDS:
-        return word_scores(model, task, samples)
+        return chunked_scores(model, samples, SCORED_WINDOWS)
+    if task.spec.name == "translate":
+        return chunked_scores(model, samples, GREEDY_CHUNK) | translation_scores(model, task, samples.x, beams)
     was_training = model.training
     model.eval()
     try:
@@ -254,22 +264,21 @@ def scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, f
     result = {"loss": task.loss(y_hat, samples.y).item(), "accuracy": task.metric(y_hat, samples.y)}
     if task.spec.name == "dates":
         result["sequence accuracy"] = task.sequence_accuracy(y_hat, samples.y)
-    if task.spec.name == "translate":
-        result |= {f"BLEU, {how}": translation_bleu(model, task, samples.x, width) for how, width in BEAMS.items()}
     if task.spec.name == "charlm" and task.corpus == "python":
         predicted = y_hat.argmax(-1)  # [N, T]
         result |= code_scores(task.vocab, samples.x, samples.y, predicted)
     return result
 
 
-def word_scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[str, float]:
-    """Loss and accuracy over every scored word of the prose windows, SCORED_WINDOWS at a time (all
-    at once would be 700 MB of logits): the sums over the chunks, divided once."""
+def chunked_scores(model: nn.Module, samples: Samples, chunk: int) -> dict[str, float]:
+    """Loss and accuracy over every scored word of the samples (the prose's windows, a translator's
+    held-out pairs decoded greedily), `chunk` samples at a time (all at once would be gigabytes of
+    logits): the sums over the chunks, divided once."""
     was_training = model.training
     model.eval()
     total = right = count = 0.0
     try:
-        for x, y in zip(samples.x.split(SCORED_WINDOWS), samples.y.split(SCORED_WINDOWS)):
+        for x, y in zip(samples.x.split(chunk), samples.y.split(chunk)):
             y_hat = model(x)  # [W, T, V]
             scored = y != IGNORE  # [W, T]
             total += F.cross_entropy(y_hat[scored], y[scored], reduction="sum").item()
@@ -280,15 +289,25 @@ def word_scores(model: nn.Module, task: engine.Task, samples: Samples) -> dict[s
     return {"loss": total / count, "accuracy": right / count}
 
 
-def translation_bleu(model: nn.Module, task: engine.Task, x: Tensor, width: int) -> float:
+def translation_scores(model: nn.Module, task: engine.Task, x: Tensor, beams: dict[str, int]) -> dict[str, float]:
     """Corpus BLEU of the model's translations of the held-out English sentences x [N, S] reads
     (engine.bleu.held_out_bleu's sentences: all of them when x is every held-out pair), each
-    against every translation the split has of it. Two sentences the model reads alike (their
-    differing words both <unk>) are two sentences here, as there."""
+    against every translation the split has of it, decoded each way of `beams`: over them all, and
+    over those of each length of SHORT and BY_LENGTH that has some and not all. Two sentences the
+    model reads alike (their differing words both <unk>) are two sentences here, as there."""
     read = {tuple(row.tolist()) for row in x}
     chosen = [i for i, row in enumerate(task.reference_sources) if tuple(row.tolist()) in read]
-    hypotheses = [" ".join(words) for words in translate(model, task, task.reference_sources[chosen], width)]
-    return corpus_bleu(hypotheses, [task.references[i] for i in chosen])
+    lengths = task.reference_lengths
+    spans = length_groups([lengths[i] for i in chosen], (SHORT, *BY_LENGTH))
+    groups = {"": list(range(len(chosen))),
+              **{f", {low}-{high} words": group for (low, high), group in spans.items() if len(group) < len(chosen)}}
+    result = {}
+    for how, width in beams.items():
+        hypotheses = [" ".join(words) for words in translate(model, task, task.reference_sources[chosen], width)]
+        for named, group in groups.items():
+            result[f"BLEU, {how}{named}"] = corpus_bleu([hypotheses[k] for k in group],
+                                                        [task.references[chosen[k]] for k in group])
+    return result
 
 
 def code_scores(vocab: tuple[str, ...], x: Tensor, y: Tensor, predicted: Tensor) -> dict[str, float]:

@@ -42,7 +42,7 @@ RENEW_FACTOR = 10.0
 def over_training_budget(setup: Setup, task: engine.Task, shipped: str | None) -> str | None:
     """None when `setup` may train on `task` here (budget.check_cost, which raises when it may not). A model
     shipped in pretrained/ (`shipped` names it) over the training budget opens all the same, to read (the
-    translator at real size: 12 M weights, a step of about 5e10 operations): the reason it does not train (the
+    translator at real size: 12 M weights, over the 5 M a session may hold): the reason it does not train (the
     budget's, without its advice to make the network smaller), after checking the memory its weights and their
     best-step copy take."""
     try:
@@ -270,7 +270,9 @@ class Lab(Playback):
         cfg, spec, vocab = engine.checkpoint.config_of(data)
         if spec.name not in OFFERED:
             raise ValueError(f"this model was trained on a task called {spec.name!r}, which this app does not have")
-        setup = self.setup if spec.name == self.setup.task else preset_setup(spec.name)
+        shipped = pretrained.name_of(data)  # its card names its task's parameters (the translator's corpus)
+        setup = (pretrained.setup_for(pretrained.named(shipped)) if shipped is not None else
+                 self.setup if spec.name == self.setup.task else preset_setup(spec.name))
         upload = self.upload if setup is self.setup else None
         task = self.task_for(setup, upload, (spec, vocab, engine.checkpoint.target_vocab_of(data)))
         if spec != task.spec:
@@ -281,8 +283,7 @@ class Lab(Playback):
                 "CSV, the file) as they were when it was saved"
             )
         opened = dataclasses.replace(setup, model=cfg)  # may raise (a model the app does not open)
-        shipped = pretrained.name_of(data)  # a shipped checkpoint over the training budget opens to read
-        over_training_budget(opened, task, shipped)
+        over_training_budget(opened, task, shipped)  # a shipped checkpoint over the training budget opens to read
         self.install(opened, upload, engine.from_bytes(data), origin=shipped)
 
     def summary(self) -> dict[str, str]:

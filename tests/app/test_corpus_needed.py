@@ -24,8 +24,8 @@ from .conftest import MAIN
 # What each page needs with no corpus on the machine: its own runs read one (the others need none, or only for a
 # model opened from its checkpoint, tested below)
 NEEDS = {"bert-gpt": "prose", "embeddings": "prose", "word-vectors": "sentences"}
-PAIRS = "tatoeba-eng-fra/eng-fra-5000.txt"  # the translator's corpus, eng-fra-5000: one file
-DOWNLOAD_WAIT = 120  # s at most for a loopback download of 0.56 MB, on a machine others load
+PAIRS = "tatoeba-eng-fra/fra-eng-2017-09-29.zip"  # the shipped translator's corpus, eng-fra-2017: one file
+DOWNLOAD_WAIT = 120  # s at most for a loopback download of 3 MB, on a machine others load
 
 
 @pytest.fixture
@@ -97,11 +97,11 @@ def test_the_shipped_translator_opens_and_translates_what_is_typed_with_no_corpu
     at = opened("translate-gru")
     lab = at.session_state["lab"]
     assert at.title[0].value == "Encoder-decoder with attention" and lab.origin == "translate-gru"
-    assert boxes(at) == {"eng-fra-5000"}
+    assert boxes(at) == {"eng-fra-2017"}
     said = "\n".join(texts(at))
-    assert "Licence: CC BY 2.0 FR" in said and "tatoeba.org" in said  # the pairs' licence asks it named
-    assert at.text_input(key="attention_source_text").value == "I am cold."
-    greedy = engine.beam_search(lab.model, lab.task.encode("I am cold."), width=1).best.tokens
+    assert "Licence: CC BY 2.0 (Tatoeba" in said and "tatoeba.org" in said  # the pairs' licence asks it named
+    assert at.text_input(key="attention_source_text").value == "Where is the station?"
+    greedy = engine.beam_search(lab.model, lab.task.encode("Where is the station?"), width=1).best.tokens
     french = " ".join(decoding.target_words(lab.task)[t] for t in greedy)
     assert lab.task.target_words(greedy) and any(
         f"Free running on your source: the decoder reads its own previous guess and wrote {french}." in text
@@ -149,24 +149,25 @@ def pairs_served(monkeypatch):
 def download_and_wait(at: AppTest) -> corpus_downloads.Download:
     """Click the page's Download button for the pairs and wait until its thread is done."""
     no_exception(at.button(key="corpus_needed.controls.download").click().run())
-    download = corpus_downloads.latest("eng-fra-5000")
+    download = corpus_downloads.latest("eng-fra-2017")
     assert download is not None and download.finished.wait(DOWNLOAD_WAIT)
     return download
 
 
-def test_the_download_button_brings_the_pairs_in_a_thread_and_the_page_then_trains(no_corpora, pairs_served):
+def test_the_download_button_brings_the_pairs_in_a_thread_and_the_page_then_scores(no_corpora, pairs_served):
     at = opened("translate-gru")
-    assert boxes(at) == {"eng-fra-5000"} and pairs_served.requests == []  # nothing asked of the network unasked
+    assert boxes(at) == {"eng-fra-2017"} and pairs_served.requests == []  # nothing asked of the network unasked
     download = download_and_wait(at)
-    assert download.error is None and download.fraction == 1.0 and download.total == 562_864
+    assert download.error is None and download.fraction == 1.0 and download.total == 2_951_390
     assert (no_corpora / PAIRS).read_bytes() == (MIRROR / PAIRS).read_bytes()  # checked, into the cache
     no_exception(at.run())
     assert boxes(at) == set()
     assert any(n.label == "Sample to open up" for n in at.number_input)  # samples of the pairs now
     lab = at.session_state["lab"]
-    assert lab.corpus_missing is None and lab.held_out.log.last["step"] == 0
-    at.button(key="step").click().run()
-    assert lab.trainer.steps_done == 1
+    assert lab.corpus_missing is None and lab.held_out.log.last["step"] == 0  # scored on the held-out pairs
+    assert not lab.trainable and any("does not train" in text for text in texts(at))  # 12 M weights: it reads
+    no_exception(at.button(key="open_preset").click().run())  # the preset's translator reads the 5,000 pairs:
+    assert boxes(at) == {"eng-fra-5000"} and at.session_state["lab"] is lab  # asked for, the translator kept
     assert pairs_served.requests == ["pairs"]
 
 
@@ -178,17 +179,18 @@ def test_a_failed_download_says_why_and_what_to_run_and_the_page_works_on(no_cor
     assert "is not the file its source published" in download.error
     no_exception(at.run())
     failed = [e.value for e in at.error]
-    assert len(failed) == 1 and "The download of Tatoeba English-French, 5,000 short pairs failed" in failed[0]
+    assert len(failed) == 1
+    assert "The download of Tatoeba English-French of 2017-09-29 (142,787 pairs) failed" in failed[0]
     assert hashlib.sha256(served).hexdigest() in failed[0]
-    assert boxes(at) == {"eng-fra-5000"}  # the button to try again, and the commands
+    assert boxes(at) == {"eng-fra-2017"}  # the button to try again, and the commands
     assert not (no_corpora / PAIRS).exists()
     assert any(text.startswith("Beam search keeps") for text in texts(at))  # the typed translation still drawn
 
 
 def test_one_download_a_corpus_at_a_time_shared_by_every_session(no_corpora, pairs_served):
     pairs_served.gate.clear()  # the server holds its answer until the second ask
-    first = corpus_downloads.start("eng-fra-5000")
-    second = corpus_downloads.start("eng-fra-5000")
+    first = corpus_downloads.start("eng-fra-2017")
+    second = corpus_downloads.start("eng-fra-2017")
     assert second is first and first.running
     pairs_served.gate.set()
     assert first.finished.wait(DOWNLOAD_WAIT) and first.error is None
@@ -222,7 +224,7 @@ def test_a_checkpoint_of_a_corpus_task_uploaded_with_no_corpus_opens_on_its_head
     lab = Lab(preset_setup("adding"))
     lab.load_model(pretrained.read("translate-gru"))  # as Build & Train's "Save or load the model" hands it
     assert lab.setup.task == "translate" and lab.task.target_vocab == lab.model.target_vocab
-    assert lab.corpus_missing.corpus.name == "eng-fra-5000"
+    assert lab.corpus_missing.corpus.name == "eng-fra-2017"
     before = engine.from_bytes(pretrained.read("translate-gru"))
     before.target_vocab = None  # saved before checkpoints carried a translator's French words
     other = Lab(preset_setup("adding"))
@@ -269,13 +271,13 @@ def test_a_download_with_no_network_or_no_writable_cache_ends_saying_why(no_corp
     url = closed.url("pairs")
     closed.server_close()
     monkeypatch.setitem(registry.FILES, PAIRS, dataclasses.replace(registry.FILES[PAIRS], url=url))
-    refused = corpus_downloads.start("eng-fra-5000")
+    refused = corpus_downloads.start("eng-fra-2017")
     assert refused.finished.wait(DOWNLOAD_WAIT) and refused.failed
     assert "refused" in refused.error.lower()
     occupied = tmp_path / "a file, not a folder"
     occupied.write_text("")
     monkeypatch.setenv(datasets.CACHE, str(occupied))
-    unwritable = corpus_downloads.start("eng-fra-5000")  # a new download after the failed one: asked again
+    unwritable = corpus_downloads.start("eng-fra-2017")  # a new download after the failed one: asked again
     assert unwritable is not refused and unwritable.finished.wait(DOWNLOAD_WAIT) and unwritable.failed
     assert f"the data cache {occupied} cannot be written" in unwritable.error
     assert "set UNROLLED_DATA to a folder you may write" in unwritable.error

@@ -1,5 +1,5 @@
-"""A shipped model over the training budget (the translator at real size: 12 M weights, a step of about 5e10
-operations) opens to read, not to train: it translates what is typed and is scored on held-out data, its page
+"""A shipped model over the training budget (the translator at real size: 12 M weights, over the 5 M a session's
+model may have) opens to read, not to train: it translates what is typed and is scored on held-out data, its page
 says why it does not train and offers no Play, Step or Reset, its memory is its weights and the best step's copy,
 and the same model built any other way (the form, a link, fresh weights) is still refused by the budget.
 
@@ -65,8 +65,8 @@ def test_the_same_bytes_loaded_as_a_checkpoint_open_to_read_and_other_bytes_are_
     assert lab.origin == NAME and not lab.trainable
     model, _ = pretrained.load(pretrained.read(NAME))
     model.head.bias.data += 1.0
-    other = Lab(preset_setup("adding"))
-    with pytest.raises(ValueError, match="over this app's limit"):
+    other = Lab(preset_setup("adding"))  # other bytes: the task's preset parameters, and the budget, apply
+    with pytest.raises(ValueError, match="over this app's limit|set the task's parameters .* as they were"):
         other.load_model(engine.to_bytes(model))
     assert other.setup.task == "adding"
 

@@ -8,22 +8,28 @@ import copy
 import hashlib
 
 import pytest
+import safetensors.torch
 import torch
 
 import engine
 from app.session import pretrained
 from app.session.lab import Lab
+from app.session.link import preset_setup
 from engine.bleu import held_out_bleu
 from pretrained import kernels
-from pretrained.build import BY_NAME, RECIPES, build, cpu_model, data_of
+from pretrained.build import BY_NAME, RECIPES, build, cpu_model, data_of, stored_as
 from pretrained.heldout import fresh, held_out, scores
 from tests.pretrained import inputs
 
 NAMES = [recipe.name for recipe in RECIPES]
 SMALLEST = min(NAMES, key=lambda n: len(pretrained.read(n)))  # rebuilt and trained again by a lab (a few seconds)
-# "A few MB in all": the repository carries every one. 12 MB since the two word-level transformers on the prose
-# (2.5 MB each: a 4,000-word embedding and output layer of 64 numbers a word are 83% of their weights).
-MAX_TOTAL_BYTES = 12 * 2**20
+# The repository carries every one: 12 MB since the two word-level transformers on the prose (2.5 MB each: a
+# 4,000-word embedding and output layer of 64 numbers a word are 83% of their weights), and the translator at
+# real size (issue 46: at most 25 MB; its 12 M weights in float16, two thirds of them its French vocabulary's).
+MAX_TRANSLATOR_BYTES = 25 * 2**20
+MAX_TOTAL_BYTES = 12 * 2**20 + MAX_TRANSLATOR_BYTES
+BIG = "translate-gru"  # 12 M weights: re-scored in the full tier (its own tests, tests/pretrained/test_translator.py)
+SMALL = [name for name in NAMES if name != BIG]
 FRESH_SEED = 1  # the card's data uses the training seed's own draws (or the task's split)
 # How far a fresh draw's accuracy may stray from the card's. The char LMs score 256 random windows
 # of glob.py against every window of it end to end: over fresh seeds 1-20 their accuracy moved at
@@ -31,8 +37,9 @@ FRESH_SEED = 1  # the card's data uses the training seed's own draws (or the tas
 # against the card's 100% on the task's split; dates score 100% on every draw seen. The Shakespeare
 # char LMs score 256 random windows of the held-out 10% against every window of it: over fresh seeds
 # 1-20 their accuracy moved at most 0.0092 (LSTM) and 0.0082 (transformer) from the card's. The
-# translator scores a random half of its held-out pairs (269 of 538): over fresh seeds 1-20 its word
-# accuracy moved at most 0.027 from the card's, its greedy BLEU from 16.9 to 21.5 (card: 19.7). The word-level
+# translator scores a random half of its held-out pairs: the one on the 5,000 short pairs (269 of 538) moved
+# at most 0.027 over fresh seeds 1-20; the one at real size draws 7,060 of 14,120, whose word accuracy's
+# sampling error is about 0.004 (not measured over seeds: the full tier's one draw, seed 1). The word-level
 # models on the prose score 256 random held-out windows against every one of the 1,382: over fresh seeds 1-20
 # the masked model's accuracy (about 1,280 masked words a draw) moved at most 0.027 from the card's, the
 # next-word model's at most 0.0086.
@@ -76,6 +83,7 @@ def test_every_recipe_ships_a_checkpoint_and_a_card():
 def test_the_checkpoints_stay_small():
     total = sum(len(pretrained.read(name)) for name in NAMES)
     assert total < MAX_TOTAL_BYTES
+    assert len(pretrained.read("translate-gru")) <= MAX_TRANSLATOR_BYTES
 
 
 def test_the_readme_quotes_every_cards_held_out_accuracy():
@@ -93,7 +101,9 @@ def test_a_checkpoint_opens_and_its_card_describes_it_and_its_recipe(name):
     recipe, fields = BY_NAME[name], card.fields
     assert fields["checkpoint"] == {"file": f"{name}.safetensors", "bytes": len(data),
                                     "sha256": hashlib.sha256(data).hexdigest(),
-                                    "parameters": sum(p.numel() for p in model.parameters())}
+                                    "parameters": sum(p.numel() for p in model.parameters()), **stored_as(recipe)}
+    stored = {t.dtype for t in safetensors.torch.load(data).values()}
+    assert stored == {recipe.stored_as}
     assert model.cfg == recipe.model == engine.ModelConfig.from_dict(fields["model"])
     assert model.spec.name == recipe.task == fields["task"]["name"]
     assert fields["task"]["params"] == recipe.task_params
@@ -102,44 +112,50 @@ def test_a_checkpoint_opens_and_its_card_describes_it_and_its_recipe(name):
     assert fields["built"]["torch"] and fields["training"]["seconds"] > 0 and fields["held_out"]["samples"] > 0
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [*SMALL, pytest.param(BIG, marks=pytest.mark.training)])
 def test_the_cards_held_out_figures_are_the_checkpoints_own(name):
-    """Scored again on the card's held-out data, the loaded model gives the card's figures."""
+    """Scored again on the card's held-out data, the loaded model gives the card's figures. The translator at
+    real size in the full tier: its 14,120 held-out pairs and 9,856 sentences, greedily and by a beam, one
+    sentence at a time, take 20 minutes of a core."""
     model, card, task = opened(name)
     samples = held_out(task, card.fields["training"]["seed"])
     assert samples.description == card.fields["held_out"]["data"]
     assert scores(model, task, samples) == pytest.approx(card.metrics, abs=1e-5)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [*SMALL, pytest.param(BIG, marks=pytest.mark.training)])
 def test_the_cards_accuracy_holds_on_fresh_held_out_data(name):
     model, card, task = opened(name)
-    measured = scores(model, task, fresh(task, FRESH_SEED))
+    measured = scores(model, task, fresh(task, FRESH_SEED), beams={})  # accuracy alone is compared
     for metric in ("accuracy", "sequence accuracy"):
         if metric in card.metrics:
             assert measured[metric] == pytest.approx(card.metrics[metric], abs=TOLERANCE[name]), metric
 
 
+@pytest.mark.training
 def test_the_translators_card_gives_the_bleu_its_page_shows():
-    """The card's BLEU is engine.bleu.held_out_bleu's, which the Encoder-decoder page shows: every
-    held-out English sentence once (two read alike, their differing words both <unk>, were one)."""
+    """The card's BLEU is engine.bleu.held_out_bleu's, which the Encoder-decoder page shows (on its first 300
+    sentences): every held-out English sentence once (two read alike, their differing words both <unk>, were
+    one)."""
     model, card, task = opened("translate-gru")
     assert card.metrics["BLEU, greedy"] == pytest.approx(held_out_bleu(model, task), abs=1e-9)
-    assert card.metrics["BLEU, beam 3"] == pytest.approx(held_out_bleu(model, task, 3), abs=1e-9)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_lab_opens_each_on_its_cards_setup_and_trains_on(name):
     card = pretrained.named(name)
     setup = pretrained.setup_for(card)
-    lab = Lab(setup)
+    lab = Lab(setup if name != BIG else preset_setup("adding"))  # the translator's setup is over the budget
     lab.load_model(pretrained.read(name))
     assert lab.setup == setup  # the card's task parameters, model and training settings
     model, _ = pretrained.load(pretrained.read(name))
     for key, weight in model.state_dict().items():
         assert torch.equal(lab.model.state_dict()[key], weight), key
     lab.step()
-    assert lab.trainer.steps_done == 1 and lab.trainer.diverged_at is None
+    if name == BIG:  # over the training budget: it opens to read (tests/app/test_read_only_lab.py)
+        assert not lab.trainable and lab.trainer.steps_done == 0
+    else:
+        assert lab.trainable and lab.trainer.steps_done == 1 and lab.trainer.diverged_at is None
 
 
 @pytest.mark.parametrize("name", ["charlm-shakespeare-lstm", "charlm-shakespeare-transformer"])
@@ -164,7 +180,8 @@ def test_load_refuses_bytes_no_card_describes():
 def test_every_card_records_the_inputs_a_re_measure_is_decided_on(name):
     """Its recipe's parts, torch's version, and the sha256 of its data (dates alone are generated, no file)."""
     recorded = inputs.of_card(pretrained.named(name).fields)
-    assert set(recorded) == {"task", "params", "model", "train", "steps", "seed", "data", "torch"}
+    assert set(recorded) == {"task", "params", "model", "train", "steps", "seed", "data", "torch", "threads",
+                             "stored as"}
     assert recorded["torch"] and recorded["steps"] > 0
     assert (recorded["data"] is None) == (BY_NAME[name].task == "dates"), recorded["data"]
 
@@ -179,7 +196,9 @@ def test_a_re_measure_is_asked_exactly_when_a_cards_inputs_are_not_the_recipes_a
             and engine.TrainConfig.from_dict(fields["training"]["train"]) == recipe.train
             and (fields["training"]["steps"], fields["training"]["seed"]) == (recipe.steps, recipe.train.seed)
             and fields["data"].get("sha256") == data_of(recipe).get("sha256")
-            and fields["built"]["torch"] == torch.__version__)
+            and fields["built"]["torch"] == torch.__version__
+            and fields["training"]["torch_threads"] == recipe.threads
+            and fields["checkpoint"].get("stored as", "float32") == str(recipe.stored_as).removeprefix("torch."))
     assert (inputs.changed(name) is None) == same
 
 
@@ -195,7 +214,9 @@ def test_the_inputs_digest_moves_with_each_input_and_with_nothing_else():
     for change in (lambda c: c["task"].update(name="charlm"), lambda c: c["task"]["params"].update(seq_len=41),
                    lambda c: c["model"].update(hidden_size=65), lambda c: c["training"]["train"].update(lr=0.001),
                    lambda c: c["training"].update(steps=1001), lambda c: c["training"].update(seed=1),
-                   lambda c: c["data"].update(sha256="0" * 64), lambda c: c["built"].update(torch="2.14.0+cpu")):
+                   lambda c: c["data"].update(sha256="0" * 64), lambda c: c["built"].update(torch="2.14.0+cpu"),
+                   lambda c: c["training"].update(torch_threads=2),
+                   lambda c: c["checkpoint"].update({"stored as": "float16"})):
         assert digest_with(change) != before
     for change in (lambda c: c.update(title="another"), lambda c: c["data"].update(what="other words"),
                    lambda c: c["held_out"]["metrics"].update(accuracy=0.5), lambda c: c["built"].update(cpu="other"),
