@@ -18,7 +18,7 @@ from tests.corpora import MIRROR, empty_machine
 PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
 # The shipped checkpoints of tasks that read a public corpus, with it
 SHIPPED = {"charlm-shakespeare-lstm": "shakespeare", "charlm-shakespeare-transformer": "shakespeare",
-           "masked-lm-prose": "prose", "word-lm-prose": "prose", "translate-gru": "eng-fra-5000"}
+           "masked-lm-prose": "prose", "word-lm-prose": "prose", "translate-gru": "eng-fra-2017"}
 
 
 @pytest.fixture
