@@ -114,8 +114,10 @@ def token_ticks(fig: go.Figure, axis: str, tokens: list[str], limit: int, **wher
     """Tokens as the ticks of an axis ("x" or "y") when there are at most `limit`; positions else."""
     if len(tokens) > limit:
         return
-    slanted = axis == "x" and max(len(tok) for tok in tokens) > 2 and len(tokens) > 4  # <sos> <eos> side by side
-    ticks = dict(tickmode="array", tickvals=list(range(len(tokens))), ticktext=tokens, tickangle=-45 if slanted else 0,
+    # Words side by side (<sos> <eos>, a sentence) stand upright: slanted at -45, "beach" and "yesterday" lay over each
+    # other in a 340 px map at 1024 px (a typed sentence's free run, issue 46)
+    upright = axis == "x" and max(len(tok) for tok in tokens) > 2 and len(tokens) > 4
+    ticks = dict(tickmode="array", tickvals=list(range(len(tokens))), ticktext=tokens, tickangle=-90 if upright else 0,
                  tickfont=dict(size=12 if len(tokens) <= 30 else 9))
     (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**ticks, **where)
 

@@ -297,7 +297,7 @@ class Lab(Playback):
         # here has no held-out log yet, and says what it waits for.
         made = self.made_from_corpus
         scored = made[1].log.last if made is not None else None  # scored every EVAL_EVERY steps
-        held_out = (f"{shown(scored['metric'])} (step {scored['step']:,})" if scored is not None else
+        held_out = (f"{shown(scored['metric'])} ({self.step_said(scored['step'])})" if scored is not None else
                     f"needs {self.missing.corpus.title}" if self.missing is not None else "-")
         return {
             "task": self.setup.task,
@@ -316,6 +316,16 @@ class Lab(Playback):
         """The steps a shipped model trained before it was shipped, as its card says (0 for a model built here):
         "steps trained: 0" under a model trained 2,000 steps read as an untrained one (issue 44)."""
         return pretrained.named(self.origin).fields["training"]["steps"] if self.origin else 0
+
+    def step_said(self, step: int) -> str:
+        """A step of this lab's model as a caption says it: "step 25", or a shipped model's counted from its
+        card's ("step 8,000, as shipped": "step 0" under a translator trained 8,000 steps read as untrained)."""
+        if not self.origin:
+            return f"step {step:,}"
+        shipped = self.shipped_steps
+        if step == 0:
+            return f"step {shipped:,}, as shipped"
+        return f"step {shipped + step:,} ({shipped:,} before shipping)"
 
     def card_score(self, metric: str, shown) -> dict[str, str]:
         """A shipped model's card scores it on its own held-out data (a file never trained on), which

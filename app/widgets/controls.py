@@ -147,7 +147,8 @@ def live(lab: Lab, draw: Callable[[Lab], None]) -> None:
             # run does; without this the tick showed an error. Seen with 3-10 sessions playing at once
             # (benchmarks/load.py).
             pass
-        progress(lab, lab.trainer.steps_done, state.target_steps())
+        if lab.trainable:  # a shipped model that does not train here has no step to go to
+            progress(lab, lab.trainer.steps_done, state.target_steps())
         lesson_band.for_lab(lab)  # the open lesson's measured runs, behind this one (nothing otherwise)
         draw(lab)
 

@@ -47,7 +47,8 @@ def held_out_bleu(lab: Lab) -> None:
         curve = [*curve, (lab.trainer.steps_done, scores[1])]
         kept = st.session_state[state.BLEU] = (weakref.ref(lab.trainer), held, lab.trainer.steps_done, scores, curve)
     _, _, step, scores, curve = kept
-    show(bleu_over_training(curve), "attention_bleu_curve")
+    if lab.trainable:  # a shipped model that does not train here has one point, at the step it opened at
+        show(bleu_over_training(curve), "attention_bleu_curve")
     width = state.get(state.BEAM_WIDTH, 3)
     if width > 1 and width not in scores and st.button(
             f"Held-out BLEU with a beam of {width}", key="attention.bleu_beam",
@@ -59,7 +60,7 @@ def held_out_bleu(lab: Lab) -> None:
     which = (f"the {sentences:,} English sentences held out" if len(scored) == sentences else
              f"the first {len(scored):,} of the {sentences:,} English sentences held out (a fair subset: the split "
              "is shuffled)")
-    st.caption(f"Held-out BLEU at step {step:,} (sacrebleu, 0-100, on {which}, their "
+    st.caption(f"Held-out BLEU at {lab.step_said(step)} (sacrebleu, 0-100, on {which}, their "
                f"{sum(map(len, scored)):,} French translations as references): {measured}. An empty "
                "translation scores 0.")
 
@@ -84,10 +85,11 @@ def bleu_by_length(lab: Lab) -> None:
     _, (step, _), measured = kept
     show(bleu_chart.over_length({"this model, greedy": measured}), "attention_bleu_by_length")
     counted = ", ".join(f"{n:,} of {low}-{high} words" for (low, high), (n, _) in measured.items())
-    st.caption(f"At step {step:,}, each point the corpus BLEU of the first held-out English sentences of that many "
-               f"words ({counted}; a fair subset, the split is shuffled), greedy. Bahdanau et al. (2015, Figure 2) "
-               "drew this for encoder-decoders with and without attention: without it, BLEU fell as sentences grew "
-               "longer, the whole sentence squeezed through one vector; with it, BLEU held up to the longest.")
+    st.caption(f"At {lab.step_said(step)}, each point the corpus BLEU of the first held-out English sentences of "
+               f"that many words ({counted}; a fair subset, the split is shuffled), greedy. Bahdanau et al. (2015, "
+               "Figure 2) drew this for encoder-decoders with and without attention: without it, BLEU fell as "
+               "sentences grew longer, the whole sentence squeezed through one vector; with it, BLEU held up to "
+               "the longest.")
 
 
 def year_digits(lab: Lab) -> None:

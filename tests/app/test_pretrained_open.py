@@ -94,5 +94,5 @@ def test_the_sidebar_names_the_cards_figure_beside_the_labs_own():
     summary = lab.summary()
     figure = card.fields["held_out"]["metrics"]["accuracy"]
     assert summary["accuracy on the card's test data"].startswith(f"{figure:.1%} (data never trained on")
-    assert summary["held-out accuracy"].endswith("(step 0)")
+    assert summary["held-out accuracy"].endswith(f"(step {lab.shipped_steps:,}, as shipped)")
     assert "accuracy on the card's test data" not in Lab(setup).summary()  # a fresh model has no card

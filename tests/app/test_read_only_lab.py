@@ -79,7 +79,8 @@ def test_its_page_says_why_it_does_not_train_and_offers_no_training_controls(ove
     assert "over this app's limit" in said and "open its preset" in said
     keys = {b.key for b in at.button}
     assert not keys & {"play", "step", "reset"}
-    assert any(c.value.startswith("Held-out BLEU at step 0") for c in at.caption)  # scored all the same
+    steps = pretrained.named(NAME).fields["training"]["steps"]
+    assert any(c.value.startswith(f"Held-out BLEU at step {steps:,}, as shipped") for c in at.caption)  # scored
     no_exception(at.button(key="open_preset").click().run())
     lab = at.session_state[state.LAB]
     assert lab.trainable and lab.setup == preset_setup("translate") and {"play", "step"} <= {b.key for b in at.button}

@@ -292,18 +292,19 @@ def draw_without_attention(lab: Lab) -> None:
 
 def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, ...]) -> None:
     held = lab.held_out.log.last if lab.measured_yet else None  # none for a model waiting for its corpus
-    score = "" if held is None else f"; held-out {lab.task.metric_name} {held['metric']:.3f} (step {held['step']:,})"
+    score = ("" if held is None else
+             f"; held-out {lab.task.metric_name} {held['metric']:.3f} ({lab.step_said(held['step'])})")
     left_out = (f" The source's {padding} padding token{'s get' if padding > 1 else ' gets'} weight 0 and "
                 f"{'are' if padding > 1 else 'is'} left out of the maps." if padding else "")
     if source.typed is not None:
         at = lab.probes.recorded_at if lab.measured_yet else lab.trainer.steps_done
-        st.caption(f"Decoded at step {at:,} from the source you typed, '{literal(source.typed)}'{score}. "
+        st.caption(f"Decoded at {lab.step_said(at)} from the source you typed, '{literal(source.typed)}'{score}. "
                    f"It has no target to compare with.{left_out}")
         return
     values = decoding.input_values(lab.task, source.x[source.i])
     inputs = f" Input: {values}." if values else ""
     target = source.y[source.i, : decoding.target_length(source.y[source.i])].tolist()
-    st.caption(f"Recorded at step {lab.probes.recorded_at:,} on sample {source.i}{score}.{inputs} "
+    st.caption(f"Recorded at {lab.step_said(lab.probes.recorded_at)} on sample {source.i}{score}.{inputs} "
                f"Target: {' '.join(words[t] for t in target)}.{left_out}")
 
 
