@@ -112,7 +112,7 @@ def test_a_checkpoint_opens_and_its_card_describes_it_and_its_recipe(name):
     assert fields["built"]["torch"] and fields["training"]["seconds"] > 0 and fields["held_out"]["samples"] > 0
 
 
-@pytest.mark.parametrize("name", [*SMALL, pytest.param(BIG, marks=pytest.mark.training)])
+@pytest.mark.parametrize("name", [*SMALL, pytest.param(BIG, marks=[pytest.mark.training, pytest.mark.timeout(1200)])])
 def test_the_cards_held_out_figures_are_the_checkpoints_own(name):
     """Scored again on the card's held-out data, the loaded model gives the card's figures. The translator at
     real size in the full tier, greedily (its 14,120 held-out pairs and 9,856 sentences: 7 minutes of a core);
@@ -125,6 +125,7 @@ def test_the_cards_held_out_figures_are_the_checkpoints_own(name):
 
 
 @pytest.mark.training
+@pytest.mark.timeout(2400)
 @pytest.mark.remeasures(BIG)
 def test_the_translators_beam_figures_are_its_own():
     model, card, task = opened(BIG)
