@@ -12,7 +12,7 @@ from app.charts import bleu as bleu_chart
 from app.charts import runs
 from app.charts.architectures import legend_under
 from app.charts.style import finish
-from app.session import decoding
+from app.session import decoding, pretrained
 from app.session.lab import Lab
 from app.widgets import state
 from app.widgets.figures import show
@@ -37,6 +37,9 @@ def held_out_bleu(lab: Lab) -> None:
     every 25 steps (0.1 s for the preset's 260 sentences), and drawn over training beside the loss;
     with the beam's width, when asked (1.5 s). On the first PAGE_SENTENCES of them: the 2017 corpus
     holds out 9,856, which the shipped translator's card scores all of."""
+    if not lab.trainable:  # its weights never move here: its card scored every held-out sentence, once
+        card_bleu(lab)
+        return
     held = lab.held_out.log.last
     if held is None:
         return
@@ -63,6 +66,19 @@ def held_out_bleu(lab: Lab) -> None:
     st.caption(f"Held-out BLEU at {lab.step_said(step)} (sacrebleu, 0-100, on {which}, their "
                f"{sum(map(len, scored)):,} French translations as references): {measured}. An empty "
                "translation scores 0.")
+
+
+def card_bleu(lab: Lab) -> None:
+    """A shipped model that reads but does not train: the held-out BLEU its card gives (every held-out sentence,
+    greedy and with a beam of 3, and on the sentences of 1-10 words), where decoding the page's 300 took most of
+    its first run (benchmarks/README section 25)."""
+    metrics = pretrained.named(lab.origin).metrics
+    short = (f"; on the sentences of 1-10 words {metrics['BLEU, greedy, 1-10 words']:.1f} and "
+             f"{metrics['BLEU, beam 3, 1-10 words']:.1f}" if "BLEU, greedy, 1-10 words" in metrics else "")
+    st.caption(f"Held-out BLEU, as its card measured it (sacrebleu, 0-100, on all {len(lab.task.references):,} "
+               f"English sentences held out, every translation of each a reference): greedy "
+               f"{metrics['BLEU, greedy']:.1f}, beam of 3 {metrics['BLEU, beam 3']:.1f}{short}. Its weights do not "
+               "move here, so these stand.")
 
 
 def bleu_by_length(lab: Lab) -> None:

@@ -79,8 +79,10 @@ def test_its_page_says_why_it_does_not_train_and_offers_no_training_controls(ove
     assert "over this app's limit" in said and "open its preset" in said
     keys = {b.key for b in at.button}
     assert not keys & {"play", "step", "reset"}
-    steps = pretrained.named(NAME).fields["training"]["steps"]
-    assert any(c.value.startswith(f"Held-out BLEU at step {steps:,}, as shipped") for c in at.caption)  # scored
+    metrics = pretrained.named(NAME).metrics  # its weights never move: the card's BLEU, no decoding on the page
+    [said] = [c.value for c in at.caption if c.value.startswith("Held-out BLEU, as its card measured it")]
+    assert f"greedy {metrics['BLEU, greedy']:.1f}, beam of 3 {metrics['BLEU, beam 3']:.1f}" in said
+    assert state.BLEU not in at.session_state
     no_exception(at.button(key="open_preset").click().run())
     lab = at.session_state[state.LAB]
     assert lab.trainable and lab.setup == preset_setup("translate") and {"play", "step"} <= {b.key for b in at.button}
