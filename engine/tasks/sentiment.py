@@ -17,7 +17,7 @@ from ..config import ModelConfig, check_choice, check_int
 from ..train_config import TrainConfig
 from .base import Preset, Task, TaskSpec, check_seq_len
 from .features import word_features
-from .review_csv import ParsedReviews, parse_reviews
+from .review_csv import ParsedReviews, parse_reviews, ranked_on
 from .reviews import REVIEWS_CSV
 from .text import words
 
@@ -39,12 +39,14 @@ def shipped_reviews() -> ParsedReviews:
 @functools.cache
 def shipped_sentences() -> tuple[ParsedReviews, np.ndarray]:
     """The real sentences, parsed once per process, and which of them are held out [N] bool (the cut's
-    split column, fixed: pretrained word vectors read only the training sentences); CorpusMissing when
-    the dataset's files are not on this machine."""
+    split column, fixed: pretrained word vectors read only the training sentences); their words ranked by how
+    often the training sentences use them, so the vocabulary's slots go to words a model can learn (ranked on all
+    of them, words only held-out sentences use took 598 of the 5,000); CorpusMissing when the dataset's files are
+    not on this machine."""
     data = datasets.corpus_bytes("sentences")
     held_out = pd.read_csv(io.BytesIO(data), usecols=["split"])["split"].to_numpy() == "held_out"  # [N]
     held_out.setflags(write=False)
-    return parse_reviews(data), held_out
+    return ranked_on(parse_reviews(data), ~held_out), held_out  # the vocabulary: the training rows' words
 
 
 # Words a run may read of each review (its last ones), and the share of a CSV's reviews the default reads whole.

@@ -66,3 +66,16 @@ def test_the_generated_reviews_are_still_the_default():
     assert engine.make_task("sentiment", seed=0).vocab == engine.make_task("sentiment", corpus="generated").vocab
     with pytest.raises(ValueError, match="corpus"):
         engine.make_task("sentiment", corpus="imdb")
+
+
+def test_the_vocabulary_is_ranked_on_the_training_sentences_alone():
+    """Every word a training sentence uses has a slot (ranked on every sentence, 216 of them were <unk> while words
+    only held-out sentences use took 598 slots); those come after every training word, and the training words are in
+    order of how often the training sentences use them, counted here from the file."""
+    from collections import Counter
+
+    counts = Counter(w for row in file_rows() if row["split"] != "held_out" for w in words(row["review"]))
+    vocab = engine.make_task("sentiment", seed=0, **TASK).vocab[2:]  # after <pad> and <unk>
+    assert set(vocab[: len(counts)]) == set(counts)
+    ranked = [counts[w] for w in vocab[: len(counts)]]
+    assert ranked == sorted(ranked, reverse=True)
