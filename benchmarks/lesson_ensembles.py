@@ -232,10 +232,11 @@ def readme_section() -> str:
     from app.session import ensembles
     from app.session.lessons import LESSONS
 
-    rows, about, measured = [], None, []
+    rows, about, measured, machines = [], None, [], {}
     for lesson in LESSONS:
         ensemble = ensembles.shipped(lesson.key)
         about = ensemble.document["machine"]
+        machines.setdefault((about["cpu"], about["date"]), []).append(lesson.title)
         members = ensemble.members
         primary = [m for m in members if m["cpu"] == ensemble.cpu]
         seconds = {path: sorted(m["seconds"] for m in primary if m["path"] == path)
@@ -249,8 +250,12 @@ def readme_section() -> str:
     for row in rows:  # a path a lesson was not measured on: a dash
         times = row[2]
         row[2:3] = [f"{times[path][len(times[path]) // 2]:.0f}" if path in times else "–" for path in paths]
+    # Each lesson's primary CPU and date: most were measured together, a lesson measured again since on its own
+    largest = max(machines.values(), key=len)
+    where = "; ".join(f"{cpu}, {date}" + ("" if titles is largest else f" ({', '.join(titles)})")
+                      for (cpu, date), titles in machines.items())
     text = paragraph(
-        f"benchmarks/lesson_ensembles.py, {about['date']}, {about['cpu']}, torch {about['torch']}, one thread a run, "
+        f"benchmarks/lesson_ensembles.py, {where}, torch {about['torch']}, one thread a run, "
         f"two runs at a time: every lesson trained as its page trains it from seeds {', '.join(map(str, SEEDS))} "
         f"on the kernel paths {' and '.join(everywhere)}"
         + (f" (and {' and '.join(some)} for the lessons with a figure in its column)" if some else "")

@@ -65,6 +65,9 @@ def held_out_bleu(model: nn.Module, task, width: int = 1, sentences: int | None 
 # English sentence lengths in words (punctuation not counted) that BLEU is given by: Bahdanau et al. (2015),
 # Figure 2, draws it against length; Tatoeba's 2017 file has 624 pairs of 16-20 words and 111 longer.
 LENGTHS = ((1, 5), (6, 10), (11, 15), (16, 20))
+# Held-out sentences of each span a page decodes for BLEU by length (seconds: 800 sentences greedily), and the
+# length lesson measures on, so a page's figure and the lesson's ensemble score the same sentences.
+PER_LENGTH = 200
 
 
 def length_groups(lengths: list[int], spans=LENGTHS, most: int | None = None) -> dict[tuple[int, int], list[int]]:

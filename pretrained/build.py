@@ -32,7 +32,7 @@ from engine.tasks.charlm import CharLMTask
 from engine.tasks.reviews import REVIEWS_CSV
 from engine.tasks.text import CHARLM_CORPUS
 from pretrained import kernels
-from pretrained.heldout import HELD_OUT_FILE, METRICS, PROSE_WORDS, CorpusHead, held_out, held_out_start, scores
+from pretrained.heldout import BEAMS, HELD_OUT_FILE, METRICS, PROSE_WORDS, CorpusHead, held_out, held_out_start, scores
 
 FOLDER = Path(__file__).resolve().parent
 ROOT = FOLDER.parent
@@ -51,6 +51,8 @@ class Recipe:
     task_params: dict = field(default_factory=dict)  # as make_task takes them, without seed (train.seed is used)
     threads: int = THREADS  # the translator's 12 M weights train 1.8 times faster on two (the issue's two cores)
     stored_as: torch.dtype = torch.float32  # float16 halves a big model's file; the card scores the stored weights
+    beams: tuple[int, ...] = (1, 3)  # a translator's card BLEU, by these beam widths (1: greedy)
+    lesson: str | None = None  # the lesson whose ensemble it is one run of: shown there, not among Home's cards
 
 
 def char_lm(arch: str, title: str, shows: str, corpus: str = "python", **model) -> Recipe:
@@ -65,18 +67,47 @@ def char_lm(arch: str, title: str, shows: str, corpus: str = "python", **model) 
     )
 
 
-def prose_lm(task: str, title: str, shows: str, bidirectional: bool) -> Recipe:
-    """BERT's and GPT's objectives on the prose's words: the same network, one attention mask apart,
-    the same windows, batch, optimiser, steps and seed. Longer than the page's 500 steps, and with
-    dropout (Devlin et al.'s 0.1): 5,000 steps of 64 windows read the training words about 25 times."""
+# The masked model learns from the 5 words a window of 32 hides (15%), the causal one from all 32 next words: trained
+# to the same number of words predicted, 10,240,000 each, the masked model takes 32 / 5 times the causal one's steps.
+CAUSAL_STEPS = 5000
+MASKED_STEPS = CAUSAL_STEPS * 32 // 5
+
+
+def prose_lm(task: str, title: str, shows: str, bidirectional: bool, steps: int) -> Recipe:
+    """BERT's and GPT's objectives on the prose's words: the same network, one attention mask apart, the same
+    windows, batch, optimiser and seed, each trained to the same number of words predicted (Devlin et al.'s masked
+    LM predicts 15% of a window, so it takes more steps). Longer than the page's 500 steps, and with dropout (Devlin
+    et al.'s 0.1): the causal model's 5,000 steps of 64 windows read the training words about 25 times, the masked
+    model's 32,000 about 160 times, a fresh 15% of them hidden each time."""
     return Recipe(
-        name=f"{task.replace('_', '-')}-prose", title=title, shows=shows, task=task, steps=5000,
+        name=f"{task.replace('_', '-')}-prose", title=title, shows=shows, task=task, steps=steps,
         model=engine.ModelConfig(arch="transformer", hidden_size=64, num_layers=2, num_heads=4,
                                  bidirectional=bidirectional, dropout=0.1),
         train=engine.TrainConfig(optimizer="adam", lr=1e-3, batch_size=64, clip_norm=1.0, seed=0),
     )
 
 
+def length_translator(attention: str | None, seed: int) -> Recipe:
+    """One run of the length lesson's ensemble (Bahdanau et al. 2015, Figure 2): a translator small enough to
+    train on a page, with dot attention or none, on the 2017 file's sentences of 1-20 words. The two differ in
+    the attention switch alone; three seeds of each are the ensemble (each seed its own held-out split). Scored
+    greedily only: the lesson reads BLEU by length, and a beam would add minutes a model."""
+    with_or_without = "with" if attention else "without"
+    return Recipe(
+        name=f"translate-small-{attention or 'none'}-seed{seed}",
+        title=f"Small English-to-French translator {with_or_without} attention, seed {seed}",
+        task="translate", steps=2500, task_params={"corpus": "eng-fra-2017", "max_words": 20, "min_count": 5},
+        shows=f"A bidirectional GRU encoder (128 units a direction) and a GRU decoder {with_or_without} dot "
+              "attention, trained 2,500 steps: one run of the length lesson, whose BLEU by sentence length is set "
+              "beside its twin's",
+        model=engine.ModelConfig(arch="gru", hidden_size=128, embedding_dim=96, bidirectional=True,
+                                 attention=attention),
+        train=engine.TrainConfig(optimizer="adam", lr=2e-3, batch_size=128, clip_norm=1.0, seed=seed),
+        stored_as=torch.float16, beams=(1,), lesson="length",
+    )
+
+
+LENGTH_SEEDS = (0, 1, 2)
 RECIPES = (
     char_lm("lstm", "Char-LSTM on Python source",
             "Next-character predictions on real code: sample from it, or look for the units that follow quotes, "
@@ -133,10 +164,13 @@ RECIPES = (
     ),
     prose_lm("masked_lm", "Masked language model (BERT's objective) on Austen's prose",
              "A two-block transformer encoder that fills in hidden words from both sides of them: type a sentence "
-             "with a <mask>, or follow one word's vector through its layers in two sentences", bidirectional=True),
+             "with a <mask>, or follow one word's vector through its layers in two sentences", bidirectional=True,
+             steps=MASKED_STEPS),
     prose_lm("word_lm", "Next-word language model (GPT's objective) on Austen's prose",
              "The masked model's network with the causal mask, trained to predict each next word from the words "
-             "before it: its guess for a <mask> reads the left side only", bidirectional=False),
+             "before it: its guess for a <mask> reads the left side only", bidirectional=False,
+             steps=CAUSAL_STEPS),
+    *(length_translator(attention, seed) for attention in ("dot", None) for seed in LENGTH_SEEDS),
 )
 BY_NAME = {recipe.name: recipe for recipe in RECIPES}
 
@@ -300,7 +334,7 @@ def scored(recipe: Recipe, task: engine.Task, model: torch.nn.Module, trained: T
     has now (a translator's beam decodes 9,856 sentences one at a time: several minutes, not in `trained`)."""
     as_stored(model, recipe.stored_as)
     samples = held_out(task, recipe.train.seed)
-    metrics = scores(model, task, samples)
+    metrics = scores(model, task, samples, {how: width for how, width in BEAMS.items() if width in recipe.beams})
     weights = engine.to_bytes(model, recipe.stored_as)  # canonical: the same weights give the same bytes
     card = {
         "name": recipe.name,
@@ -317,6 +351,7 @@ def scored(recipe: Recipe, task: engine.Task, model: torch.nn.Module, trained: T
                      "load_average": [round(load, 2) for load in trained.load_average]},
         "held_out": {"data": samples.description, "samples": len(samples.y), "metrics": metrics,
                      "meaning": {name: METRICS[recipe.task][name] for name in metrics}},
+        **({"lesson": recipe.lesson} if recipe.lesson else {}),
         "built": {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
                   "torch": torch.__version__, "python": platform.python_version(),
                   "kernels": kernels.PATHS[kernels.chosen()], "cpu": cpu_model(),

@@ -53,6 +53,11 @@ class Ensemble:
         return (f"{len(self.members)} runs measured: seeds {', '.join(map(str, seeds))}, each on the CPU kernel "
                 f"paths {' and '.join(paths)} ({self.cpu}{more}, torch {self.document['machine']['torch']})")
 
+    def value_range(self, name: str) -> tuple[float, float]:
+        """The lowest and highest of measured value `name` over every member."""
+        values = [m["values"][name] for m in self.members]
+        return min(values), max(values)
+
     def minutes(self) -> float:
         """How long the lesson's runs (every one its card asks for) trained on the app's kernel path, one
         thread, outside a page, on the primary CPU: the median over its seeds, in minutes."""

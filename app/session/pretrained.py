@@ -18,6 +18,7 @@ from torch import nn
 
 import engine
 from app.session.link import Setup, preset_setup
+from engine import bleu
 
 FOLDER = Path(__file__).resolve().parents[2] / "pretrained"
 
@@ -47,6 +48,12 @@ def shipped() -> tuple[Card, ...]:
         fields = json.loads(path.read_text())
         cards.append(Card(fields["name"], fields["title"], fields["shows"], fields))
     return tuple(cards)
+
+
+def on_home() -> tuple[Card, ...]:
+    """The checkpoints Home offers: all but the runs of a lesson's ensemble (the length lesson's small
+    translators), which their lesson shows."""
+    return tuple(card for card in shipped() if "lesson" not in card.fields)
 
 
 def named(name: str) -> Card:
@@ -96,3 +103,21 @@ def setup_for(card: Card) -> Setup:
         train=engine.TrainConfig.from_dict(card.fields["training"]["train"]),
         task_params=base.task_params | task["params"],
     )
+
+
+def lesson_pair(lesson: str, seed: int) -> dict[str, Card]:
+    """A lesson's shipped runs trained from `seed`, by what their attention is ("attention" for a score
+    function, "none" without): the length lesson's two small translators of one seed, the attention switch
+    their one difference (pretrained/build.py, length_translator)."""
+    pair = {"attention" if card.fields["model"].get("attention") else "none": card for card in shipped()
+            if card.fields.get("lesson") == lesson and card.fields["training"]["seed"] == seed}
+    if set(pair) != {"attention", "none"}:
+        raise ValueError(f"lesson {lesson!r} ships no pair of runs from seed {seed}")
+    return pair
+
+
+def bleu_by_length(card: Card) -> dict[tuple[int, int], tuple[int, float]]:
+    """A shipped translator's greedy held-out BLEU by English sentence length, on the first PER_LENGTH held-out
+    sentences of each span of its own split: what the Encoder-decoder page measures of a model in seconds."""
+    model, _ = load(read(card.name))
+    return bleu.bleu_by_length(model, setup_for(card).make_task(), most=bleu.PER_LENGTH)

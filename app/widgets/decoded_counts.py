@@ -12,13 +12,13 @@ from app.charts import bleu as bleu_chart
 from app.charts import runs
 from app.charts.architectures import legend_under
 from app.charts.style import finish
-from app.session import decoding, pretrained
+from app.session import decoding, ensembles, pretrained
 from app.session.lab import Lab
+from app.session.lessons import BY_KEY
 from app.widgets import state
 from app.widgets.figures import show
 from engine import bleu
 
-PER_LENGTH = 200  # held-out sentences of each length the page's BLEU by length decodes
 PAGE_SENTENCES = 300  # held-out sentences the page decodes: every one of the preset's 260; 1 s for the translator
 
 
@@ -82,30 +82,67 @@ def card_bleu(lab: Lab) -> None:
 
 
 def bleu_by_length(lab: Lab) -> None:
-    """A translator's greedy held-out BLEU by English sentence length, when asked (on the first PER_LENGTH
+    """A translator's greedy held-out BLEU by English sentence length, when asked (on the first bleu.PER_LENGTH
     sentences of each length: 6 s for the shipped translator), kept until its weights move: Bahdanau et al.'s
-    (2015) Figure 2, for the model on this page."""
+    (2015) Figure 2, for the model on this page. While the length lesson is open, beside it the lesson's shipped
+    pair of seed 0 measured here, over the range of BLEU its six runs measured."""
     if len(bleu.length_groups(lab.task.reference_lengths)) < 2:  # one span (the 5,000 short pairs): no line
         return
     kept = state.get(state.BLEU_BY_LENGTH)
     measured_on = (lab.trainer.steps_done, lab.held_out.log.last)  # going back to the best step logs a new row
     if kept is not None and (kept[0]() is not lab.trainer or kept[1] != measured_on):
         kept = None
+    lesson = state.get(state.LESSON) == LENGTH_LESSON
+    pair_too = ", and as long again for the lesson's pair the first time" if lesson else ""
     if kept is None and st.button("Held-out BLEU by sentence length", key="attention.bleu_by_length",
-                                  help=f"decodes the first {PER_LENGTH} held-out sentences of each length greedily "
-                                       "(about 6 s for the shipped translator)"):
-        measured = bleu.bleu_by_length(lab.model, lab.task, most=PER_LENGTH)
+                                  help=f"decodes the first {bleu.PER_LENGTH} held-out sentences of each length "
+                                       f"greedily (about 6 s for the shipped translator{pair_too})"):
+        measured = bleu.bleu_by_length(lab.model, lab.task, most=bleu.PER_LENGTH)
         kept = st.session_state[state.BLEU_BY_LENGTH] = (weakref.ref(lab.trainer), measured_on, measured)
     if kept is None:
         return
     _, (step, _), measured = kept
-    show(bleu_chart.over_length({"this model, greedy": measured}), "attention_bleu_by_length")
     counted = ", ".join(f"{n:,} of {low}-{high} words" for (low, high), (n, _) in measured.items())
+    if lesson:
+        length_lesson(lab, step, measured, counted)
+        return
+    show(bleu_chart.over_length({"this model, greedy": measured}), "attention_bleu_by_length")
     st.caption(f"At {lab.step_said(step)}, each point the corpus BLEU of the first held-out English sentences of "
                f"that many words ({counted}; a fair subset, the split is shuffled), greedy. Bahdanau et al. (2015, "
                "Figure 2) drew this for encoder-decoders with and without attention: without it, BLEU fell as "
                "sentences grew longer, the whole sentence squeezed through one vector; with it, BLEU held up to "
                "the longest.")
+
+
+LENGTH_LESSON = "length"
+RUN_NAMES = {"attention": "with attention", "none": "without attention"}  # the lesson's shipped runs, as drawn
+
+
+@st.cache_resource(show_spinner="Measuring the lesson's pair of seed 0 on its held-out sentences…")
+def shipped_pair_by_length() -> dict[str, bleu_chart.Spans]:
+    """The length lesson's shipped translators of seed 0, each's BLEU by length as its ensemble measures it: once
+    a server (the same shipped bytes give every session the same figures)."""
+    return {run: pretrained.bleu_by_length(card) for run, card in pretrained.lesson_pair(LENGTH_LESSON, 0).items()}
+
+
+def length_lesson(lab: Lab, step: int, measured: bleu_chart.Spans, counted: str) -> None:
+    """The length lesson's figure: the range of BLEU by length over its shipped runs with attention and without,
+    seed 0's pair measured here over them, and the page's model."""
+    ensemble = ensembles.shipped(LENGTH_LESSON)
+    pair = shipped_pair_by_length()
+    ranges = {RUN_NAMES[run]: {(low, high): ensemble.value_range(f"shipped_{run}.bleu_{low}_{high}")
+                               for low, high in pair[run]} for run in RUN_NAMES}
+    lines = {f"seed 0 {RUN_NAMES[run]}, measured here": pair[run] for run in RUN_NAMES}
+    seeds = len({member["seed"] for member in ensemble.members})
+    show(bleu_chart.over_length({**lines, "your model, greedy": measured}, ranges, f"range of {seeds} seeds"),
+         "attention_bleu_by_length")
+    st.caption(f"Shaded: the range of the lesson's shipped translators, each trained 2,500 steps "
+               f"({ensemble.describe()}); the lines: seed 0's pair measured on this server, and your model at "
+               f"{lab.step_said(step)}. Each point is the corpus BLEU of the first held-out English sentences of "
+               f"that many words ({counted}; a fair subset, the split is shuffled), greedy. As in Bahdanau et al.'s "
+               "(2015) Figure 2, the translator without attention loses more of its BLEU as the sentences grow: the "
+               "whole sentence passes through the encoder's last state. "
+               + BY_KEY[LENGTH_LESSON].caption("bleu_by_length"))
 
 
 def year_digits(lab: Lab) -> None:

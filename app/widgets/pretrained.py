@@ -51,8 +51,9 @@ def metric_text(card: pretrained.Card) -> str:
 
 
 def shipped_cards(lab: Lab) -> None:
-    """A card per shipped model: what it is, what it reached on held-out data, and Open."""
-    cards = pretrained.shipped()
+    """A card per shipped model: what it is, what it reached on held-out data, and Open. The runs of a lesson's
+    ensemble (the length lesson's six small translators) are shown by their lesson, not here."""
+    cards = pretrained.on_home()
     for row in range(0, len(cards), 3):
         for column, card in zip(st.columns(3), cards[row: row + 3]):
             with column.container(border=True):

@@ -14,7 +14,7 @@ from app.widgets.pretrained import PAGE_OF_TASK, shipped_bytes
 
 from .conftest import MAIN
 
-CARDS = pretrained.shipped()
+CARDS = pretrained.on_home()
 
 
 def home() -> AppTest:

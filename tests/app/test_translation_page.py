@@ -8,6 +8,7 @@ import pytest
 import engine
 from app.charts.labels import visible
 from app.session import decoding
+from app.session.lessons import BY_KEY
 from app.widgets import decoded_counts as counts
 from engine import bleu as engine_bleu
 from engine.losses import IGNORE
@@ -144,15 +145,53 @@ def test_the_bleu_by_length_is_the_engines_on_the_first_held_out_sentences_of_ea
     at.button(key="attention.bleu_by_length").click().run()
     assert not at.exception
     task, model = lab(at).task, lab(at).model
-    measured = engine_bleu.bleu_by_length(model, task, most=counts.PER_LENGTH)
+    measured = engine_bleu.bleu_by_length(model, task, most=engine_bleu.PER_LENGTH)
     spec = chart(at, "Held-out BLEU by sentence length")
     [line] = spec["data"]
     assert plotted(line["x"]) == ["1-5", "6-10", "11-15"]
     assert plotted(line["y"]) == pytest.approx([bleu for _, bleu in measured.values()], abs=1e-9)
-    assert plotted(line["customdata"]) == [n for n, _ in measured.values()] == [counts.PER_LENGTH] * 3
+    assert plotted(line["customdata"]) == [n for n, _ in measured.values()] == [engine_bleu.PER_LENGTH] * 3
     [caption] = [c.value for c in at.caption if "each point the corpus BLEU" in c.value]
     assert caption.startswith("At step 0,") and "200 of 11-15 words" in caption
     with lab(at).lock:
         lab(at).advance()
     at.run()
     assert not at.exception and not [c for c in at.caption if "each point the corpus BLEU" in c.value]
+
+
+def test_the_length_lesson_draws_its_runs_range_and_seed_0s_pair_measured_here_with_the_pages_model():
+    """The length lesson's figure: each shipped run's range over its ensemble (lowest as y, highest as customdata),
+    seed 0's pair measured on this server as pretrained.bleu_by_length measures it (inside the range its ensemble
+    measured for seed 0, widened as a replay is), and the page's own model as the engine measures it."""
+    from streamlit.testing.v1 import AppTest
+
+    from app.session import ensembles, pretrained
+    from app.session.lesson_runs import replay
+
+    from .conftest import MAIN
+
+    at = AppTest.from_file(MAIN, default_timeout=180).run()
+    at.button(key="lesson.length").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    at.button(key="attention.bleu_by_length").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    ensemble, pair = ensembles.shipped("length"), pretrained.lesson_pair("length", 0)
+    traces = {trace.get("name"): trace for trace in chart(at, "Held-out BLEU by sentence length")["data"]}
+    spans = ["1-5", "6-10", "11-15", "16-20"]
+    for run, said in counts.RUN_NAMES.items():
+        band = traces[f"{said}: range of {len({m['seed'] for m in ensemble.members})} seeds"]
+        ranges = [ensemble.value_range(f"shipped_{run}.bleu_{span.replace('-', '_')}") for span in spans]
+        assert plotted(band["x"]) == spans
+        assert plotted(band["y"]) == pytest.approx([low for low, _ in ranges], abs=1e-9)
+        assert plotted(band["customdata"]) == pytest.approx([high for _, high in ranges], abs=1e-9)
+        line = traces[f"seed 0 {said}, measured here"]
+        measured = pretrained.bleu_by_length(pair[run])
+        assert plotted(line["y"]) == pytest.approx([score for _, score in measured.values()], abs=1e-9)
+        for span, (_, score) in zip(spans, measured.values()):
+            seed_0 = [m["values"][f"shipped_{run}.bleu_{span.replace('-', '_')}"] for m in ensemble.members
+                      if m["seed"] == 0]
+            assert replay.close(score, min(seed_0), max(seed_0)), (run, span, score, seed_0)
+    mine = engine_bleu.bleu_by_length(lab(at).model, lab(at).task, most=engine_bleu.PER_LENGTH)
+    assert plotted(traces["your model, greedy"]["y"]) == pytest.approx([s for _, s in mine.values()], abs=1e-9)
+    [caption] = [c.value for c in at.caption if "Shaded: the range of the lesson's shipped translators" in c.value]
+    assert BY_KEY["length"].caption("bleu_by_length") in caption

@@ -1,8 +1,12 @@
 """The shipped translator in a real browser: opened from its card on Home, it lands on the
 Encoder-decoder page; an English sentence typed there is translated with its alignment over real
 words (the English ones across), at a projector's 1024x768 and at 1400 wide (screenshots:
-translation-<size>.png)."""
+translation-<size>.png). The length lesson's figure, Bahdanau et al.'s Figure 2 from the shipped pairs."""
+from app.session.lessons import BY_KEY
+
 from .conftest import CROSSED, wait_for_app
+from .test_lessons import TEXT_OUTSIDE, lesson_link
+from .test_projector import LEGEND_ON_TITLE
 
 SIZES = {"projector": {"width": 1024, "height": 768}, "wide": {"width": 1400, "height": 900}}
 
@@ -39,3 +43,30 @@ def test_the_shipped_translator_translates_a_typed_sentence_with_its_alignment(a
 FREE_MAP_WIDTH = """() => [...document.querySelectorAll('.js-plotly-plot')]
     .find(c => (c.querySelector('.gtitle') || {}).textContent.startsWith('Free running'))
     .querySelector('.nsewdrag').getBoundingClientRect().width"""
+
+
+def test_the_length_lesson_draws_its_shipped_pairs_by_sentence_length_with_the_pages_model(app_page):
+    """The length lesson opened from its link: under the maps, "Held-out BLEU by sentence length" draws the six
+    shipped runs' range with attention and without, seed 0's pair measured on the server and the page's model, at
+    1024x768 and 1400 wide (screenshots: length-lesson-<size>.png), nothing outside its figure or over its title."""
+    lesson = BY_KEY["length"]
+    page = app_page.page
+    page.set_viewport_size(SIZES["projector"])
+    app_page.goto(lesson_link(lesson))
+    wait_for_app(page)
+    page.get_by_role("button", name="Held-out BLEU by sentence length").click()
+    wait_for_app(page)
+    figure = page.locator('[data-testid="stPlotlyChart"]', has_text="Held-out BLEU by sentence length")
+    figure.scroll_into_view_if_needed()
+    legend = figure.locator(".legendtext").evaluate_all("texts => texts.map(text => text.textContent)")
+    assert legend == ["with attention: range of 3 seeds", "without attention: range of 3 seeds",
+                      "seed 0 with attention, measured here", "seed 0 without attention, measured here",
+                      "your model, greedy"], legend
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert lesson.caption("bleu_by_length") in main
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        wait_for_app(page)
+        figure.scroll_into_view_if_needed()
+        app_page.screenshot(f"length-lesson-{size}")
+        assert page.evaluate(TEXT_OUTSIDE) == [] and page.evaluate(LEGEND_ON_TITLE) == [], size

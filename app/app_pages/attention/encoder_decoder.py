@@ -283,11 +283,15 @@ def figures(lab: Lab, source: Source, rec: engine.Recording | None, decoded) -> 
 
 def draw_without_attention(lab: Lab) -> None:
     """No alignment to draw: how far training has come and how many held-out tokens the model gets
-    right, the figure the bottleneck lessons quote (the open lesson's band comes with the fragment)."""
+    right, the figure the bottleneck lessons quote (the open lesson's band comes with the fragment); a
+    translator's BLEU, and by sentence length, as with attention."""
     held = lab.held_out.log.last
     if held is not None:
         st.caption(f"Held-out {lab.task.metric_name} {held['metric']:.1%} at step {held['step']:,}, on "
                    f"{lab.held_out.describe()}, with the whole source squeezed through the encoder's final state.")
+    if held is not None and hasattr(lab.task, "references"):  # a translator: its BLEU, and by length (the lesson)
+        counts.held_out_bleu(lab)
+        counts.bleu_by_length(lab)
 
 
 def recorded_caption(lab: Lab, source: Source, padding: int, words: tuple[str, ...]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from app.session import pretrained
 from app.session.decoding import year_digits_on_themselves
 from app.session.lab import Lab
 from app.session.lesson_runs import Measured, first_step, measures_for, seeded
@@ -58,4 +59,18 @@ def pointer_sorts(seed: int) -> Measured:
                                                     == list(range(pointer.shape[1]))),
                     "pointer.weakest_row_max": float(pointer.max(dim=1).values.min())})
     out.add_curves("pointer", held_out(lab), ("metric",), lab.setup)
+    return out
+
+
+@measures_for("length")
+def length(seed: int) -> Measured:
+    """The live slice, with attention and without, trained to the lesson's budget (held-out word accuracy); and
+    the shipped pair of small translators built from this seed (2,500 steps each), scored by sentence length."""
+    _, _, out = with_and_without("length", seed)
+    for run, card in pretrained.lesson_pair("length", seed).items():
+        scored = {span: score for span, (_, score) in pretrained.bleu_by_length(card).items()}
+        for (low, high), score in scored.items():
+            out.values[f"shipped_{run}.bleu_{low}_{high}"] = score
+        # What sentences of 11-15 words keep of the shortest ones' BLEU (16-20 words: about 60 held-out sentences)
+        out.values[f"shipped_{run}.kept_11_15"] = scored[11, 15] / scored[1, 5]
     return out
