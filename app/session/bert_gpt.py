@@ -27,7 +27,7 @@ from app.session.budget import check_runs
 from app.session.comparison import RoundRobin, TrainedRun
 from app.session.link import Setup
 from app.session.memory import MemoryFull
-from engine.tasks.masked_lm import ProseWordsTask
+from engine.tasks.masked_lm import ProseWordsTask, chosen_count
 
 RUNS = {"masked (BERT)": "masked_lm", "causal (GPT)": "word_lm"}  # run name -> its task
 MASKED, CAUSAL = RUNS
@@ -60,6 +60,14 @@ LESSON_PLAN = Plan()  # the tasks' presets: 2 blocks, 4 heads, d_model 64
 LESSON_WORD = "bank"
 LESSON_SENTENCES = ("she sat down on a dry bank under the trees", "he put the money in the bank")
 SAME_START = "she sat down on a dry bank and took out the money"
+
+
+def words_predicted(name: str, card: pretrained.Card) -> int:
+    """How many words shipped model `name` ("masked (BERT)" or "causal (GPT)") predicted in training, from its card:
+    the 15% of each window's words hidden, or each next word (Devlin et al.'s masked LM learns from fewer a step)."""
+    training = card.fields["training"]
+    per_window = chosen_count(TASK["seq_len"]) if name == MASKED else TASK["seq_len"]
+    return training["steps"] * training["train"]["batch_size"] * per_window
 
 
 def setup_of(plan: Plan, name: str) -> Setup:

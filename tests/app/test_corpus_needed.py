@@ -130,7 +130,8 @@ def test_bert_and_gpt_read_the_shipped_models_with_no_corpus(no_corpora):
     said = "\n".join(texts(at))
     for run in ("masked (BERT)", "causal (GPT)"):
         assert f"**{run}** reads:" in said  # each shipped model guesses the hidden word
-    assert "Read by the shipped models (trained 5,000 steps), which need no prose" in said
+    assert ("Read by the shipped models (the masked model 32,000 steps of 64 windows, 10,240,000 words predicted and "
+            "the causal model 5,000 steps of 64 windows, 10,240,000 words predicted), which need no prose") in said
     assert at.get("plotly_chart")  # the guesses, the attention maps, one word's cosines in two sentences
     # those need no prose; the word's nearest held-out words do, said once more, pointing at the box above
     assert ":material/cloud_download: Four novels of Jane Austen is not on this machine (see above)." in said

@@ -42,7 +42,7 @@ def test_the_shipped_models_read_bank_in_two_sentences_and_a_bad_sentence_is_ref
     page = app_page.page
     page.set_viewport_size(SIZES["projector"])
     app_page.goto("bert-gpt")
-    page.get_by_text("the shipped models (trained 5,000 steps)").click()
+    page.get_by_text("the shipped models (trained on the same number of words predicted)").click()
     wait_for_app(page)
     text = main_text(page)
     assert "read by the shipped models (5,000 steps, dropout 0.1)" in text, text

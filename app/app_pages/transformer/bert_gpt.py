@@ -10,12 +10,14 @@ import streamlit as st
 
 from app.charts import bert_gpt as charts
 from app.charts.style import BLUE, ORANGE
+from app.session import pretrained
 from app.session.bert_gpt import (
     CAUSAL,
     HEADS,
     LAYERS,
     LESSON_PLAN,
     MASKED,
+    SHIPPED,
     SIZES,
     TRAIN,
     ObjectiveRuns,
@@ -24,6 +26,7 @@ from app.session.bert_gpt import (
     readers_of,
     setup_of,
     shipped_readers,
+    words_predicted,
 )
 from app.session.lessons import BY_KEY
 from app.widgets import downloads as exports
@@ -38,7 +41,8 @@ STEPS = state.BERT_STEPS
 TRAIN_SECONDS = 1.0  # training per redraw, as on the other side-by-side pages
 LESSON = BY_KEY["contextual-embeddings"]
 COLOURS = {MASKED: BLUE, CAUSAL: ORANGE}
-READ = {"yours": "your two runs, as they stand", "shipped": "the shipped models (trained 5,000 steps)"}
+READ = {"yours": "your two runs, as they stand",
+        "shipped": "the shipped models (trained on the same number of words predicted)"}
 
 
 def run() -> None:
@@ -136,8 +140,20 @@ def equal_steps(runs: ObjectiveRuns) -> str:
     hidden = chosen_count(seq_len)
     return (f"The two answer different questions and learn from different amounts: a masked step from the {hidden} "
             f"words hidden in each window of {seq_len}, a causal step from each next word (up to {seq_len} a window), "
-            f"so at equal steps the causal run has learnt from about {seq_len / hidden:.0f} times as many guesses. "
-            "Equal steps do not say which question is easier.")
+            f"so at equal steps, about equal compute (the same windows through the same network), the causal run has "
+            f"learnt from about {seq_len / hidden:.0f} times as many guesses. Equal steps do not say which question is "
+            f"easier. The shipped pair, read below, compares at equal words predicted: {shipped_training()}.")
+
+
+def shipped_training() -> str:
+    """How long each shipped model trained, and on how many words predicted, from their cards."""
+    said = []
+    for run, name in SHIPPED.items():
+        card = pretrained.named(name)
+        training = card.fields["training"]
+        said.append(f"the {run.split()[0]} model {training['steps']:,} steps of {training['train']['batch_size']} "
+                    f"windows, {words_predicted(run, card):,} words predicted")
+    return " and ".join(said)
 
 
 def standing(log) -> str:
@@ -153,15 +169,15 @@ def choose_readers(runs: ObjectiveRuns | None) -> Readers | None:
     alone when there are no runs: the prose they train on is not on this machine)."""
     st.subheader("Read the two models")
     if runs is None:
-        st.caption(f"Read by {READ['shipped']}, which need no prose to read your sentences.")
+        st.caption(f"Read by the shipped models ({shipped_training()}), which need no prose to read your sentences.")
         return shipped_or_none()
     choice = st.radio("Models read", tuple(READ), format_func=READ.get, key=state.BERT_READ, horizontal=True,
                       help="Your runs are copied as they stand each time this part redraws (type a sentence, or "
                            "press Enter); training goes on from where they were.")
     if choice == "shipped":
         if state.get(state.LESSON) == LESSON.key:
-            st.caption(f"The lesson's figures are your runs' at step {LESSON.steps:,}; the shipped models, trained ten "
-                       "times as long, give others.")
+            st.caption(f"The lesson's figures are your runs' at step {LESSON.steps:,}; the shipped models ("
+                       f"{shipped_training()}) give others.")
         return shipped_or_none()
     readers = readers_of(runs)
     if runs.steps_done == 0:
