@@ -34,6 +34,7 @@ ROOT = Candidate((), 0.0)  # <sos>: nothing written, log p = 0
 # the gap above it. Three rows at the height's floor had 35 px, and each row's text lay on the line above.
 ROW, TOP = 48, 1.0  # px a row; the y axis's top, in rows above the best hypothesis
 TITLE_ROOM = 75  # px over the plot: the title and its subtitle
+TITLE_TOKENS = 12  # of the returned hypothesis, in the title: an untrained translator's 31 took six lines
 UNDER = UNDER_AXIS + LEGEND_ROW + 5  # px under it (as legend_below leaves): the x axis's title, then the legend
 
 
@@ -107,7 +108,7 @@ def beam_tree(beam: Beam, vocab: tuple[str, ...], source: list[str] | None = Non
     fig.add_trace(go.Scatter(
         x=[len(n.tokens) for n in everything], y=[ys[n.tokens] for n in everything], mode="markers+text",
         # token over log p, one above the other: side by side they ran into the next node at 1024 px
-        text=[f"{visible(w)}<br>{s:.{decimals}f}" if n.tokens else "&lt;sos&gt;"
+        text=[f"{fitting_token(visible(w), len(beam.steps))}<br>{s:.{decimals}f}" if n.tokens else "&lt;sos&gt;"
               for w, s, n in zip(words, scores, everything)],
         textposition="top center", textfont=dict(size=12), cliponaxis=False,  # the top row's labels over the edge
         marker=dict(size=11, symbol=["square" if n.tokens[-1:] == (EOS,) else "circle" for n in everything],
@@ -131,6 +132,14 @@ def fitting_decimals(scores: np.ndarray, depth: int) -> int:
     return next((d for d in (2, 1) if 0.6 * 12 * len(f"-{worst:.{d}f}") <= per_step), 0)
 
 
+def fitting_token(token: str, depth: int) -> str:
+    """A node's token cut to the width its step has on a page at 1024 px (12 px type, about 7 px a character), an
+    ellipsis for the rest (the hover keeps it whole): an untrained translator's 31 steps have 28 px each, and its
+    words ran into each other and past the figure's right edge."""
+    chars = max(3, int(PAGE_PLOT / (depth + 1) / 7))
+    return token if len(token) <= chars else token[: chars - 1] + "…"
+
+
 def style_tree(fig: go.Figure, beam: Beam, vocab: tuple[str, ...], ys: dict[tuple[int, ...], float]) -> go.Figure:
     depth = len(beam.steps)
     fig.update_xaxes(title_text="tokens written (decoding step)", tickmode="array", tickvals=list(range(depth + 1)),
@@ -138,7 +147,9 @@ def style_tree(fig: go.Figure, beam: Beam, vocab: tuple[str, ...], ys: dict[tupl
     fig.update_yaxes(title_text="hypotheses, best first", showticklabels=False, zeroline=False, showgrid=False,
                      range=[min(ys.values()) - 0.6, TOP])
     best = beam.best
-    written = " ".join(visible(vocab[t]) for t in best.tokens)
+    tokens = [visible(vocab[t]) for t in best.tokens]
+    # the title names the first TITLE_TOKENS tokens it returns: a model's page writes them all under the figure
+    written = " ".join(tokens[:TITLE_TOKENS]) + (f" … ({len(tokens)} tokens)" if len(tokens) > TITLE_TOKENS else "")
     kept = max(len(step) for step in beam.steps)
     fig = finish(fig, f"Beam search keeping {kept}: returns '{written}', log p = {best.score:.3f}",
                  height=max(HEIGHT, int(TITLE_ROOM + UNDER + ROW * (TOP + 0.6 - min(ys.values())))))

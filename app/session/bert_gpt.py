@@ -132,15 +132,15 @@ def shipped_readers() -> Readers:
     masked checkpoint's (both were built on one vocabulary), so they read a sentence without the prose;
     what needs the prose itself (a word's other contexts in the held-out text) reads it when asked,
     engine.datasets.CorpusMissing until it is on this machine."""
-    models, steps = {}, set()
+    models, steps = {}, {}
     for name, checkpoint in SHIPPED.items():
         model, card = pretrained.load(pretrained.read(checkpoint))
         models[name] = model.eval().requires_grad_(False)
-        steps.add(card.fields["training"]["steps"])
+        steps[name] = card.fields["training"]["steps"]
     masked = models[MASKED]
     task = engine.tasks.header_task("masked_lm", masked.spec, masked.vocab, **TASK)
-    trained = ", ".join(f"{s:,}" for s in sorted(steps))
-    return Readers(models, task, f"the shipped models ({trained} steps, dropout 0.1)", ("shipped",))
+    trained = f"the masked one {steps[MASKED]:,} steps, the causal one {steps[CAUSAL]:,}, dropout 0.1"
+    return Readers(models, task, f"the shipped models ({trained})", ("shipped",))
 
 
 def readers_of(runs: ObjectiveRuns) -> Readers:

@@ -133,11 +133,12 @@ def length_lesson(lab: Lab, step: int, measured: bleu_chart.Spans, counted: str)
     ranges = {RUN_NAMES[run]: {(low, high): ensemble.value_range(f"shipped_{run}.bleu_{low}_{high}")
                                for low, high in pair[run]} for run in RUN_NAMES}
     lines = {f"seed 0 {RUN_NAMES[run]}, measured here": pair[run] for run in RUN_NAMES}
-    seeds = len({member["seed"] for member in ensemble.members})
-    show(bleu_chart.over_length({**lines, "your model, greedy": measured}, ranges, f"range of {seeds} seeds"),
+    seeds = sorted({member["seed"] for member in ensemble.members})
+    show(bleu_chart.over_length({**lines, "your model, greedy": measured}, ranges, f"range of {len(seeds)} seeds"),
          "attention_bleu_by_length")
-    st.caption(f"Shaded: the range of the lesson's shipped translators, each trained 2,500 steps "
-               f"({ensemble.describe()}); the lines: seed 0's pair measured on this server, and your model at "
+    st.caption(f"Shaded: for each, the range of the lesson's {len(seeds)} shipped translators (seeds "
+               f"{', '.join(map(str, seeds))}, each trained 2,500 steps; the lesson's {ensemble.describe()}); the "
+               "lines: seed 0's pair measured on this server, and your model at "
                f"{lab.step_said(step)}. Each point is the corpus BLEU of the first held-out English sentences of "
                f"that many words ({counted}; a fair subset, the split is shuffled), greedy. As in Bahdanau et al.'s "
                "(2015) Figure 2, the translator without attention loses more of its BLEU as the sentences grow: the "

@@ -283,6 +283,26 @@ def test_the_beam_tree_draws_every_kept_prefix_with_its_score_and_the_best_path(
     assert written in fig["layout"]["title"]["text"]
 
 
+def test_a_long_beams_labels_are_cut_to_their_steps_width_and_its_title_to_its_first_tokens():
+    """An untrained translator writes 31 long words: each node's token is cut to the width its step has at 1024 px
+    (an ellipsis for the rest; the hover keeps the whole prefix), and the title names the first TITLE_TOKENS."""
+    from app.charts.beam_tree import TITLE_TOKENS, fitting_token
+    from engine import Beam, Candidate
+
+    words = ("<pad>", "<sos>", "<eos>", "commencèrent", "vous-mêmes")
+    steps = [[Candidate(tuple(3 + (k + j) % 2 for k in range(t + 1)), -float(t + j)) for j in range(2)]
+             for t in range(31)]
+    beam = Beam(steps, [])  # none finished: it returns the best of the last step
+    fig = spec(beam_tree(beam, words))
+    labels = [text.split("<br>")[0] for text in fig["data"][-1]["text"][1:]]
+    assert set(labels) == {fitting_token("commencèrent", 31), fitting_token("vous-mêmes", 31)} == {"co…", "vo…"}
+    prefixes = [row[0] for row in fig["data"][-1]["customdata"][1:]]
+    assert prefixes[-2].split() == [words[t] for t in steps[-1][0].tokens]  # the hover: every word whole
+    title = fig["layout"]["title"]["text"].replace("<br>", " ")
+    assert "… (31 tokens)" in title and title.count("commencèrent") + title.count("vous-mêmes") == TITLE_TOKENS
+    assert fitting_token("est", 31) == "est" and fitting_token("commencèrent", 3) == "commencèrent"
+
+
 # ------------------------------------------------------------------ linked view
 
 def test_the_linked_alignment_carries_the_weights_and_two_pointer_selections(fresh):

@@ -193,5 +193,5 @@ def test_the_length_lesson_draws_its_runs_range_and_seed_0s_pair_measured_here_w
             assert replay.close(score, min(seed_0), max(seed_0)), (run, span, score, seed_0)
     mine = engine_bleu.bleu_by_length(lab(at).model, lab(at).task, most=engine_bleu.PER_LENGTH)
     assert plotted(traces["your model, greedy"]["y"]) == pytest.approx([s for _, s in mine.values()], abs=1e-9)
-    [caption] = [c.value for c in at.caption if "Shaded: the range of the lesson's shipped translators" in c.value]
+    [caption] = [c.value for c in at.caption if "Shaded: for each, the range of the lesson's 3 shipped" in c.value]
     assert BY_KEY["length"].caption("bleu_by_length") in caption

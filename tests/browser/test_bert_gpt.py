@@ -45,7 +45,7 @@ def test_the_shipped_models_read_bank_in_two_sentences_and_a_bad_sentence_is_ref
     page.get_by_text("the shipped models (trained on the same number of words predicted)").click()
     wait_for_app(page)
     text = main_text(page)
-    assert "read by the shipped models (5,000 steps, dropout 0.1)" in text, text
+    assert "read by the shipped models (the masked one 32,000 steps, the causal one 5,000, dropout 0.1)" in text, text
     typed(page, "Second sentence", "she sat down on a dry bank and took out the money")
     cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMain"] input[type="text"]')]
         .filter(el => el.scrollWidth > el.clientWidth + 1).map(el => el.value)""")
