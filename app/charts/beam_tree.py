@@ -108,7 +108,7 @@ def beam_tree(beam: Beam, vocab: tuple[str, ...], source: list[str] | None = Non
     fig.add_trace(go.Scatter(
         x=[len(n.tokens) for n in everything], y=[ys[n.tokens] for n in everything], mode="markers+text",
         # token over log p, one above the other: side by side they ran into the next node at 1024 px
-        text=[f"{fitting_token(visible(w), len(beam.steps))}<br>{s:.{decimals}f}" if n.tokens else "&lt;sos&gt;"
+        text=[f"{visible(fitting_token(w, len(beam.steps)))}<br>{s:.{decimals}f}" if n.tokens else "&lt;sos&gt;"
               for w, s, n in zip(words, scores, everything)],
         textposition="top center", textfont=dict(size=12), cliponaxis=False,  # the top row's labels over the edge
         marker=dict(size=11, symbol=["square" if n.tokens[-1:] == (EOS,) else "circle" for n in everything],
@@ -133,9 +133,10 @@ def fitting_decimals(scores: np.ndarray, depth: int) -> int:
 
 
 def fitting_token(token: str, depth: int) -> str:
-    """A node's token cut to the width its step has on a page at 1024 px (12 px type, about 7 px a character), an
-    ellipsis for the rest (the hover keeps it whole): an untrained translator's 31 steps have 28 px each, and its
-    words ran into each other and past the figure's right edge."""
+    """A node's token (as the vocabulary writes it: cut before it is escaped, so "<unk>" is never cut inside
+    "&lt;") cut to the width its step has on a page at 1024 px (12 px type, about 7 px a character), an ellipsis
+    for the rest (the hover keeps it whole): an untrained translator's 31 steps have 28 px each, and its words ran
+    into each other and past the figure's right edge."""
     chars = max(3, int(PAGE_PLOT / (depth + 1) / 7))
     return token if len(token) <= chars else token[: chars - 1] + "…"
 

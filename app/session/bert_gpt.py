@@ -118,7 +118,7 @@ class Readers:
 
     models: dict[str, nn.Module]  # run name -> a model in eval mode, never trained
     task: ProseWordsTask
-    about: str  # e.g. "your runs at step 500", "the shipped models (5,000 steps)"
+    about: str  # e.g. "your runs at step 500", "the shipped models (the masked one 32,000 steps, ...)"
     key: tuple  # names these models: the same key, the same weights
     # Held around every read: a read hooks the model's blocks (engine.hooks), and the shipped models are
     # every session's, so two sessions' reads at once would each catch the other's activations.

@@ -12,10 +12,9 @@ from app.charts import bleu as bleu_chart
 from app.charts import runs
 from app.charts.architectures import legend_under
 from app.charts.style import finish
-from app.session import decoding, ensembles, pretrained
+from app.session import decoding, pretrained
 from app.session.lab import Lab
-from app.session.lessons import BY_KEY
-from app.widgets import state
+from app.widgets import length_lesson, state
 from app.widgets.figures import show
 from engine import bleu
 
@@ -92,8 +91,8 @@ def bleu_by_length(lab: Lab) -> None:
     measured_on = (lab.trainer.steps_done, lab.held_out.log.last)  # going back to the best step logs a new row
     if kept is not None and (kept[0]() is not lab.trainer or kept[1] != measured_on):
         kept = None
-    lesson = state.get(state.LESSON) == LENGTH_LESSON
-    pair_too = ", and as long again for the lesson's pair the first time" if lesson else ""
+    lesson = state.get(state.LESSON) == length_lesson.KEY
+    pair_too = ", and about 15 s for the lesson's pair, once a server" if lesson else ""
     if kept is None and st.button("Held-out BLEU by sentence length", key="attention.bleu_by_length",
                                   help=f"decodes the first {bleu.PER_LENGTH} held-out sentences of each length "
                                        f"greedily (about 6 s for the shipped translator{pair_too})"):
@@ -104,7 +103,7 @@ def bleu_by_length(lab: Lab) -> None:
     _, (step, _), measured = kept
     counted = ", ".join(f"{n:,} of {low}-{high} words" for (low, high), (n, _) in measured.items())
     if lesson:
-        length_lesson(lab, step, measured, counted)
+        length_lesson.figure(lab, step, measured, counted)
         return
     show(bleu_chart.over_length({"this model, greedy": measured}), "attention_bleu_by_length")
     st.caption(f"At {lab.step_said(step)}, each point the corpus BLEU of the first held-out English sentences of "
@@ -112,38 +111,6 @@ def bleu_by_length(lab: Lab) -> None:
                "Figure 2) drew this for encoder-decoders with and without attention: without it, BLEU fell as "
                "sentences grew longer, the whole sentence squeezed through one vector; with it, BLEU held up to "
                "the longest.")
-
-
-LENGTH_LESSON = "length"
-RUN_NAMES = {"attention": "with attention", "none": "without attention"}  # the lesson's shipped runs, as drawn
-
-
-@st.cache_resource(show_spinner="Measuring the lesson's pair of seed 0 on its held-out sentences…")
-def shipped_pair_by_length() -> dict[str, bleu_chart.Spans]:
-    """The length lesson's shipped translators of seed 0, each's BLEU by length as its ensemble measures it: once
-    a server (the same shipped bytes give every session the same figures)."""
-    return {run: pretrained.bleu_by_length(card) for run, card in pretrained.lesson_pair(LENGTH_LESSON, 0).items()}
-
-
-def length_lesson(lab: Lab, step: int, measured: bleu_chart.Spans, counted: str) -> None:
-    """The length lesson's figure: the range of BLEU by length over its shipped runs with attention and without,
-    seed 0's pair measured here over them, and the page's model."""
-    ensemble = ensembles.shipped(LENGTH_LESSON)
-    pair = shipped_pair_by_length()
-    ranges = {RUN_NAMES[run]: {(low, high): ensemble.value_range(f"shipped_{run}.bleu_{low}_{high}")
-                               for low, high in pair[run]} for run in RUN_NAMES}
-    lines = {f"seed 0 {RUN_NAMES[run]}, measured here": pair[run] for run in RUN_NAMES}
-    seeds = sorted({member["seed"] for member in ensemble.members})
-    show(bleu_chart.over_length({**lines, "your model, greedy": measured}, ranges, f"range of {len(seeds)} seeds"),
-         "attention_bleu_by_length")
-    st.caption(f"Shaded: for each, the range of the lesson's {len(seeds)} shipped translators (seeds "
-               f"{', '.join(map(str, seeds))}, each trained 2,500 steps; the lesson's {ensemble.describe()}); the "
-               "lines: seed 0's pair measured on this server, and your model at "
-               f"{lab.step_said(step)}. Each point is the corpus BLEU of the first held-out English sentences of "
-               f"that many words ({counted}; a fair subset, the split is shuffled), greedy. As in Bahdanau et al.'s "
-               "(2015) Figure 2, the translator without attention loses more of its BLEU as the sentences grow: the "
-               "whole sentence passes through the encoder's last state. "
-               + BY_KEY[LENGTH_LESSON].caption("bleu_by_length"))
 
 
 def year_digits(lab: Lab) -> None:

@@ -59,8 +59,8 @@ Rows = Iterator[tuple[list[str], np.ndarray]]  # (reviews, labels [n]) a chunk a
 class ParsedReviews:
     """Every review of a CSV as word ids, and its label; read-only arrays, safe to share.
 
-    words     every distinct word, the most frequent first (ties alphabetically), so the
-              max_vocab - 2 most frequent are words[:max_vocab - 2]
+    words     every distinct word, the most frequent first (ties alphabetically; ranked_on ranks them by
+              some rows' counts), so the max_vocab - 2 most frequent are words[:max_vocab - 2]
     word_ids  [W] int32: the words of all reviews end to end, as indices into `words`
     starts    [N+1] int64: review i's words are word_ids[starts[i]:starts[i+1]]
     labels    [N] int64: 0 negative, 1 positive
@@ -106,7 +106,7 @@ class ParsedReviews:
 
 def ranked_on(reviews: ParsedReviews, rows: np.ndarray) -> ParsedReviews:
     """The reviews with their words ranked by how often they occur in the reviews `rows` [N] bool picks alone (the
-    training rows: a word only the held-out rows use takes no slot of a vocabulary), ties and words those rows never
+    training rows: a word only the held-out rows use ranks after every word they use), ties and words those rows never
     use in their old order. The same text and word ids otherwise, renumbered."""
     picked = np.repeat(rows, np.diff(reviews.starts))  # [W]: whether each word of the text is in a picked review
     counts = np.bincount(reviews.word_ids[picked], minlength=len(reviews.words))  # [U]
@@ -114,7 +114,8 @@ def ranked_on(reviews: ParsedReviews, rows: np.ndarray) -> ParsedReviews:
     rank = np.empty(len(order), dtype=np.int32)  # [U]
     rank[order] = np.arange(len(order), dtype=np.int32)
     return ParsedReviews(words=tuple(reviews.words[i] for i in order.tolist()), word_ids=rank[reviews.word_ids],
-                         starts=reviews.starts, labels=reviews.labels, digest=f"{reviews.digest} ranked on rows")
+                         starts=reviews.starts, labels=reviews.labels,
+                         digest=f"{reviews.digest} ranked on {hashlib.sha256(rows.tobytes()).hexdigest()}")
 
 
 def parse_reviews(csv_text: str | bytes) -> ParsedReviews:

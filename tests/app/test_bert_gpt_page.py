@@ -93,7 +93,7 @@ def test_the_caption_says_what_equal_steps_learn_from_and_not_which_question_is_
     assert f"a masked step from the {hidden} words hidden in each window of {next_words}" in caption
     assert f"about {next_words / hidden:.0f} times as many guesses" in caption
     assert "Equal steps do not say which question is easier." in caption and "is easier than" not in caption
-    assert "at equal steps, about equal compute" in caption  # which comparison the chart makes, said
+    assert "so at equal steps (the same windows through the same network" in caption  # the comparison, said
     assert caption.endswith("The shipped pair, read below, compares at equal words predicted: the masked model "
                             "32,000 steps of 64 windows, 10,240,000 words predicted and the causal model 5,000 steps "
                             "of 64 windows, 10,240,000 words predicted.")

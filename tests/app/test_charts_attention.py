@@ -289,15 +289,16 @@ def test_a_long_beams_labels_are_cut_to_their_steps_width_and_its_title_to_its_f
     from app.charts.beam_tree import TITLE_TOKENS, fitting_token
     from engine import Beam, Candidate
 
-    words = ("<pad>", "<sos>", "<eos>", "commencèrent", "vous-mêmes")
+    words = ("<pad>", "<sos>", "<eos>", "commencèrent", "vous-mêmes", "<unk>")
     steps = [[Candidate(tuple(3 + (k + j) % 2 for k in range(t + 1)), -float(t + j)) for j in range(2)]
-             for t in range(31)]
+             for t in range(30)]
+    steps.append([Candidate(steps[-1][0].tokens + (5,), -30.0), Candidate(steps[-1][1].tokens + (5,), -31.0)])
     beam = Beam(steps, [])  # none finished: it returns the best of the last step
     fig = spec(beam_tree(beam, words))
     labels = [text.split("<br>")[0] for text in fig["data"][-1]["text"][1:]]
-    assert set(labels) == {fitting_token("commencèrent", 31), fitting_token("vous-mêmes", 31)} == {"co…", "vo…"}
+    assert set(labels) == {"co…", "vo…", "&lt;u…"}  # <unk> cut, then escaped: never inside its "&lt;"
     prefixes = [row[0] for row in fig["data"][-1]["customdata"][1:]]
-    assert prefixes[-2].split() == [words[t] for t in steps[-1][0].tokens]  # the hover: every word whole
+    assert prefixes[-2].split() == [visible(words[t]) for t in steps[-1][0].tokens]  # the hover: every word whole
     title = fig["layout"]["title"]["text"].replace("<br>", " ")
     assert "… (31 tokens)" in title and title.count("commencèrent") + title.count("vous-mêmes") == TITLE_TOKENS
     assert fitting_token("est", 31) == "est" and fitting_token("commencèrent", 3) == "commencèrent"

@@ -9,7 +9,7 @@ import engine
 from app.charts.labels import visible
 from app.session import decoding
 from app.session.lessons import BY_KEY
-from app.widgets import decoded_counts as counts
+from app.widgets import length_lesson
 from engine import bleu as engine_bleu
 from engine.losses import IGNORE
 from engine.sites import ALIGNMENT
@@ -178,7 +178,7 @@ def test_the_length_lesson_draws_its_runs_range_and_seed_0s_pair_measured_here_w
     ensemble, pair = ensembles.shipped("length"), pretrained.lesson_pair("length", 0)
     traces = {trace.get("name"): trace for trace in chart(at, "Held-out BLEU by sentence length")["data"]}
     spans = ["1-5", "6-10", "11-15", "16-20"]
-    for run, said in counts.RUN_NAMES.items():
+    for run, said in length_lesson.RUN_NAMES.items():
         band = traces[f"{said}: range of {len({m['seed'] for m in ensemble.members})} seeds"]
         ranges = [ensemble.value_range(f"shipped_{run}.bleu_{span.replace('-', '_')}") for span in spans]
         assert plotted(band["x"]) == spans
@@ -195,3 +195,4 @@ def test_the_length_lesson_draws_its_runs_range_and_seed_0s_pair_measured_here_w
     assert plotted(traces["your model, greedy"]["y"]) == pytest.approx([s for _, s in mine.values()], abs=1e-9)
     [caption] = [c.value for c in at.caption if "Shaded: for each, the range of the lesson's 3 shipped" in c.value]
     assert BY_KEY["length"].caption("bleu_by_length") in caption
+    assert "holds out other sentences" not in caption  # the lesson's link: seed 0's pair's split

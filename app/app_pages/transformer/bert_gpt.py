@@ -140,9 +140,10 @@ def equal_steps(runs: ObjectiveRuns) -> str:
     hidden = chosen_count(seq_len)
     return (f"The two answer different questions and learn from different amounts: a masked step from the {hidden} "
             f"words hidden in each window of {seq_len}, a causal step from each next word (up to {seq_len} a window), "
-            f"so at equal steps, about equal compute (the same windows through the same network), the causal run has "
-            f"learnt from about {seq_len / hidden:.0f} times as many guesses. Equal steps do not say which question is "
-            f"easier. The shipped pair, read below, compares at equal words predicted: {shipped_training()}.")
+            f"so at equal steps (the same windows through the same network; a masked step costs less, its output "
+            f"computed at the hidden words only) the causal run has learnt from about {seq_len / hidden:.0f} times as "
+            f"many guesses. Equal steps do not say which question is easier. The shipped pair, read below, compares "
+            f"at equal words predicted: {shipped_training()}.")
 
 
 def shipped_training() -> str:
