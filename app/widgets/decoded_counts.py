@@ -26,6 +26,8 @@ def bleu_over_training(curve: list[tuple[int, float]]):
     log = pd.DataFrame({"run": "greedy", "step": [s for s, _ in curve], "bleu": [b for _, b in curve]})
     fig = runs.over_training(log, "bleu", "held-out BLEU (0-100)", y_format=".1f")
     fig.update_xaxes(range=[0, max(25, int(log["step"].max())) * 1.04])  # one point at step 0 spanned -1 to 1
+    # from 0: an untrained model's BLEU of 0 alone drew its point over an axis of 0 to 0.006
+    fig.update_yaxes(range=[0, max(1.0, float(log["bleu"].max()) * 1.1)])
     return legend_under(finish(fig, "Held-out BLEU over training"))
 
 

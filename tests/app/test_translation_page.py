@@ -118,8 +118,10 @@ def test_the_held_out_bleu_is_the_engines_greedy_then_with_the_beam_asked_for():
     again = engine_bleu.held_out_bleu(model, task)
     assert said().startswith("Held-out BLEU at step 25 ") and f"greedy {again:.1f}." in said()
     assert "beam of 3" not in said()  # measured on the weights of step 0, so no longer shown
-    [line] = chart(at, "Held-out BLEU over training")["data"]  # every evaluation the page measured
+    spec = chart(at, "Held-out BLEU over training")
+    [line] = spec["data"]  # every evaluation the page measured
     assert plotted(line["x"]) == [0, 25] and plotted(line["y"]) == pytest.approx([greedy, again], abs=1e-9)
+    assert spec["layout"]["yaxis"]["range"] == pytest.approx([0, max(1.0, 1.1 * max(greedy, again))])
 
 
 def test_typed_text_is_echoed_cut_and_as_its_characters():
