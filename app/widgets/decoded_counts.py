@@ -94,7 +94,7 @@ def bleu_by_length(lab: Lab) -> None:
     if kept is not None and (kept[0]() is not lab.trainer or kept[1] != measured_on):
         kept = None
     lesson = state.get(state.LESSON) == length_lesson.KEY
-    pair_too = ", and about 15 s for the lesson's pair, once a server" if lesson else ""
+    pair_too = ", and about 10 s for the lesson's pair, once a server" if lesson else ""
     if kept is None and st.button("Held-out BLEU by sentence length", key="attention.bleu_by_length",
                                   help=f"decodes the first {bleu.PER_LENGTH} held-out sentences of each length "
                                        f"greedily (about 6 s for the shipped translator{pair_too})"):

@@ -18,7 +18,7 @@ RUN_NAMES = {"attention": "with attention", "none": "without attention"}  # the 
 @st.cache_resource(show_spinner="Measuring the lesson's pair of seed 0 on its held-out sentences…")
 def shipped_pair_by_length() -> dict[str, bleu_chart.Spans]:
     """The length lesson's shipped translators of seed 0, each's BLEU by length as its ensemble measures it: once
-    a server (the same shipped bytes give every session the same figures; about 15 s on one thread)."""
+    a server (the same shipped bytes give every session the same figures; about 10 s, benchmarks/README section 25)."""
     return {run: pretrained.bleu_by_length(card) for run, card in pretrained.lesson_pair(KEY, 0).items()}
 
 
