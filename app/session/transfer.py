@@ -16,6 +16,7 @@ reads exactly 0 for both.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import pandas as pd
@@ -28,6 +29,7 @@ from app.session.comparison import RoundRobin, TrainedRun
 from app.session.link import Setup
 from app.session.memory import MemoryFull
 from app.session.rows import BoundedRows
+from engine.bag_of_words import bag_of_words_accuracy
 from engine.tasks import ParsedReviews
 from engine.transfer import Transplanted, part_norms, snapshot, transplant
 
@@ -162,7 +164,18 @@ class PretrainedRun(ScratchRun):
 
 
 class PartRuns(RoundRobin):
-    """Runs that each log their parts (ScratchRun's parts_log)."""
+    """Runs on a review task (self.task, scored on self.held_out) that each log their parts (ScratchRun's
+    parts_log)."""
+
+    @functools.cached_property
+    def baseline(self) -> tuple[str, float]:
+        """(what, held-out accuracy) of a bag of the task's tokens (logistic regression on their counts;
+        engine.bag_of_words) fitted on the runs' training reviews and scored on the held-out ones they are scored
+        on, each read as the runs read it: the line a recurrent run must beat to have learned more than which
+        tokens occur."""
+        accuracy = bag_of_words_accuracy(self.task.train_x, self.task.train_y, *self.held_out, len(self.task.vocab),
+                                         len(self.task.class_names), self.task.spec.pad_id)
+        return f"{self.task.baseline_name}, same {self.task.token_name}", accuracy
 
     def parts_frame(self) -> pd.DataFrame:
         """Every part measurement of the runs: run, step, part, state, grad_norm, moved."""

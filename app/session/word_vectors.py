@@ -27,7 +27,6 @@ from app.session.budget import check_runs
 from app.session.link import Setup
 from app.session.memory import MemoryFull
 from app.session.transfer import PartRuns, ScratchRun
-from engine.bag_of_words import bag_of_words_accuracy
 from engine.tasks import ParsedReviews
 from engine.tasks.sentiment import longer_than, shipped_sentences, words_for_most
 from engine.transfer import snapshot
@@ -129,15 +128,6 @@ class VectorRuns(PartRuns):
         self.runs = [random, *(VectorRun(start, self.vectors, self.network, self.task, self.train, self.held_out)
                                for start in STARTS[1:])]
         self.seconds = 0.0
-
-    @functools.cached_property
-    def baseline(self) -> tuple[str, float]:
-        """(what, held-out accuracy) of a bag of words (logistic regression on word counts; engine.bag_of_words)
-        fitted on the runs' training reviews and scored on the held-out ones they are scored on, each read as
-        the runs read it: the line a recurrent run must beat to have learned more than which words occur."""
-        accuracy = bag_of_words_accuracy(self.task.train_x, self.task.train_y, *self.held_out, len(self.task.vocab),
-                                         len(self.task.class_names), self.task.spec.pad_id)
-        return "bag of words, same words", accuracy
 
     @property
     def covered(self) -> Covered:

@@ -69,6 +69,8 @@ class CharSentimentTask(ReviewTask):
 
     help: ClassVar[str] = "positive or negative, character by character (what a char LM is reused for)"
     symbol_separator: ClassVar[str] = ""  # characters of a text
+    baseline_name: ClassVar[str] = "bag of characters"  # its tokens' counts: which letters occur, a weak line
+    token_name: ClassVar[str] = "characters"
     preset: ClassVar[Preset] = Preset(
         model=ModelConfig(arch="lstm", hidden_size=128, embedding_dim=32),
         train=TrainConfig(optimizer="adam", lr=3e-3, batch_size=32, clip_norm=1.0),

@@ -131,6 +131,9 @@ class ReviewTask(Task):
     reviews as the model reads them (train_x, train_y, test_x, test_y, set by a subclass), two
     classes, a coin toss's loss and the bag-of-words baseline on the same split."""
 
+    baseline_name: ClassVar[str] = "bag of words"  # logistic regression on the counts of the tokens read
+    token_name: ClassVar[str] = "words"
+
     @property
     def baseline_loss(self) -> float:
         """Cross-entropy of a coin toss (the labels are close to balanced)."""
@@ -142,7 +145,7 @@ class ReviewTask(Task):
         reviews, once per task."""
         accuracy = bag_of_words_accuracy(self.train_x, self.train_y, *self.test_set(), len(self.vocab),
                                          len(CLASS_NAMES), self.spec.pad_id)
-        return "bag of words", accuracy
+        return self.baseline_name, accuracy
 
     def sample(self, batch_size, generator):
         rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]

@@ -415,7 +415,11 @@ def test_sentiment_draws_the_bag_of_words_baseline_of_its_own_split():
     spec = chart(at, "Training: loss and accuracy")
     (line,) = [t for t in spec["data"] if t["name"] == f"{what} (held-out)"]
     assert plotted(line["y"]) == [value, value] and line["xaxis"] == "x2"  # the accuracy panel
-    assert f"scores {value:.1%} on the same held-out ones" in " ".join(c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert f"scores {value:.1%} on the same held-out ones" in captions
+    network = lab(at).held_out.frame().metric.iloc[-1]  # the untrained network, scored at step 0, is below the line
+    assert network < value and f"At step 0 **the bag of words is ahead** ({value:.1%} against the network's " \
+        f"{network:.1%})" in captions and "from 1,560 labelled reviews" in captions
 
 
 def test_an_uploaded_csvs_lengths_say_how_much_of_each_review_the_network_reads():

@@ -14,6 +14,7 @@ from app.charts import transfer as charts
 from app.session import pretrained
 from app.session.transfer import LESSON_NETWORK, LESSON_RECIPE, Recipe, TransferRuns, setup_of
 from app.widgets import state
+from engine.bag_of_words import bag_of_words_accuracy
 from engine.tasks import parse_reviews
 
 from .conftest import MAIN, chart, plotted
@@ -132,6 +133,16 @@ def test_the_page_opens_on_the_lessons_recipe_and_a_step_trains_both_runs():
     assert chart(at, "Each part's gradient (pretrained)")
     for trace in (t for t in spec["data"] if t["name"] in ("from scratch", "pretrained")):
         assert plotted(trace["y"]) == pytest.approx(log[log["run"] == trace["name"]]["metric"].tolist())
+    task = runs.task  # the line to beat: a bag of the characters the runs read, scored on the runs' rows
+    bag = bag_of_words_accuracy(task.train_x, task.train_y, *task.test_set(), len(task.vocab), 2, task.spec.pad_id)
+    [line] = [t for t in spec["data"] if t["name"].startswith("bag of characters, same characters")]
+    assert plotted(line["y"]) == [bag, bag] and 0.5 < bag < 0.7
+    at_1 = log[log.step == 1].set_index("run").metric
+    best = "pretrained" if at_1["pretrained"] >= at_1["from scratch"] else "from scratch"  # a tie: pretrained
+    said = (f"the {best} run is ahead of the bag of characters ({at_1[best]:.1%} against {bag:.1%})"
+            if at_1[best] >= bag else
+            f"**the bag of characters is ahead** ({bag:.1%} against the {best} run's {at_1[best]:.1%})")
+    assert any("At step 1: " in c.value and said in c.value for c in at.caption)
     table = at.table[0].value
     frozen = table[(table["run"] == "pretrained") & (table["part"].isin(["embedding", "layer 0"]))]
     assert (frozen["now"] == "frozen").all() and (frozen["‖∂L/∂θ‖ at that step"] == 0).all()

@@ -95,6 +95,12 @@ def test_the_page_plots_the_runs_own_logs():
     assert plotted(line["y"]) == [expected, expected] and 0.6 < expected < 0.9
     assert len(task.train_y) == LESSON_PLAN.labelled and len(runs.held_out[1]) == len(task.test_set()[1])
     assert any(f"scores {expected:.1%}: the line to beat" in c.value for c in at.caption)
+    at_50 = log[log.step == 50].set_index("run").metric  # the caption's verdict: the best run against the line
+    best = at_50.idxmax()
+    said = (f"the {best} run is ahead of the bag of words ({at_50[best]:.1%} against {expected:.1%})"
+            if at_50[best] >= expected else
+            f"**the bag of words is ahead** ({expected:.1%} against the {best} run's {at_50[best]:.1%})")
+    assert any(f"At step 50: " in c.value and said in c.value for c in at.caption)
 
 
 def test_asking_for_your_vectors_before_training_any_keeps_the_runs():

@@ -22,6 +22,7 @@ from app.session.word_vectors import (
     shipped_vectors,
 )
 from app.widgets import lesson_band, part_runs, state
+from app.widgets.bag_of_words_verdict import verdict
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
@@ -164,13 +165,19 @@ def cut_text(runs: VectorRuns) -> str:
     return f"{longer:,} of the {total:,} {what} are longer, and are read from their last {runs.task.seq_len} words"
 
 
-def standing(log) -> str:
-    """Where the runs stand at the latest step all were scored at."""
+def standing(runs: VectorRuns, log) -> str:
+    """Where the runs stand at the latest step all were scored at, and the best of them against the bag of
+    words."""
     by_run = log.pivot_table(index="step", columns="run", values="metric").dropna() if len(log) else log
     if not len(by_run):
         return ""
     step, row = by_run.index[-1], by_run.iloc[-1]
-    return f"At step {step:,}: " + ", ".join(f"{run} {row[run]:.1%}" for run in COLOURS if run in row) + " right."
+    scores = {run: row[run] for run in COLOURS if run in row}
+    best = max(scores, key=scores.get)
+    what = "sentences" if runs.reviews is None else "reviews"
+    return (f" At step {step:,}: " + ", ".join(f"{run} {score:.1%}" for run, score in scores.items()) + " right."
+            + verdict(int(step), scores[best], runs.baseline[1], len(runs.task.train_y), runs.task.seq_len,
+                      what=what, who=f"the {best} run"))
 
 
 def draw(runs: VectorRuns) -> None:
@@ -183,11 +190,12 @@ def draw(runs: VectorRuns) -> None:
         lesson_band.for_runs(runs, log, runs.task.metric_name)
     left, right = st.columns(2)
     show(charts.accuracy_over_training(log, None, "", COLOURS, runs.baseline), "vectors_accuracy", left)
-    left.caption(f"The three runs scored on the same {len(runs.held_out[1]):,} held-out sentences every 25 steps and "
-                 f"after each Step. {standing(log)} Dotted: a bag of words (logistic regression on how often each "
-                 f"word occurs) fitted on the same {len(runs.task.train_y):,} labelled sentences, each cut to the "
-                 f"same last {runs.task.seq_len} words, scores {runs.baseline[1]:.1%}: the line to beat, by a model "
-                 "that reads the words in order.")
+    what = "sentences" if runs.reviews is None else "reviews"
+    left.caption(f"The three runs scored on the same {len(runs.held_out[1]):,} held-out {what} every 25 steps and "
+                 f"after each Step. Dotted: a bag of words (logistic regression on how often each word occurs) "
+                 f"fitted on the same {len(runs.task.train_y):,} labelled {what}, each cut to the same last "
+                 f"{runs.task.seq_len} words, scores {runs.baseline[1]:.1%}: the line to beat, by a model that reads "
+                 f"the words in order.{standing(runs, log)}")
     show(charts.part_gradients(parts, "frozen", None, ""), "vectors_gradients", right)
     right.caption("‖∂L/∂θ‖ of each part of the frozen run at each measured step. The frozen embedding gets no "
                   "gradient at all: exactly 0, drawn at the floor and marked ▼; its vectors stay as copied "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import pandas as pd
 import streamlit as st
 
 import engine
@@ -13,6 +14,7 @@ from app.session.heldout import EVAL_EVERY
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.widgets import memory_span, review_lengths, settings_form, state, uploads
+from app.widgets.bag_of_words_verdict import verdict
 from app.widgets.controls import live, training_controls
 from app.widgets.corpus_needed import corpus_needed
 from app.widgets.downloads import held, stem
@@ -23,6 +25,7 @@ from app.widgets.literal import literal
 from app.widgets.torch_upload import torch_upload
 from engine import datasets
 from engine.tasks import ParsedReviews
+from engine.tasks.sentiment import ReviewTask
 
 
 def run() -> None:
@@ -129,7 +132,7 @@ def draw_training(lab: Lab) -> None:
         "at the baseline means the network predicts no better than a constant. A training loss "
         "that falls while the held-out loss rises means the network is memorising its training "
         "data (overfitting). Dotted lines mark where a training setting changed."
-        + baseline_text(lab.task)
+        + baseline_text(lab.task, held_out)
     )
     best_step(lab)
     show(gradient_norm_curve(history, lab.setup.train.clip_norm), "grad_norm")
@@ -141,14 +144,22 @@ def draw_training(lab: Lab) -> None:
         st.success(f"Reached step {target:,}. Raise 'Train up to step' to go on.")
 
 
-def baseline_text(task) -> str:
-    """What the metric panel's dashed line is, with its figure, where the task has one."""
+def baseline_text(task, held_out: pd.DataFrame) -> str:
+    """What the metric panel's dashed line is, with its figure, where the task has one; for reviews, whether
+    the network's latest held-out score is above it."""
     if task.baseline_metric is None:
         return ""
     what, value = task.baseline_metric
-    return (f" Dashed grey on the right: a {what} (logistic regression on how often each token occurs, order "
+    if not isinstance(task, ReviewTask):  # a language model's: always its most frequent word
+        return f" Dashed grey on the right: {what}, scoring {value:.1%} on the same held-out set, the line to beat."
+    text = (f" Dashed grey on the right: a {what} (logistic regression on how often each token occurs, order "
             f"thrown away) fitted on the same training reviews scores {value:.1%} on the same held-out ones: "
             "what the network gets above it, it reads from the order.")
+    if len(held_out):
+        latest = held_out.iloc[-1]
+        text += verdict(int(latest["step"]), float(latest["metric"]), value, len(task.train_y), task.seq_len,
+                        task.token_name)
+    return text
 
 
 def best_step(lab: Lab) -> None:
