@@ -100,7 +100,7 @@ def test_the_page_plots_the_runs_own_logs():
     said = (f"the {best} run is ahead of the bag of words ({at_50[best]:.1%} against {expected:.1%})"
             if at_50[best] >= expected else
             f"**the bag of words is ahead** ({expected:.1%} against the {best} run's {at_50[best]:.1%})")
-    assert any(f"At step 50: " in c.value and said in c.value for c in at.caption)
+    assert any("At step 50: " in c.value and said in c.value for c in at.caption)
 
 
 def test_asking_for_your_vectors_before_training_any_keeps_the_runs():
