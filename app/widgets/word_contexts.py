@@ -25,6 +25,7 @@ from engine.context_bank import (
     self_similarity,
 )
 from engine.contextual import ContextCosines, compare_contexts
+from engine.tasks.masked_lm import found_in_prose
 
 STATIC = "word2vec (one vector a word)"
 NEIGHBOURS = 5
@@ -57,8 +58,25 @@ def section(readers: Readers, colours: dict[str, str]) -> None:
         corpus_needed(missing, "The nearest held-out words in context and each layer's self-similarity read its "
                                "held-out windows; the cosines above need only your two sentences.", "contexts")
         return
+    st.caption(in_the_prose(compared[MASKED]))
     neighbours(readers, compared[MASKED])
     how_contextual(readers, colours)
+
+
+def in_the_prose(compared: ContextCosines) -> str:
+    """Where the prose the models read has the word and the two sentences: a word the training text seldom
+    has gets a vector seldom trained; a sentence it holds, the models may have learned by heart."""
+    training, held_out = found_in_prose([compared.word])
+    said = (f"In the prose: '{compared.word}' occurs {training:,} times in the training text (the first 90%) and "
+            f"{held_out:,} in the held-out 10%.")
+    where = {}
+    for which, found in (("first", compared.first), ("second", compared.second)):
+        in_training, in_held_out = found_in_prose(found.sentence)
+        where[which] = ("is in the training text: the models may have learned it by heart" if in_training else
+                        "is in the held-out text, which no model trained on" if in_held_out else "is in neither")
+    if where["first"] == where["second"] == "is in neither":
+        return said + " Neither sentence is in it: both are new to the models, as held-out sentences are."
+    return said + f" The first sentence {where['first']}; the second {where['second']}."
 
 
 def static_cosine(word: str) -> float | None:

@@ -190,6 +190,17 @@ def test_the_same_words_before_the_word_give_the_causal_model_one_vector():
     assert any("gives it the same vector in both" in c.value for c in at.caption)
 
 
+def test_the_page_says_where_the_prose_has_the_word_and_each_sentence():
+    at = page()
+    no_exception(at)
+    said = ("In the prose: 'bank' occurs 8 times in the training text (the first 90%) and 0 in the held-out 10%. "
+            "Neither sentence is in it")  # found_in_prose, checked against a plain scan in test_masked_lm
+    assert any(said in c.value for c in at.caption)
+    at.text_input(key=state.BERT_SECOND).input("nice seat for her on a dry sunny bank").run()
+    no_exception(at)  # Austen's own words (Emma): a sentence the models trained on
+    assert any("The first sentence is in neither; the second is in the training text" in c.value for c in at.caption)
+
+
 @pytest.mark.parametrize("typed, saying", [
     ("", "type a sentence with one <mask>"),
     ("she was very happy", "has no <mask>"),

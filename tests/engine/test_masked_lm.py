@@ -15,7 +15,7 @@ import torch
 import engine
 from engine.losses import IGNORE
 from engine.prose import prose_words
-from engine.tasks.masked_lm import MASK, SPECIALS, TEST_WINDOWS, UNK, chosen_count
+from engine.tasks.masked_lm import MASK, SPECIALS, TEST_WINDOWS, TRAIN_SHARE, UNK, chosen_count, found_in_prose
 
 from .test_transformer import copy_attention
 
@@ -272,3 +272,15 @@ def test_a_short_training_beats_always_guessing_the_on_held_out_masked_words():
     # above the baseline by more than the binomial noise of n targets could give by chance
     assert accuracy > baseline + bound(baseline, n, checks=1), (accuracy, baseline, seconds)
     assert task.loss(out, y).item() < task.baseline_loss
+
+
+def test_a_phrase_is_found_where_the_prose_has_it_counted_as_a_plain_scan_counts():
+    text = prose_words()
+    train_end = int(len(text) * TRAIN_SHARE)
+    for phrase in (("bank",), ("the", "bank"), ("a", "dry", "sunny", "bank"), ("the",), ("she", "was"),
+                   ("she", "sat", "down", "on", "a", "dry", "bank", "under", "the", "trees")):
+        n = len(phrase)
+        starts = [i for i in range(len(text) - n + 1) if text[i] == phrase[0] and text[i:i + n] == phrase]  # where the whole phrase sits
+        expected = (sum(i + n <= train_end for i in starts), sum(i >= train_end for i in starts))
+        assert found_in_prose(phrase) == expected, phrase
+    assert found_in_prose(("bank",)) == (8, 0)  # both senses, a steep bank and bank notes, all in training
