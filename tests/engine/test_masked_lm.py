@@ -280,7 +280,8 @@ def test_a_phrase_is_found_where_the_prose_has_it_counted_as_a_plain_scan_counts
     for phrase in (("bank",), ("the", "bank"), ("a", "dry", "sunny", "bank"), ("the",), ("she", "was"),
                    ("she", "sat", "down", "on", "a", "dry", "bank", "under", "the", "trees")):
         n = len(phrase)
-        starts = [i for i in range(len(text) - n + 1) if text[i] == phrase[0] and text[i:i + n] == phrase]  # where the whole phrase sits
+        # where the whole phrase sits
+        starts = [i for i in range(len(text) - n + 1) if text[i] == phrase[0] and text[i:i + n] == phrase]
         expected = (sum(i + n <= train_end for i in starts), sum(i >= train_end for i in starts))
         assert found_in_prose(phrase) == expected, phrase
     assert found_in_prose(("bank",)) == (8, 0)  # both senses, a steep bank and bank notes, all in training
