@@ -35,7 +35,7 @@ class ContextBank:
     vectors: Tensor  # [L+1, N, d]: N = W x T words, unit length (cosines are dot products)
     ids: Tensor  # [N] the words
     windows: Tensor  # [W, T] the windows, for a neighbour's context
-    labels: tuple[str, ...]  # "embedding", "layer 0", ...
+    labels: tuple[str, ...]  # "embedding", "after block 0", ... (layer_labels)
 
 
 def context_bank(model: nn.Module, task: ProseWordsTask, windows: int = BANK_WINDOWS) -> ContextBank:

@@ -141,7 +141,7 @@ class WordInContext:
     position: int
     sentence: tuple[str, ...]
     vectors: Tensor  # [L+1, d]: the input embedding's row, then the output of each block
-    labels: tuple[str, ...]  # "embedding", "layer 0", "layer 1", ... (the blocks' names)
+    labels: tuple[str, ...]  # "embedding", "after block 0", "after block 1", ... (layer_labels)
 
 
 def word_in_context(model: nn.Module, task: ProseWordsTask, text: str, word: str) -> WordInContext:
@@ -201,8 +201,9 @@ def attention_of(model: nn.Module, ids: Tensor) -> SentenceAttention:
 
 
 def layer_labels(model: nn.Module) -> tuple[str, ...]:
-    """The names of layer_vectors' layers: "embedding", then the blocks', "layer 0", "layer 1", ..."""
-    return ("embedding", *(f"layer {i}" for i in range(len(model.blocks))))
+    """The names of layer_vectors' layers: "embedding", then each block's output, "after block 0", "after block
+    1", ... (as the lesson's card says them)."""
+    return ("embedding", *(f"after block {i}" for i in range(len(model.blocks))))
 
 
 @dataclass(frozen=True)

@@ -73,9 +73,9 @@ def attention_pair(traces: dict[str, dict], tokens: list[str], average: bool) ->
     shown_heads = [None] if average else list(range(heads))
     columns = [(name, head) for name in names for head in shown_heads]
     if average:
-        titles = [f"{name.split()[0]} · layer {site.layer} · mean of heads" for row in range(len(layers[0]))
+        titles = [f"{name.split()[0]} · block {site.layer} · mean of heads" for row in range(len(layers[0]))
                   for name, _ in columns for site in [layers[names.index(name)][row]]]
-    else:  # a panel a head is too narrow for "masked · layer 0 · head 0" (16 titles over each other at 1024 px):
+    else:  # a panel a head is too narrow for "masked · block 0 · head 0" (16 titles over each other at 1024 px):
         # each panel says its head; each row's layer is on its y axis, each model's name over its half
         titles = [f"head {head}" for _ in layers[0] for _, head in columns]
     firsts = [1] if average else [1 + k * heads for k in range(len(names))]  # a model's first column
@@ -106,7 +106,7 @@ def attention_pair(traces: dict[str, dict], tokens: list[str], average: bool) ->
         fig.update_yaxes(title_text="query (asks)", col=1)
     else:
         for row, site in enumerate(layers[0], start=1):
-            fig.update_yaxes(title_text=f"layer {site.layer}: query", row=row, col=1)
+            fig.update_yaxes(title_text=f"block {site.layer}: query", row=row, col=1)
     fig.update_layout(coloraxis=attention.weight_axis("weight"))
     fig.update_annotations(font=dict(size=12), yshift=4)  # the panels' titles
     if not average:

@@ -50,8 +50,10 @@ def section(readers: Readers, colours: dict[str, str]) -> None:
         st.error(f"These cannot be compared: {literal(err)}.", icon=":material/edit:")
         return
     static = static_cosine(compared[MASKED].word)
-    show(charts.cosines(cosine_frame(compared, static), colours), "bert_cosines")
+    cosines = cosine_frame(compared, static)
+    show(charts.cosines(cosines, colours), "bert_cosines")
     st.caption(cosine_caption(compared, static, readers.about))
+    st.table(cosine_table(cosines), hide_index=True)  # the figures themselves, not only on hover (issue 44)
     try:
         bank_of(readers, MASKED)  # the read-outs below compare with the models' vectors of the held-out prose
     except datasets.CorpusMissing as missing:
@@ -94,6 +96,13 @@ def cosine_frame(compared: dict[str, ContextCosines], static: float | None) -> p
     rows += [{"model": name, "layer": label, "cosine": float(c)}
              for name, found in compared.items() for label, c in zip(found.labels, found.cosines)]
     return pd.DataFrame(rows)
+
+
+def cosine_table(cosines: pd.DataFrame) -> pd.DataFrame:
+    """A row a model, a column a layer (in the models' order): the cosines the figure draws, to three places."""
+    layers = list(dict.fromkeys(cosines["layer"]))
+    table = cosines.pivot(index="model", columns="layer", values="cosine")[layers]
+    return table.map(lambda c: f"{c:.3f}").reset_index()
 
 
 def cosine_caption(compared: dict[str, ContextCosines], static: float | None, about: str) -> str:
@@ -168,9 +177,17 @@ def how_contextual(readers: Readers, colours: dict[str, str]) -> None:
     st.markdown("#### How much does each layer depend on the sentence?")
     frame = pd.concat([self_similarity(bank_of(readers, name)).assign(model=name) for name in (MASKED, CAUSAL)])
     show(charts.self_similarity(frame, colours), "bert_self_similarity")
+    st.table(similarity_table(frame), hide_index=True)
     st.caption(f"Self-similarity over the {BANK_WINDOWS} held-out windows: for each of the {SIMILARITY_WORDS} most "
                f"frequent words, the mean cosine of its vectors in different sentences (its first {PER_WORD} "
                "occurrences, every pair), averaged over the words; less the mean cosine of two different words' "
                "vectors (a layer whose vectors all point one way makes any two alike). This is Ethayarajh's (2019) "
                "measure: at the embedding a word has one vector, so it is 1 less that baseline; the lower a layer's, "
-               "the more its vectors depend on their sentence. Hover a point for the two cosines.")
+               "the more its vectors depend on their sentence. The table gives both cosines.")
+
+
+def similarity_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """self_similarity's rows of both models, as the table under the figure shows them."""
+    shown = frame[["model", "layer", "same", "random", "adjusted"]].rename(columns={
+        "same": "one word, two sentences", "random": "two different words", "adjusted": "self-similarity"})
+    return shown.round(3).astype({"model": str, "layer": str})

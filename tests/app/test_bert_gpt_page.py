@@ -154,23 +154,27 @@ def test_every_head_is_drawn_as_the_model_holds_it_with_labels_a_projector_can_r
     axes = spec["layout"]
     key_titles = [name for name, axis in axes.items() if name.startswith("xaxis") and axis.get("title", {}).get("text")]
     assert len(key_titles) == 2  # under each model's first head, not under all eight
-    assert [axes[f"yaxis{n}"]["title"]["text"] for n in ("", "9")] == ["layer 0: query", "layer 1: query"]
+    assert [axes[f"yaxis{n}"]["title"]["text"] for n in ("", "9")] == ["block 0: query", "block 1: query"]
     trained_page.radio(key=state.BERT_HEADS).set_value("each layer's mean of heads").run()
 
 
 def test_the_cosines_and_the_nearest_words_are_the_models(trained_page):
     runs = trained_page.session_state[state.BERT]
     spec = chart(trained_page, "The word's two vectors, layer by layer")
+    [cosines] = [t.value for t in trained_page.table if "after block 1" in t.value.columns]
     for run in runs.runs:
         compared = compare_contexts(run.model, runs.task, "bank", *LESSON_SENTENCES)
         [trace] = [t for t in spec["data"] if t["name"] == run.name]
         assert plotted(trace["y"]) == pytest.approx(compared.cosines.tolist(), abs=1e-7)
+        assert plotted(trace["x"]) == ["embedding", "after block 0", "after block 1"]  # as the card says them
+        row = cosines[cosines.model == run.name].iloc[0]  # the table says what the figure draws
+        assert [row[label] for label in compared.labels] == [f"{c:.3f}" for c in compared.cosines.tolist()]
     [static] = [t for t in spec["data"] if t["name"].startswith("word2vec")]
     assert plotted(static["y"]) == [1.0] * 3
     masked = runs.runs[0].model
     bank = context_bank(masked, runs.task)
     found = compare_contexts(masked, runs.task, "bank", *LESSON_SENTENCES).first
-    table = trained_page.table[0].value
+    table = [t.value for t in trained_page.table if "in context" in t.value.columns][0]  # the first sentence's
     expected = nearest(bank, runs.task, found.vectors[-1], 2)
     assert list(table["in context"]) == [n.context for n in expected]
     assert list(table["cosine"]) == pytest.approx([n.cosine for n in expected], abs=1e-6)
@@ -241,6 +245,12 @@ def test_the_self_similarity_figure_is_ethayarajhs_over_the_runs_models(trained_
         assert plotted(trace["x"]) == list(expected.layer)
         assert plotted(trace["y"]) == pytest.approx(list(expected.adjusted), abs=1e-6)
         assert [row[0] for row in plotted(trace["customdata"])] == pytest.approx(list(expected.same), abs=1e-6)
+        [table] = [t.value for t in trained_page.table if "self-similarity" in t.value.columns]
+        rows = table[table.model == run.name]  # the cosines a student read only on hover before (issue 44)
+        assert list(rows.layer) == list(expected.layer)
+        assert list(rows["one word, two sentences"]) == list(expected.same.round(3))
+        assert list(rows["two different words"]) == list(expected.random.round(3))
+        assert list(rows["self-similarity"]) == list(expected.adjusted.round(3))
 
 
 def test_a_plan_over_the_step_budget_says_what_to_change_on_this_page_and_keeps_the_runs(monkeypatch):

@@ -33,7 +33,7 @@ def test_the_bank_holds_every_held_out_words_vector_at_every_layer(trained, bank
     task, model = trained
     windows = task.windows(task.held_out_starts(32))[:, :-1]  # [W, T]
     direct = layer_vectors(model, windows)  # [L+1, W, T, d]
-    assert torch.equal(bank.ids, windows.flatten()) and bank.labels == ("embedding", "layer 0", "layer 1")
+    assert torch.equal(bank.ids, windows.flatten()) and bank.labels == ("embedding", "after block 0", "after block 1")
     torch.testing.assert_close(bank.vectors, F.normalize(direct.flatten(1, 2), dim=-1), atol=0, rtol=0)
     torch.testing.assert_close(direct[0], model.embedding.weight[windows].detach(), atol=0, rtol=0)
 

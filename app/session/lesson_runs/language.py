@@ -63,7 +63,7 @@ def contextual_embeddings(seed: int) -> Measured:
         same_start = compare_contexts(model, readers.task, bert_gpt.LESSON_WORD, first, bert_gpt.SAME_START).cosines
         out.values[f"{short}.same_start.lowest"] = float(same_start.min())
     similarity = self_similarity(context_bank(readers.models[bert_gpt.MASKED], readers.task))
-    for row in similarity.itertuples():
-        out.values[f"masked.adjusted.{row.layer.replace(' ', '')}"] = row.adjusted
+    for at, row in enumerate(similarity.itertuples()):  # the claims' names: embedding, layer0, layer1
+        out.values[f"masked.adjusted.{'embedding' if at == 0 else f'layer{at - 1}'}"] = row.adjusted
     out.values["masked.adjusted_falls"] = float(bool((similarity.adjusted.diff().dropna() < 0).all()))
     return out
