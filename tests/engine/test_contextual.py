@@ -108,7 +108,8 @@ def test_a_words_vector_at_every_layer_is_the_residual_stream_after_each_block(m
     task, model = models[name]
     model.eval()
     found = contextual.word_in_context(model, task, A, "Bank")
-    assert found.word == "bank" and found.position == 4 and found.labels == ("embedding", "after block 0", "after block 1")
+    assert found.word == "bank" and found.position == 4
+    assert found.labels == ("embedding", "after block 0", "after block 1")
     with torch.no_grad():
         expected = manual_vectors(model, task, found.sentence, 4)
     torch.testing.assert_close(found.vectors, expected, atol=1e-12, rtol=0)
