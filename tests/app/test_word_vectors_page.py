@@ -3,6 +3,7 @@ and fine-tuned ones with the word2vec vectors in their embedding's word rows (th
 moving, no gradient reaching it); the page plots the runs' own logs and keeps the runs the student
 had when asked for vectors it does not have."""
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
@@ -101,6 +102,10 @@ def test_the_page_plots_the_runs_own_logs():
             if at_50[best] >= expected else
             f"**the bag of words is ahead** ({expected:.1%} against the {best} run's {at_50[best]:.1%})")
     assert any("At step 50: " in c.value and said in c.value for c in at.caption)
+    behind = pd.DataFrame({"run": ["random", "frozen", "fine-tuned"], "step": 1000, "metric": [0.65, 0.706, 0.695]})
+    assert "Fine-tuned is behind frozen here" in runs.standing(behind)  # said, not left for a class to wonder
+    ahead = behind.assign(metric=[0.65, 0.95, 0.96])  # above the bag of words too
+    assert "behind" not in runs.standing(ahead) and "the fine-tuned run is ahead" in runs.standing(ahead)
 
 
 def test_asking_for_your_vectors_before_training_any_keeps_the_runs():

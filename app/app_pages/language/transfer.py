@@ -9,11 +9,11 @@ import streamlit as st
 
 from app.charts import transfer as charts
 from app.session import pretrained
+from app.session.bag_of_words_verdict import verdict
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.transfer import LESSON_RECIPE, LR_SCALES, SOURCES, TRAIN, Recipe, TransferRuns, setup_of
 from app.widgets import lesson_band, part_runs, state
-from app.widgets.bag_of_words_verdict import verdict
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header

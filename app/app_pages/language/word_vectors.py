@@ -22,7 +22,6 @@ from app.session.word_vectors import (
     shipped_vectors,
 )
 from app.widgets import lesson_band, part_runs, state
-from app.widgets.bag_of_words_verdict import verdict
 from app.widgets.controls import live_training, round_robin_controls, round_robin_progress, stopped_runs
 from app.widgets.figures import show
 from app.widgets.header import page_header
@@ -165,21 +164,6 @@ def cut_text(runs: VectorRuns) -> str:
     return f"{longer:,} of the {total:,} {what} are longer, and are read from their last {runs.task.seq_len} words"
 
 
-def standing(runs: VectorRuns, log) -> str:
-    """Where the runs stand at the latest step all were scored at, and the best of them against the bag of
-    words."""
-    by_run = log.pivot_table(index="step", columns="run", values="metric").dropna() if len(log) else log
-    if not len(by_run):
-        return ""
-    step, row = by_run.index[-1], by_run.iloc[-1]
-    scores = {run: row[run] for run in COLOURS if run in row}
-    best = max(scores, key=scores.get)
-    what = "sentences" if runs.reviews is None else "reviews"
-    return (f" At step {step:,}: " + ", ".join(f"{run} {score:.1%}" for run, score in scores.items()) + " right."
-            + verdict(int(step), scores[best], runs.baseline[1], len(runs.task.train_y), runs.task.seq_len,
-                      what=what, who=f"the {best} run"))
-
-
 def draw(runs: VectorRuns) -> None:
     until = state.get(STEPS)
     round_robin_progress(runs, until, "run")
@@ -195,7 +179,7 @@ def draw(runs: VectorRuns) -> None:
                  f"after each Step. Dotted: a bag of words (logistic regression on how often each word occurs) "
                  f"fitted on the same {len(runs.task.train_y):,} labelled {what}, each cut to the same last "
                  f"{runs.task.seq_len} words, scores {runs.baseline[1]:.1%}: the line to beat, by a model that reads "
-                 f"the words in order.{standing(runs, log)}")
+                 f"the words in order.{runs.standing(log)}")
     show(charts.part_gradients(parts, "frozen", None, ""), "vectors_gradients", right)
     right.caption("‖∂L/∂θ‖ of each part of the frozen run at each measured step. The frozen embedding gets no "
                   "gradient at all: exactly 0, drawn at the floor and marked ▼; its vectors stay as copied "

@@ -10,11 +10,11 @@ import engine
 from app.charts.network import layer_table, network_diagram
 from app.charts.training import gradient_norm_curve, training_curves
 from app.charts.views import view
+from app.session.bag_of_words_verdict import verdict
 from app.session.heldout import EVAL_EVERY
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.widgets import memory_span, review_lengths, settings_form, state, uploads
-from app.widgets.bag_of_words_verdict import verdict
 from app.widgets.controls import live, training_controls
 from app.widgets.corpus_needed import corpus_needed
 from app.widgets.downloads import held, stem
