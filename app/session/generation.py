@@ -15,6 +15,11 @@ from engine.sampling import Sampling, context_logits, context_window, generate
 from engine.tasks.features import char_features
 
 MAX_PROMPT, MAX_LENGTH = 500, 1000  # characters: a recording of 1,500 steps stays well under a second
+# The generation lesson (app/data/lessons/22-generation.toml): its prompt and length, and the rules its card
+# compares, each at the page's own defaults (a temperature of 0.8, top-p's mass 0.9, a beam of 4).
+LESSON_PROMPT, LESSON_LENGTH = "ROMEO:", 300
+LESSON_RULES = {"greedy": Sampling("greedy"), "beam": Sampling("beam", width=4),
+                "sample": Sampling("sample", temperature=0.8), "top_p": Sampling("top-p", temperature=0.8, p=0.9)}
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,11 @@ class Generated:
     logits: torch.Tensor  # [T - 1, V]: the scores of the character after each one but the last, as the
     # generator read them (a transformer longer than its window: from the window ending there)
     units: dict[str, torch.Tensor]  # "layer 0 h", "layer 0 c", "block 1 output"...: each [T - 1, H]
+
+    @property
+    def continuation(self) -> str:
+        """What the model wrote after the prompt."""
+        return self.text[self.prompt_length:]
 
     @property
     def read(self) -> list[str]:
@@ -60,6 +70,18 @@ def write(lab: Lab, prompt: str, length: int, sampling: Sampling, seed: int) -> 
     if cropped is not None and len(ids) - 1 > cropped:  # a transformer read only its last window: those scores
         logits = context_logits(lab.model, ids, window)
     return Generated(text, len(prompt), sampling, seed, lab.trainer.steps_done, logits, units_of(rec))
+
+
+def how_written(s: Sampling) -> str:
+    """A decoding rule and its settings in words: "greedily", "sampling at temperature 0.8", ..."""
+    return {"greedy": "greedily", "sample": f"sampling at temperature {s.temperature:g}",
+            "top-k": f"top-k (k = {s.k}, T = {s.temperature:g})",
+            "top-p": f"top-p (p = {s.p:g}, T = {s.temperature:g})", "beam": f"beam search (width {s.width})"}[s.method]
+
+
+def default_prompt(task: engine.Task) -> str:
+    """What the prompt box starts with: a play's speaker for a model of Shakespeare, else Python's "def "."""
+    return LESSON_PROMPT if getattr(task, "corpus", None) == "shakespeare" else "def "
 
 
 def network(cfg: engine.ModelConfig) -> str:

@@ -165,6 +165,8 @@ class Lesson:
     compare_kind: str = "cells"  # on Compare cells: what the runs differ in (comparison.KINDS)
     captions: dict[str, str] = field(default_factory=dict)  # a figure's name -> its caption's measured sentence
     first_class: int | None = None  # its place on Home's suggested path for a first 90-minute class
+    nlp_class: int | None = None  # its place on Home's path for the NLP half, a 90-minute class
+    shipped: str | None = None  # a shipped model (pretrained/) the lesson opens, trained: its link is that model's
     question: Question | None = None  # asked before Play, answered by one of its claims
     chaotic: dict[str, Chaotic] = field(default_factory=dict)  # run -> how it is chaotic
 
@@ -212,7 +214,7 @@ def read(path: Path) -> Lesson:
         published=" ".join(data["published"].split()), claims=claims,
         compare_kind=data.get("compare_kind", "cells"),
         captions={figure: " ".join(text.split()) for figure, text in data.get("captions", {}).items()},
-        first_class=data.get("first_class"),
+        first_class=data.get("first_class"), nlp_class=data.get("nlp_class"), shipped=data.get("shipped"),
         question=read_question(path.name, data["question"], claims) if "question" in data else None,
         chaotic=read_chaotic(path.name, data.get("chaotic", {})),
     )
@@ -354,6 +356,11 @@ def first_class() -> list[Lesson]:
     """The suggested path for a first 90-minute class, in its order."""
     chosen = [lesson for lesson in LESSONS if lesson.first_class is not None]
     return sorted(chosen, key=lambda lesson: lesson.first_class)
+
+
+def nlp_class() -> list[Lesson]:
+    """Home's path for the NLP half, a 90-minute class, in its order."""
+    return sorted((lesson for lesson in LESSONS if lesson.nlp_class is not None), key=lambda lesson: lesson.nlp_class)
 
 
 def by_objective() -> list[tuple[str, list[Lesson]]]:

@@ -5,16 +5,22 @@ from __future__ import annotations
 import streamlit as st
 
 from app import pages
+from app.session import pretrained
 from app.session.lessons import Lesson
 from app.widgets import corpus_needed, state
 from app.widgets.header import current_lab
 from app.widgets.literal import literal
+from app.widgets.pretrained import shipped_bytes
 from engine import datasets
 
 
 def open_lesson(lesson: Lesson) -> None:
     try:
-        current_lab().start(lesson.setup)
+        if lesson.shipped is None:
+            current_lab().start(lesson.setup)
+        else:  # a fresh copy of the trained model the lesson reads (its link is that model's setup)
+            model, card = pretrained.load(shipped_bytes(lesson.shipped))
+            current_lab().install(pretrained.setup_for(card), None, model, origin=card.name)
     except datasets.CorpusMissing as missing:
         # Its page opens, saying what to download (its runs read the corpus too); the Lab keeps the model it had
         corpus_needed.ask(missing, f"The lesson “{lesson.title}” trains on it; the model you had on Build & Train is "

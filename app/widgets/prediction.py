@@ -19,8 +19,9 @@ from app.session.playback import Playback
 from app.widgets import state
 
 # A lesson measured without training (its ensemble has no curves) is measured on what its page computes
-# at once when opened: the spectral radius swept, on Gradients.
-UNTRAINED = {"gradients": state.SWEEP}
+# when asked: the spectral radius swept, on Gradients (at once when opened); a text written, on Generate.
+UNTRAINED = {"gradients": lambda: state.get(state.SWEEP) is not None and bool(state.get(state.SWEEP).curves),
+             "generate": lambda: state.get(state.GEN_RESULT) is not None}
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,7 @@ def progress(lesson: Lesson) -> Progress:
     """How far the lesson's page has got with what the lesson measures."""
     ensemble = ensembles.shipped(lesson.key)
     if ensemble is not None and not ensemble.runs() and lesson.page in UNTRAINED:
-        sweep = state.get(UNTRAINED[lesson.page])
-        seen = sweep is not None and bool(sweep.curves)  # opened: its figures show the answer
+        seen = UNTRAINED[lesson.page]()  # computed: its figures show the answer
         return Progress(seen, seen)
     trainee: Playback | None = state.get(state.OWN_RUNS[lesson.page]) if lesson.page in state.OWN_RUNS else state.lab()
     if trainee is None:  # the page has not made its runs yet
@@ -79,7 +79,8 @@ def choose(lesson: Lesson, answer: dict | None) -> None:
     """The choices as a radio, the student's answer kept (unlocked) as they change it."""
     texts = [choice.text for choice in lesson.question.choices]
     kept = answer["choice"] if answer is not None and answer["choice"] in texts else None
-    picked = st.radio("Your prediction: it locks when training starts", texts,
+    when = "you press Generate" if lesson.page == "generate" else "training starts"
+    picked = st.radio(f"Your prediction: it locks when {when}", texts,
                       index=None if kept is None else texts.index(kept), key=f"prediction.{lesson.key}")
     if picked is not None and picked != kept:
         st.session_state[state.PREDICTION] = {"lesson": lesson.key, "choice": picked, "locked": False}

@@ -112,9 +112,6 @@ TEACHER = "teacher"  # True once this session gave the class's teacher key, the 
 TEACHER_PASS = "teacher_pass"  # the pass this session keeps in its browser's cookie (session/teacher_pass.py)
 TEACHER_COOKIE_TRIED = "teacher_cookie_tried"  # this session has tried the code in the teacher link's cookie, once
 BOARD_SEEN = "board_seen"  # the board's memory of each student's steps and when they last moved (stalled)
-# A page's own settings that opening a lesson sets back, so the page opens as the lesson says.
-RESET_BY_A_LESSON = (TRANSFER_RECIPE, VECTORS_PLAN, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE, BERT_PLAN, BERT_READ,
-                     BERT_MASKED, BERT_WORD, BERT_FIRST, BERT_SECOND)
 # BPTT and RTRL
 RTRL = "rtrl"  # this session's rtrl.SideBySide: the page's model, its sample and what is computed of them
 RTRL_ARCH = "rtrl_arch"  # the cell: "rnn" or "gru"
@@ -139,6 +136,10 @@ GEN_POSITION = "gen_position"  # the position whose next-character distribution 
 GEN_VIEW_TEMPERATURE = "gen_view_temperature"  # the temperature that distribution is shown at
 GEN_LAYER = "gen_layer"  # the layer (and h or c) whose units colour the text
 GEN_UNIT = "gen_unit"  # the unit the text is coloured by
+# A page's own settings that opening a lesson sets back, so the page opens as the lesson says (Generate's prompt
+# to its model's default, its text written by another model gone).
+RESET_BY_A_LESSON = (TRANSFER_RECIPE, VECTORS_PLAN, COMPARE_KIND, COMPARISON, COMPARISONS_ASIDE, BERT_PLAN, BERT_READ,
+                     BERT_MASKED, BERT_WORD, BERT_FIRST, BERT_SECOND, GEN_PROMPT, GEN_METHOD, GEN_RESULT)
 # Build & Train
 # Open your own model (widgets/torch_upload.py): the file, what shapes cannot say, the task it opens on
 TORCH_FILE = "torch_upload.file"

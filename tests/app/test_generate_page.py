@@ -167,3 +167,36 @@ def test_an_untrained_shakespeare_model_is_told_what_it_will_read_not_that_it_wi
     assert any("not trained yet: it trains on Tiny Shakespeare" in c.value for c in at.caption)
     at = page(SMALL_LM)
     assert "reads like Python" in at.warning[0].value
+
+
+def test_the_generation_lesson_opens_the_shipped_model_and_draws_your_texts_repetition_beside_the_measured():
+    from app.session import ensembles
+    from app.session.generation import LESSON_PROMPT, LESSON_RULES, how_written
+    from app.session.lessons import BY_KEY
+    from engine.repetition import seq_rep
+
+    lesson = BY_KEY["generation"]
+    at = AppTest.from_file(MAIN, default_timeout=60).run()
+    at.button(key="lesson.generation").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    lab = at.session_state["lab"]
+    shipped, _ = pretrained.load(pretrained.read(lesson.shipped))
+    assert lab.origin == lesson.shipped and lab.setup == lesson.setup  # the trained model, not a fresh one
+    assert all(torch.equal(a, b) for a, b in zip(lab.model.state_dict().values(), shipped.state_dict().values()))
+    assert at.text_area(key="gen_prompt").value == LESSON_PROMPT  # a play's speaker, not Python's "def "
+    assert any(lesson.question.text.split()[0] in m.value for m in at.markdown)
+    at.radio[0].set_value(lesson.question.choices[2].text).run()  # predicted before the first text
+    at = generate_with(at, prompt=LESSON_PROMPT, method="greedy", length=300, seed=0)
+    assert not at.exception, [e.message for e in at.exception]
+    generated: Generated = at.session_state["gen_result"]
+    spec = chart(at, "Repetition by decoding rule")
+    [yours] = [t for t in spec["data"] if t.get("name") == "your text"]
+    assert plotted(yours["x"]) == [seq_rep(generated.continuation)] and 0.4 < plotted(yours["x"])[0] < 0.65
+    [measured] = [t for t in spec["data"] if t.get("type") == "bar"]
+    ensemble = ensembles.shipped("generation")
+    expected = {how_written(s): ensemble.value_range(f"{name}.seq_rep_4") for name, s in LESSON_RULES.items()}
+    assert list(measured["y"]) == list(expected)
+    assert [list(pair) for pair in plotted(measured["customdata"])] == [list(pair) for pair in expected.values()]
+    assert any("written the lesson's way, so it compares like with like" in c.value for c in at.caption)
+    said = " ".join(m.value for m in at.markdown)
+    assert f"Your prediction, **{lesson.question.choices[2].text}**, is the measured one" in said  # revealed

@@ -2,6 +2,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app import pages as nav
 from app.session.lessons import LESSONS
 
 from .conftest import MAIN
@@ -74,20 +75,30 @@ def test_a_card_asks_its_lessons_question_and_keeps_the_answer_folded():
         assert sum(m.value == lesson.what_to_do for m in at.markdown) == 1, lesson.key
 
 
-def test_home_suggests_a_first_class_with_the_time_each_lesson_trains():
+def test_home_suggests_a_first_class_and_an_nlp_class_with_the_time_each_lesson_trains():
     from app.session import ensembles
-    from app.session.lessons import first_class
+    from app.session.lessons import first_class, nlp_class
 
-    path = first_class()
-    assert 4 <= len(path) <= 10
+    first, nlp = first_class(), nlp_class()
+    assert 4 <= len(first) <= 10 and 4 <= len(nlp) <= 10 and not {a.key for a in first} & {b.key for b in nlp}
+    assert [lesson.key for lesson in nlp] == ["pretrained-embeddings", "transfer", "length", "contextual-embeddings",
+                                              "generation"]  # embeddings, transfer, NMT, GPT and BERT, decoding
+    assert all(lesson.question is not None for lesson in nlp)  # each asks before it runs
     at = AppTest.from_file(MAIN, default_timeout=60).run()
+    assert [h.value for h in at.subheader][:2] == ["Start here: a first 90-minute class",
+                                                   "The NLP half: a 90-minute class"]
     listed = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value]
-    assert len(listed) == len(path)
-    for number, (text, lesson) in enumerate(zip(listed, path), 1):
+    assert len(listed) == len(first) + len(nlp)
+    for number, (text, lesson) in [*enumerate(zip(listed, first), 1), *enumerate(zip(listed[len(first):], nlp), 1)]:
         assert text.startswith(f"**{number}. {lesson.title}**")
-        assert f"about {ensembles.shipped(lesson.key).minutes():.0f} min" in text or "under a minute" in text
-    at.button(key=f"path.{path[0].key}").click().run()
-    assert not at.exception and at.session_state["lesson"] == path[0].key
+        if lesson.shipped is not None:
+            assert "a shipped model, nothing to train" in text
+        else:
+            assert f"about {ensembles.shipped(lesson.key).minutes():.0f} min" in text or "under a minute" in text
+    for path in (first, nlp):
+        at.button(key=f"path.{path[0].key}").click().run()
+        assert not at.exception and at.session_state["lesson"] == path[0].key
+        at.switch_page(nav.PATHS["home"]).run()
 
 
 def test_the_app_caps_torchs_kernels_before_torch_computes():

@@ -12,10 +12,19 @@ import engine
 from app.charts import generation as charts
 from app.charts.unroll_time import coloured_tokens
 from app.session import pretrained
-from app.session.generation import MAX_LENGTH, MAX_PROMPT, SHIPPED_SHAPE, Generated, trained_on, write
+from app.session.generation import (
+    MAX_LENGTH,
+    MAX_PROMPT,
+    SHIPPED_SHAPE,
+    Generated,
+    default_prompt,
+    how_written,
+    trained_on,
+    write,
+)
 from app.session.lab import Lab
 from app.session.link import preset_setup
-from app.widgets import state
+from app.widgets import decoding_lesson, state
 from app.widgets.corpus_needed import corpus_needed
 from app.widgets.figures import show
 from app.widgets.header import page_header
@@ -63,6 +72,8 @@ def run() -> None:
     if generated is None:
         return
     text(lab, generated)
+    if state.get(state.LESSON) == decoding_lesson.KEY:
+        decoding_lesson.figure(lab, generated)
     next_character(lab, generated)
     units(generated)
 
@@ -92,8 +103,9 @@ def writes_text(lab: Lab) -> bool:
 def request(lab: Lab) -> None:
     """The prompt and how to pick each character, applied by the form's button."""
     with st.form("generate", border=False):
-        st.text_area("Prompt", value="def ", key=state.GEN_PROMPT, persist_state="session", max_chars=MAX_PROMPT,
-                     height=80, help="the text the model reads first; characters its corpus never has are refused")
+        st.text_area("Prompt", value=default_prompt(lab.task), key=state.GEN_PROMPT, persist_state="session",
+                     max_chars=MAX_PROMPT, height=80,
+                     help="the text the model reads first; characters its corpus never has are refused")
         how, length, seed = st.columns([3, 1, 1])
         method = how.selectbox("How to pick each character", METHODS, format_func=HOW.get, key=state.GEN_METHOD,
                                persist_state="session", index=1)
@@ -120,6 +132,8 @@ def request(lab: Lab) -> None:
             return
         st.session_state[state.GEN_RESULT] = generated
         st.session_state[state.GEN_POSITION] = generated.prompt_length - 1  # the first character it chose
+        if state.get(state.LESSON) == decoding_lesson.KEY:
+            st.rerun()  # the lesson's question, drawn above, locks and reveals on the text just written
 
 
 # Why a greedy (or beam) text repeats itself: not a bug of the page (Holtzman et al. 2020).
@@ -130,10 +144,7 @@ GREEDY_LOOPS = (" Always taking the likeliest character, the model soon meets a 
 
 
 def text(lab: Lab, generated: Generated) -> None:
-    s = generated.sampling
-    how = {"greedy": "greedily", "sample": f"sampling at temperature {s.temperature:g}",
-           "top-k": f"top-k (k = {s.k}, T = {s.temperature:g})", "top-p": f"top-p (p = {s.p:g}, T = {s.temperature:g})",
-           "beam": f"beam search (width {s.width})"}[s.method]
+    s, how = generated.sampling, how_written(generated.sampling)
     st.subheader("What it wrote")
     shipped = (f" ({lab.shipped_steps:,} steps before it was shipped + {generated.step:,} here)" if lab.origin
                else "")

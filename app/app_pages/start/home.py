@@ -4,7 +4,7 @@ import streamlit as st
 
 from app import pages
 from app.session import ensembles
-from app.session.lessons import Lesson, by_objective, first_class
+from app.session.lessons import Lesson, by_objective, first_class, nlp_class
 from app.widgets.header import page_header
 from app.widgets.open_lesson import open_lesson
 from app.widgets.pretrained import shipped_cards
@@ -22,17 +22,19 @@ def duration(lesson: Lesson) -> str:
     taken = minutes(lesson)
     if taken is None:
         return "not measured"
+    if lesson.shipped is not None:
+        return "a shipped model, nothing to train"
     return "under a minute of training" if taken < 1 else f"about {taken:.0f} min of training"
 
 
-def suggested_path() -> None:
-    path = first_class()
+def suggested_path(title: str, path: list[Lesson], order: str) -> None:
+    """A class's lessons in order, each a line with its page, its training time and a button that opens it."""
     trained = sum(minutes(lesson) or 0 for lesson in path)
-    st.subheader("Start here: a first 90-minute class")
-    st.caption(f"{len(path)} lessons in the order the GWU lecture teaches them, at most about {trained:.0f} minutes "
-               "of training in all (measured on this kind of CPU, one thread, every run each card asks for, with "
-               "other work on the same cores: an upper bound; a playing page also draws), leaving the rest of "
-               "the hour and a half to predict, look and discuss.")
+    st.subheader(title)
+    st.caption(f"{len(path)} lessons in the order {order}, at most about {trained:.0f} minutes of training in all "
+               "(measured on this kind of CPU, one thread, every run each card asks for, with other work on the "
+               "same cores: an upper bound; a playing page also draws), leaving the rest of the hour and a half to "
+               "predict, look and discuss. Each asks its question before it runs.")
     for number, lesson in enumerate(path, 1):
         text, button = st.columns([5, 1], vertical_alignment="center")
         text.markdown(f"**{number}. {lesson.title}** · {PAGE_TITLES[lesson.page]} · {duration(lesson)}")
@@ -65,7 +67,10 @@ def run() -> None:
         "**Build & Train** and set them yourself. Every figure a lesson quotes is a range measured over "
         "three seeds and two CPU kernel paths, and its page draws that range behind your own run."
     )
-    suggested_path()
+    suggested_path("Start here: a first 90-minute class", first_class(), "the GWU lecture teaches them")
+    suggested_path("The NLP half: a 90-minute class", nlp_class(),
+                   "Scott's \"Recurrent Architectures\" teaches them (embeddings, transfer, translation, GPT and "
+                   "BERT), then decoding")
     st.subheader("Every lesson, by objective")
     for objective, lessons in by_objective():
         st.markdown(f"#### {objective}")

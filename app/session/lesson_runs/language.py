@@ -1,15 +1,18 @@
-"""The lessons on word vectors and on contextual ones (BERT beside GPT), measured as their pages train them."""
+"""The lessons on word vectors, on contextual ones (BERT beside GPT) and on decoding rules, measured as their
+pages train or write them."""
 from __future__ import annotations
 
 import dataclasses
 
-from app.session import bert_gpt
+from app.session import bert_gpt, generation, pretrained
+from app.session.lab import Lab
 from app.session.lesson_runs import Measured, measures_for
 from app.session.lesson_runs.transformers import played
 from app.session.lessons import BY_KEY
 from app.session.word_vectors import LESSON_PLAN, VectorRuns, setup_of, shipped_vectors
 from engine.context_bank import context_bank, self_similarity
 from engine.contextual import compare_contexts
+from engine.repetition import seq_rep
 from engine.word_vectors import STARTS
 
 SHORT = {"random": "random", "frozen": "frozen", "fine-tuned": "tuned"}  # a claim's name for each run
@@ -66,4 +69,19 @@ def contextual_embeddings(seed: int) -> Measured:
     for at, row in enumerate(similarity.itertuples()):  # the claims' names: embedding, layer0, layer1
         out.values[f"masked.adjusted.{'embedding' if at == 0 else f'layer{at - 1}'}"] = row.adjusted
     out.values["masked.adjusted_falls"] = float(bool((similarity.adjusted.diff().dropna() < 0).all()))
+    return out
+
+
+@measures_for("generation")
+def decoding_rules(seed: int) -> Measured:
+    """The shipped model the lesson opens writes after its prompt by each rule its card compares, as the Generate
+    page writes (generation.write, `seed` drawing the sampled texts); seq-rep-4 of each continuation."""
+    lesson = BY_KEY["generation"]
+    model, card = pretrained.load(pretrained.read(lesson.shipped))
+    lab = Lab(pretrained.setup_for(card))
+    lab.install(pretrained.setup_for(card), None, model, origin=card.name)
+    out = Measured()
+    for name, sampling in generation.LESSON_RULES.items():
+        written = generation.write(lab, generation.LESSON_PROMPT, generation.LESSON_LENGTH, sampling, seed)
+        out.values[f"{name}.seq_rep_4"] = seq_rep(written.continuation)
     return out
