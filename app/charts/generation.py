@@ -38,8 +38,8 @@ def next_character(logits: torch.Tensor, vocab: tuple[str, ...], temperature: fl
 
 
 def repetition_by_rule(measured: dict[str, tuple[float, float]], yours: tuple[str, float] | None) -> go.Figure:
-    """Horizontal: each decoding rule's seq-rep-4 as measured over the lesson's ensemble (a grey bar from its
-    lowest to its highest; a tick where every run gave one value), and the student's own text (a blue diamond on
+    """Horizontal: each decoding rule's seq-rep-4 as measured over the lesson's ensemble (grey, from its lowest to
+    its highest: one tick where every run gave one value), and the student's own text (a blue diamond on
     a row of its own, named by how it was written), on one 0-100% axis.
 
     measured  rule's label -> (lowest, highest) over the ensemble's runs
@@ -47,11 +47,12 @@ def repetition_by_rule(measured: dict[str, tuple[float, float]], yours: tuple[st
     """
     rows = list(measured)
     lows, highs = [measured[row][0] for row in rows], [measured[row][1] for row in rows]
-    widths = [max(high - low, 0.006) for low, high in zip(lows, highs)]  # one value still draws a visible tick
-    fig = go.Figure(go.Bar(
-        y=rows, x=widths, base=[low - (width - (high - low)) / 2 for low, high, width in zip(lows, highs, widths)],
-        orientation="h", marker_color=GREY, name="measured (every seed and kernel path)", width=0.5,
-        customdata=list(zip(lows, highs)),
+    fig = go.Figure(go.Scatter(  # a tick at each end, joined: one value (every run alike) is one tick
+        y=rows, x=[(low + high) / 2 for low, high in zip(lows, highs)], mode="markers", cliponaxis=False,
+        error_x=dict(type="data", array=[(high - low) / 2 for low, high in zip(lows, highs)], color=GREY,
+                     thickness=6, width=0),
+        marker=dict(color=GREY, symbol="line-ns-open", size=18, line=dict(width=3)),
+        name="measured (every seed and kernel path)", customdata=list(zip(lows, highs)),
         hovertemplate="%{y}: %{customdata[0]:.1%} to %{customdata[1]:.1%}<extra>measured</extra>"))
     if yours is not None:
         how, value = yours
@@ -60,8 +61,7 @@ def repetition_by_rule(measured: dict[str, tuple[float, float]], yours: tuple[st
                                  hovertemplate="your text: %{x:.1%}<extra></extra>"))
     order = ([f"your text: {yours[0]}"] if yours is not None else []) + rows
     fig.update_yaxes(categoryorder="array", categoryarray=order[::-1], title_text="decoding rule")
-    fig.update_xaxes(range=[0, 1], tickformat=".0%",
-                     title_text="seq-rep-4: share of 4-word sequences that repeat an earlier one")
+    fig.update_xaxes(range=[-0.02, 1.02], tickformat=".0%", title_text="seq-rep-4: 4-word sequences repeated")
     fig = finish(fig, "Repetition by decoding rule", height=300)
     return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.35, yanchor="top", xanchor="left"),
                              margin=dict(b=110))

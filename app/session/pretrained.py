@@ -83,6 +83,14 @@ def load(data: bytes) -> tuple[nn.Module, Card]:
     return engine.from_bytes(data), found
 
 
+def install_into(lab, name: str) -> Card:
+    """A fresh copy of shipped model `name` made `lab`'s (an app.session.lab.Lab), on the task and settings it was
+    trained with; Lab.install's ValueError, the lab as it was, when it cannot be."""
+    model, card = load(read(name))
+    lab.install(setup_for(card), None, model, origin=card.name)
+    return card
+
+
 def setup_for(card: Card) -> Setup:
     """The Setup a card describes: its task with the preset's parameters overridden by those the
     card names (a char LM's seq_len and corpus), and the model and training settings it was

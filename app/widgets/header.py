@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from app.session import pretrained
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.link import DEFAULT, Setup, check_given_once, echo, parse_query, parse_target_steps
@@ -172,6 +173,8 @@ def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str
     st.session_state[state.LAB_ID] = lab_store().add(lab, owner, tab_token(), client_address())
     if steps is not None:  # the teacher's target, over the lesson's
         st.session_state[state.TARGET_STEPS] = steps
+    if lesson is not None and lesson.shipped is not None and lesson.setup == lab.setup:
+        pretrained.install_into(lab, lesson.shipped)  # the lesson reads the trained model its link is the setup of
     if lesson is not None and lesson.setup.task == lab.setup.task:
         st.session_state[state.LESSON] = lesson.key
         st.session_state.setdefault(state.TARGET_STEPS, lesson.steps)
@@ -208,8 +211,9 @@ def lesson_banner() -> None:
     if not lesson:
         return
     if lesson.question is not None and not prediction.progress(lesson).started:  # its card would answer it
-        st.info(f"**{lesson.title}.** Answer the question above, then press Play: what to look at, and what the "
-                "lesson's runs measured, show here once your answer is locked.", icon=":material/school:")
+        st.info(f"**{lesson.title}.** Answer the question above, then press {prediction.go_word(lesson)}: what to "
+                "look at, and what the lesson's runs measured, show here once your answer is locked.",
+                icon=":material/school:")
         return
     st.info(f"**{lesson.title}.** {lesson.what_to_do} *Reproduces: {lesson.published}.*", icon=":material/school:")
 

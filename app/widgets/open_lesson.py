@@ -10,7 +10,6 @@ from app.session.lessons import Lesson
 from app.widgets import corpus_needed, state
 from app.widgets.header import current_lab
 from app.widgets.literal import literal
-from app.widgets.pretrained import shipped_bytes
 from engine import datasets
 
 
@@ -19,8 +18,7 @@ def open_lesson(lesson: Lesson) -> None:
         if lesson.shipped is None:
             current_lab().start(lesson.setup)
         else:  # a fresh copy of the trained model the lesson reads (its link is that model's setup)
-            model, card = pretrained.load(shipped_bytes(lesson.shipped))
-            current_lab().install(pretrained.setup_for(card), None, model, origin=card.name)
+            pretrained.install_into(current_lab(), lesson.shipped)
     except datasets.CorpusMissing as missing:
         # Its page opens, saying what to download (its runs read the corpus too); the Lab keeps the model it had
         corpus_needed.ask(missing, f"The lesson “{lesson.title}” trains on it; the model you had on Build & Train is "

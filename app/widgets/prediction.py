@@ -43,6 +43,11 @@ def progress(lesson: Lesson) -> Progress:
     return Progress(trained or trainee.playing, trained and trainee.finished(lesson.steps))
 
 
+def go_word(lesson: Lesson) -> str:
+    """The button that starts what the lesson measures on its page."""
+    return "Generate" if lesson.page == "generate" else "Play"
+
+
 def answer_to(lesson: Lesson) -> dict | None:
     answer = state.get(state.PREDICTION)
     return answer if answer is not None and answer["lesson"] == lesson.key else None
@@ -65,10 +70,11 @@ def show(lesson: Lesson | None) -> None:
         if not now.started and not (answer is not None and answer["locked"]):  # locked stays locked (a Reset too)
             choose(lesson, answer)
         elif answer is None:
-            st.markdown("This question was for before Play: the lesson's runs have started. What they measured "
-                        "shows here once they reach the lesson's budget.")
+            st.markdown(f"This question was for before {go_word(lesson)}: the lesson's page has started. What its runs "
+                        "measured shows here once they reach the lesson's budget.")
         else:
-            st.markdown(f"Your prediction, locked when the lesson's runs started: **{answer['choice']}**")
+            when = "you pressed Generate" if go_word(lesson) == "Generate" else "the lesson's runs started"
+            st.markdown(f"Your prediction, locked when {when}: **{answer['choice']}**")
         if now.reached:
             reveal(lesson, answer)
         elif now.started:
@@ -79,7 +85,7 @@ def choose(lesson: Lesson, answer: dict | None) -> None:
     """The choices as a radio, the student's answer kept (unlocked) as they change it."""
     texts = [choice.text for choice in lesson.question.choices]
     kept = answer["choice"] if answer is not None and answer["choice"] in texts else None
-    when = "you press Generate" if lesson.page == "generate" else "training starts"
+    when = "you press Generate" if go_word(lesson) == "Generate" else "training starts"
     picked = st.radio(f"Your prediction: it locks when {when}", texts,
                       index=None if kept is None else texts.index(kept), key=f"prediction.{lesson.key}")
     if picked is not None and picked != kept:
@@ -92,7 +98,7 @@ def reveal(lesson: Lesson, answer: dict | None) -> None:
     st.markdown(f"**Measured:** {question.measured}: {lesson.claims[question.claim].quote()} on every one of the "
                 f"lesson's runs, so the answer is **{question.right.text}**.")
     if answer is None:
-        st.markdown("You did not predict before Play.")
+        st.markdown(f"You did not predict before {go_word(lesson)}.")
     elif answer["choice"] == question.right.text:
         st.markdown(f":green[:material/check_circle: Your prediction, **{answer['choice']}**, is the measured one.]")
     else:

@@ -192,7 +192,7 @@ def test_the_generation_lesson_opens_the_shipped_model_and_draws_your_texts_repe
     spec = chart(at, "Repetition by decoding rule")
     [yours] = [t for t in spec["data"] if t.get("name") == "your text"]
     assert plotted(yours["x"]) == [seq_rep(generated.continuation)] and 0.4 < plotted(yours["x"])[0] < 0.65
-    [measured] = [t for t in spec["data"] if t.get("type") == "bar"]
+    [measured] = [t for t in spec["data"] if t.get("name", "").startswith("measured")]
     ensemble = ensembles.shipped("generation")
     expected = {how_written(s): ensemble.value_range(f"{name}.seq_rep_4") for name, s in LESSON_RULES.items()}
     assert list(measured["y"]) == list(expected)
@@ -200,3 +200,19 @@ def test_the_generation_lesson_opens_the_shipped_model_and_draws_your_texts_repe
     assert any("written the lesson's way, so it compares like with like" in c.value for c in at.caption)
     said = " ".join(m.value for m in at.markdown)
     assert f"Your prediction, **{lesson.question.choices[2].text}**, is the measured one" in said  # revealed
+
+
+def test_the_generation_lessons_link_opens_the_shipped_model_too():
+    """A teacher's link to the lesson (its page, the shipped model's setup and its key), opened in a new tab."""
+    from app.session.lessons import BY_KEY
+
+    lesson = BY_KEY["generation"]
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for name, value in {**lesson.setup.to_query(), "lesson": lesson.key}.items():
+        at.query_params[name] = value
+    at.run().switch_page(GENERATE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    lab = at.session_state["lab"]
+    shipped, _ = pretrained.load(pretrained.read(lesson.shipped))
+    assert lab.origin == lesson.shipped and at.session_state["lesson"] == lesson.key
+    assert all(torch.equal(a, b) for a, b in zip(lab.model.state_dict().values(), shipped.state_dict().values()))

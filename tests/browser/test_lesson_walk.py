@@ -78,6 +78,9 @@ def test_a_lesson_played_on_its_page_shows_what_its_card_claims(app_page, lesson
     if lesson.key == "spectral-radius":  # nothing to play: its card opens the sweep of fresh networks
         sweep_says_what_the_card_does(app_page, claims)
         return
+    if lesson.key == "generation":  # nothing to play: a shipped model writes
+        greedy_text_says_what_the_card_does(app_page, claims)
+        return
     start = len(app_page.messages)
     page.get_by_role("button", name="Play", exact=True).first.click()
     waited = 0
@@ -121,3 +124,26 @@ def sweep_says_what_the_card_does(app_page, claims) -> None:
     broken = [f"{name} = {value:.3g}, claimed {claims[name].quote()}" for name, value in shown.items()
               if not claims[name].holds(value)]
     assert broken == []
+
+
+def greedy_text_says_what_the_card_does(app_page, claims) -> None:
+    """The generation lesson: the question answered, a greedy text written after its prompt, and its seq-rep-4 as
+    the figure plots it, against the card's range; the reveal shown."""
+    page = app_page.page
+    page.get_by_text("Many (over 40%)", exact=True).click()
+    wait_for_app(page)
+    page.get_by_role("combobox", name="How to pick each character").click()  # focused, its list not always open
+    page.keyboard.type("greedy")  # the list opened and filtered to the one rule
+    page.locator('[role="option"]').filter(has_text="greedy: always the most likely character").click()
+    wait_for_app(page)
+    page.get_by_role("button", name="Generate").click()
+    page.get_by_text("Measured:", exact=True).wait_for()
+    wait_for_app(page)
+    app_page.screenshot("walk-generation")
+    spec = last_figure(app_page.messages, "Repetition by decoding rule")
+    assert spec is not None, "no repetition figure drawn"
+    [yours] = [trace for trace in spec["data"] if trace.get("name") == "your text"]
+    value = plotted(yours["x"])[0]
+    claim = claims["greedy.seq_rep_4"]
+    assert claim.holds(value), f"greedy seq-rep-4 {value:.3f}, claimed {claim.quote()}"
+    assert "is the measured one" in page.inner_text("body")

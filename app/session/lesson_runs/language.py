@@ -77,9 +77,8 @@ def decoding_rules(seed: int) -> Measured:
     """The shipped model the lesson opens writes after its prompt by each rule its card compares, as the Generate
     page writes (generation.write, `seed` drawing the sampled texts); seq-rep-4 of each continuation."""
     lesson = BY_KEY["generation"]
-    model, card = pretrained.load(pretrained.read(lesson.shipped))
-    lab = Lab(pretrained.setup_for(card))
-    lab.install(pretrained.setup_for(card), None, model, origin=card.name)
+    lab = Lab(lesson.setup)
+    pretrained.install_into(lab, lesson.shipped)
     out = Measured()
     for name, sampling in generation.LESSON_RULES.items():
         written = generation.write(lab, generation.LESSON_PROMPT, generation.LESSON_LENGTH, sampling, seed)
