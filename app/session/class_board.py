@@ -12,6 +12,7 @@ import pandas as pd
 
 from app.session.class_status import MAX_NAME, clean_name, visible
 from app.session.class_store import Status
+from app.session.lessons import BY_KEY, LESSONS
 
 # s without a publish: six of the publisher's rounds (1 s) missed, so a round slowed by a busy process
 # is no disconnection, and a killed process's students read disconnected within 6 s of its last
@@ -24,6 +25,14 @@ UNNAMED = "(no name)"  # a row whose name shows nothing: forged, since the name 
 # row can still stretch the class's figure: it is one row the teacher sees, not a board that fails.
 MAX_SHOWN = 1e30
 COLUMNS = ["name", "state", "page", "lesson", "model", "steps", "loss", "metric", "curve", "seen", "answer"]
+NUMBERS = {lesson.key: number for number, lesson in enumerate(LESSONS, 1)}  # a lesson's number, as Home lists them
+
+
+def lesson_label(key: str) -> str:
+    """A lesson as the board's narrow column shows it: its number and the title up to its colon ("19. Pretrained
+    word vectors"); a key no lesson has (forged) as given, without invisible characters."""
+    lesson = BY_KEY.get(key)
+    return f"{NUMBERS[key]}. {lesson.title.split(':')[0]}" if lesson is not None else visible(key)[:MAX_NAME]
 
 
 @dataclass
@@ -32,11 +41,20 @@ class Moves:
     they last changed (the store's clock), to tell a stalled run from a playing one."""
 
     steps: dict[str, tuple[int, float]] = field(default_factory=dict)
+    numbers: dict[str, int] = field(default_factory=dict)  # each student's number, in the order the board met them
 
     def keep_only(self, keys: set[str]) -> None:
-        """Forget the students the store no longer has: the board's memory stays the class's size."""
+        """Forget the students the store no longer has: the board's memory stays the class's size (a student's
+        number stays theirs while they are on the board)."""
         for gone in set(self.steps) - keys:
             del self.steps[gone]
+        for gone in set(self.numbers) - keys:
+            del self.numbers[gone]
+
+    def anonymous(self, key: str) -> str:
+        """"student 7": the name the board shows for a student while names are hidden (the projector)."""
+        number = self.numbers.setdefault(key, max(self.numbers.values(), default=0) + 1)
+        return f"student {number}"
 
     def stalled(self, key: str, steps: int, playing: bool, now: float) -> bool:
         seen = self.steps.get(key)
@@ -96,7 +114,8 @@ def state_of(status: dict, age: float, stalled: bool) -> str:
 
 
 def board_frame(statuses: list[Status], moves: Moves, now: float) -> pd.DataFrame:
-    """A row per student (COLUMNS), most recently seen first; `now` on the store's clock."""
+    """A row per student (COLUMNS, after their store key and lesson's key), most recently seen first; `now` on
+    the store's clock."""
     moves.keep_only({entry.session_id for entry in statuses})
     rows = []
     for entry in statuses:
@@ -105,14 +124,21 @@ def board_frame(statuses: list[Status], moves: Moves, now: float) -> pd.DataFram
         stalled = moves.stalled(entry.session_id, steps, status["state"] == "playing", now)
         prediction = status["prediction"]
         rows.append({
-            "key": entry.session_id, "name": status["name"], "state": state_of(status, entry.age, stalled),
-            "page": status["page"], "lesson": status["lesson"], "model": status["model"],
+            "key": entry.session_id, "lesson_key": status["lesson"], "name": status["name"],
+            "state": state_of(status, entry.age, stalled),
+            "page": status["page"], "lesson": lesson_label(status["lesson"]) if status["lesson"] else "",
+            "model": status["model"],
             "steps": steps, "loss": status["loss"], "metric": status["metric"],
             "curve": [point[1] for point in status["curves"].get("metric", [])],
             "seen": round(entry.age, 1),
             "answer": prediction.get("choice", "") if prediction.get("lesson") == status["lesson"] else "",
         })
-    return pd.DataFrame(rows, columns=["key", *COLUMNS])
+    return pd.DataFrame(rows, columns=["key", "lesson_key", *COLUMNS])
+
+
+def names_hidden(frame: pd.DataFrame, moves: Moves) -> pd.DataFrame:
+    """The board's table with each name "student N" (Moves.anonymous): for the projector."""
+    return frame.assign(name=[moves.anonymous(key) for key in frame["key"]])
 
 
 def counts_line(frame: pd.DataFrame) -> str:
@@ -132,13 +158,30 @@ def answers_of(statuses: list[Status], lesson: str, choices: tuple[str, ...]) ->
     return {choice: counts.get(choice, 0) for choice in choices}
 
 
-def curves_of(statuses: list[Status], lesson: str, series: str) -> dict[str, tuple[str, list[list[float]]]]:
+def curves_of(statuses: list[Status], lesson: str, series: str,
+              hidden: Moves | None = None) -> dict[str, tuple[str, list[list[float]]]]:
     """Each student's held-out `series` ("loss" or "metric") on `lesson`: their store key -> (the
-    name shown on the board, [[step, value], ...]); keyed apart, as two students may share a name."""
+    name shown on the board, [[step, value], ...]); keyed apart, as two students may share a name. With
+    `hidden`, each name is the board's "student N" (Moves.anonymous)."""
     found = {}
     for entry in statuses:
         shown = as_shown(entry.status)
         curve = shown["curves"].get(series)
         if shown["lesson"] == lesson and curve:
-            found[entry.session_id] = (shown["name"], curve)
+            name = hidden.anonymous(entry.session_id) if hidden is not None else shown["name"]
+            found[entry.session_id] = (name, curve)
     return found
+
+
+def class_csv(frame: pd.DataFrame) -> bytes:
+    """The board's table as a teacher keeps it (names as given, the lesson's question marked): a row a student,
+    its answer and whether the lesson's runs measured it right, its steps and latest held-out scores."""
+    rows = []
+    for row in frame.itertuples():
+        lesson = BY_KEY.get(row.lesson_key)
+        question = lesson.question if lesson is not None else None
+        right = "" if not row.answer or question is None else ("yes" if row.answer == question.right.text else "no")
+        rows.append({"student": row.name, "state": row.state, "page": row.page, "lesson": row.lesson,
+                     "answer": row.answer, "answer measured right": right, "steps": row.steps,
+                     "held-out metric": row.metric, "held-out loss": row.loss, "model": row.model})
+    return pd.DataFrame(rows).to_csv(index=False).encode()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app import pages
+from app.charts import class_board as class_charts
 from app.session.class_config import ClassConfig, class_config
 from app.session.class_publisher import Publisher
 from app.session.class_status import MAX_NAME, NamesByBrowser, Presence, clean_name
@@ -19,6 +20,7 @@ from app.session.class_store import ClassStore, StoreUnavailable, open_store
 from app.session.lessons import BY_KEY
 from app.session.link import parse_query
 from app.widgets import state
+from app.widgets.figures import show
 from app.widgets.header import current_lab, owner_token
 from app.widgets.literal import literal
 from app.widgets.open_lesson import open_lesson
@@ -129,6 +131,9 @@ def follow_banner(room: ClassRoom) -> None:
     if latest is None or latest.seq <= state.get(state.FOLLOWED, 0):
         return
     message = latest.message
+    if message.get("kind") == "answers":
+        class_answers(message, latest.seq)
+        return
     with st.container(border=True):
         st.info(f"**Your teacher asks the class to open {literal(str(message.get('title', 'a page')), 120)}.** "
                 "Your own model stays as it is until you click.", icon=":material/co_present:")
@@ -139,6 +144,34 @@ def follow_banner(room: ClassRoom) -> None:
         if later.button("Not now", key=f"follow_later_{latest.seq}"):
             st.session_state[state.FOLLOWED] = latest.seq
             st.rerun(scope="fragment")
+
+
+def class_answers(message: dict, seq: int) -> None:
+    """The class's answers to a lesson's question, the measured one marked, as the teacher sent them after the
+    reveal; until the student closes them. A message naming no lesson with a question, or counts of the wrong
+    shape (the store's rows are not signed), shows nothing."""
+    lesson = BY_KEY.get(message.get("lesson"))
+    counts = message.get("counts")
+    if lesson is None or lesson.question is None or not isinstance(counts, dict):
+        return
+    choices = [choice.text for choice in lesson.question.choices]
+    given = {choice: counts.get(choice) for choice in choices}
+    if not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 100_000 for n in given.values()):
+        return
+    with st.container(border=True):
+        mine = state.get(state.PREDICTION)
+        yours = (f" Yours: **{literal(mine['choice'], 120)}**." if mine is not None and mine["lesson"] == lesson.key
+                 else "")
+        st.markdown(f":material/groups: **Your teacher shows the class's answers** to “{lesson.title}”.{yours}")
+        show(class_charts.answers(given, lesson.question.right.text, "The class's answers"), "class_answers")
+        st.caption(f"{sum(given.values())} students answered before they ran the lesson. Green: the answer the "
+                   f"lesson's runs measured ({lesson.question.measured}).")
+        st.button("Close", key=f"answers_close_{seq}", icon=":material/close:", on_click=seen_up_to, args=(seq,))
+
+
+def seen_up_to(seq: int) -> None:
+    """A button's callback: the teacher's messages up to `seq` are answered (before the rerun draws the banner)."""
+    st.session_state[state.FOLLOWED] = seq
 
 
 def follow(message: dict) -> None:

@@ -112,6 +112,7 @@ TEACHER = "teacher"  # True once this session gave the class's teacher key, the 
 TEACHER_PASS = "teacher_pass"  # the pass this session keeps in its browser's cookie (session/teacher_pass.py)
 TEACHER_COOKIE_TRIED = "teacher_cookie_tried"  # this session has tried the code in the teacher link's cookie, once
 BOARD_SEEN = "board_seen"  # the board's memory of each student's steps and when they last moved (stalled)
+BOARD_HIDE_NAMES = "board_hide_names"  # the board shows "student N" for each name (the projector)
 # BPTT and RTRL
 RTRL = "rtrl"  # this session's rtrl.SideBySide: the page's model, its sample and what is computed of them
 RTRL_ARCH = "rtrl_arch"  # the cell: "rnn" or "gru"

@@ -5,24 +5,34 @@ student: the board lists the student for the teacher link's cookie, a wrong key 
 query string is refused unchecked, a cookie's key is tried once per session, and a "follow me" brings the
 student a banner whose button opens the lesson (and nothing before the click)."""
 import gc
+import io
 import json
 import time
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 import streamlit
 from streamlit.testing.v1 import AppTest
 
 from app import pages as nav
 from app.charts.style import BLUE, GREEN
-from app.session.class_board import DISCONNECTED_AFTER, STALLED_AFTER, Moves, board_frame, counts_line
+from app.session.class_board import (
+    DISCONNECTED_AFTER,
+    STALLED_AFTER,
+    Moves,
+    answers_of,
+    board_frame,
+    class_csv,
+    counts_line,
+)
 from app.session.class_config import MAX_TRIES, ClassConfig, check_key, class_config
 from app.session.class_publisher import FORGET_AFTER, SILENT_AFTER, Publisher
 from app.session.class_status import CURVE_POINTS, MAX_NAME, Presence, clean_name
 from app.session.class_store import MAX_JSON_BYTES, StoreUnavailable
 from app.session.class_store_sqlite import SQLiteStore
 from app.session.lab import Lab
-from app.session.lessons import BY_KEY
+from app.session.lessons import BY_KEY, LESSONS
 from app.session.link import DEFAULT
 from app.session.teacher_pass import new_code
 from app.widgets import state, teacher_link
@@ -434,6 +444,77 @@ def test_the_board_counts_the_class_answers_and_reveals_the_measured_one(in_clas
     [bars] = chart(teacher, "The class's answers")["data"]
     colours = dict(zip(plotted(bars["y"]), bars["marker"]["color"]))
     assert colours[question.right.text] == GREEN and list(colours.values()).count(GREEN) == 1
+
+
+def test_the_board_names_lessons_by_title_hides_names_for_the_projector_and_downloads_the_class(in_class, cookies):
+    lesson = BY_KEY["exploding"]
+    question = lesson.question
+    store = class_room().store
+    picks = {"Ada": question.right.text, "Alan": question.choices[1].text, "Grace": ""}
+    for n, (name, choice) in enumerate(picks.items()):
+        prediction = {"lesson": lesson.key, "choice": choice, "locked": True} if choice else None
+        store.publish(f"student{n}", {"name": name, "named": True, "lesson": lesson.key, "state": "paused",
+                                      "steps": 2 + n, "metric": 0.5 + n / 10, "prediction": prediction,
+                                      "curves": {"metric": [[0, 0.5], [25, 0.6 + n / 10]]}})
+    teacher = teacher_app(cookies)
+    board = teacher.dataframe[0].value
+    number = [entry.key for entry in LESSONS].index(lesson.key) + 1
+    assert set(board.lesson) == {f"{number}. Exploding gradients and clipping"}  # its title, not its key
+    assert sorted(board.name) == ["Ada", "Alan", "Grace"]
+    teacher.selectbox(key="board_lesson").select(lesson.key).run()
+    teacher.toggle(key=state.BOARD_HIDE_NAMES).set_value(True).run()
+    hidden = teacher.dataframe[0].value
+    assert sorted(hidden.name) == ["student 1", "student 2", "student 3"]
+    assert not any(name in json.dumps(chart(teacher, "The class on")) for name in picks)  # the figure's hovers too
+    [download] = [e for e in teacher.get("download_button") if e.proto.label == "Download the class (CSV)"]
+    exported = pd.read_csv(io.BytesIO(class_csv(board_frame(store.statuses(), Moves(), store.now()))), dtype=str,
+                           keep_default_na=False)
+    assert sorted(exported.student) == ["Ada", "Alan", "Grace"]  # the teacher's record keeps the names
+    by_name = exported.set_index("student")
+    assert by_name.loc["Ada", "answer measured right"] == "yes" and by_name.loc["Alan", "answer measured right"] == "no"
+    assert by_name.loc["Grace", "answer"] == "" and by_name.loc["Grace", "answer measured right"] == ""
+    assert by_name.loc["Alan", "steps"] == "3" and float(by_name.loc["Alan", "held-out metric"]) == pytest.approx(0.6)
+    assert download.proto.label and download.proto.url  # the file the button serves
+
+
+def test_after_the_reveal_the_teacher_sends_every_student_the_class_answers(in_class, cookies):
+    lesson = BY_KEY["exploding"]
+    question = lesson.question
+    student = student_app()
+    student.session_state[state.PREDICTION] = {"lesson": lesson.key, "choice": question.right.text, "locked": True}
+    store = class_room().store
+    for n, choice in enumerate([question.right.text, question.choices[1].text, question.right.text]):
+        store.publish(f"s{n}", {"name": f"s{n}", "lesson": lesson.key, "state": "paused", "steps": 0,
+                                "prediction": {"lesson": lesson.key, "choice": choice, "locked": True}})
+    teacher = teacher_app(cookies)
+    teacher.selectbox(key="board_lesson").select(lesson.key).run()
+    assert not [b for b in teacher.button if b.key == "board_send_answers"]  # only once the answer is revealed
+    teacher.toggle(key="board_reveal").set_value(True).run()
+    [send] = [b for b in teacher.button if b.key == "board_send_answers"]
+    send.click().run()
+    assert any("Sent: every student's page shows the class's answers" in s.value for s in teacher.success)
+    expected = answers_of(store.statuses(), lesson.key, tuple(c.text for c in question.choices))  # as sent
+    student.run()
+    [bars] = chart(student, "The class's answers")["data"]
+    assert dict(zip(plotted(bars["y"]), plotted(bars["x"]))) == expected and sum(expected.values()) == 3
+    colours = dict(zip(plotted(bars["y"]), bars["marker"]["color"]))
+    assert colours[question.right.text] == GREEN and list(colours.values()).count(GREEN) == 1
+    said = " ".join(m.value for m in student.markdown)
+    assert "Your teacher shows the class's answers" in said and f"Yours: **{question.right.text}**" in said
+    [close] = [b for b in student.button if b.key.startswith("answers_close_")]
+    close.click().run()
+    assert not [m for m in student.markdown if "Your teacher shows the class's answers" in m.value]
+
+
+def test_answers_of_a_forged_shape_show_no_student_anything(in_class):
+    student = student_app()
+    for forged in ({"kind": "answers", "lesson": "exploding", "counts": {"x": "many"}},
+                   {"kind": "answers", "lesson": "no-such-lesson", "counts": {}},
+                   {"kind": "answers", "lesson": "exploding", "counts": [1, 2]}):
+        class_room().store.broadcast(forged)
+        student.run()
+        assert not student.exception and not student.get("plotly_chart")
+        assert not [m for m in student.markdown if "Your teacher shows" in m.value]
 
 
 def test_two_students_of_one_name_are_two_lines_and_a_name_is_never_markup():

@@ -3,8 +3,10 @@ nginx, on its default SQLite store and on a real redis-server (--store), and thr
 browser contexts, so three cookie jars: nginx spreads them over both processes) and their teacher (the
 link the script printed) use it. The board lists the three by name within seconds; the teacher's
 "follow me" brings each student's banner, whose button opens the lesson with its question; each answers
-differently and presses Play; the board shows each on the lesson with their answer, its figures draw a
-run each and count the answers, and the reveal colours the measured one green. At 1400 px every column
+differently and presses Play; the board shows each on the lesson (by its title) with their answer, its
+figures draw a run each and count the answers, and the reveal colours the measured one green. The teacher
+sends the class its answers, which every student's page then shows; downloads the class as CSV (names,
+answers, whether each was measured right); and hides the names for the projector. At 1400 px every column
 of the table is in view. The one-time code after "#" in the teacher's link, and the key, are in none of
 nginx's logs, the app processes' logs, the tab's address or its history, and the code's cookie is gone once
 the board is open; the same link opened again (as from the browser's history) opens nothing. A code of
@@ -14,10 +16,12 @@ Screenshots of the board with the three on it: board-wide.png (1400x900) and boa
 import time
 from contextlib import ExitStack
 
+import pandas as pd
 import pytest
 import redis
 
 from app.charts.style import BLUE, GREEN, GREY
+from app.session.class_board import lesson_label
 from app.session.class_store_redis import REDIS_PREFIX, SEEN_KEY
 from app.session.lessons import BY_KEY
 from app.session.teacher_pass import new_code
@@ -89,7 +93,8 @@ def rows_when(page: StreamlitPage, ready, what: str, timeout: float = LISTED) ->
 
 def choose(page, label: str, option: str) -> None:
     """Pick `option` in the selectbox labelled `label`."""
-    page.get_by_role("combobox", name=label).click()
+    page.get_by_role("combobox", name=label).click()  # focused, its list not always open (22 lessons)
+    page.keyboard.type(option)  # the list opened and filtered to the option
     page.get_by_role("option", name=option, exact=True).click()
     wait_for_app(page)
 
@@ -190,7 +195,8 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
             assert "Your teacher asks the class" not in main_text(page)  # answered: the banner went
             page.get_by_text(STUDENTS[name], exact=True).click()
             wait_for_app(page)
-        rows = rows_when(teacher, lambda rows: all(rows.get(name, {}).get("lesson") == LESSON.key
+        label = lesson_label(LESSON.key)  # "11. Exploding gradients and clipping": its title, not its key
+        rows = rows_when(teacher, lambda rows: all(rows.get(name, {}).get("lesson") == label
                                                    for name in STUDENTS), "every student on the lesson")
         assert all(row["page"] == LESSON.page for row in rows.values()), rows
 
@@ -220,11 +226,33 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
         assert bars["colours"] == [GREEN if choice == right else GREY for choice in choices]
         assert f"Measured over the lesson's runs: {LESSON.question.measured}" in main_text(teacher.page)
 
+        teacher.page.get_by_role("button", name="Show every student the class's answers").click()
+        wait_for_app(teacher.page)
+        for name, student in students.items():  # each sees the class's answers beside their own
+            page = student.page
+            page.get_by_text("Your teacher shows the class's answers").wait_for(timeout=BANNER)
+            bars, = figure(student, "The class's answers")
+            assert bars["x"] == [list(STUDENTS.values()).count(choice) for choice in choices]
+            assert bars["colours"] == [GREEN if choice == right else GREY for choice in choices]
+            assert f"Yours: {STUDENTS[name]}" in main_text(page)
+        with teacher.page.expect_download() as downloading:
+            teacher.page.get_by_role("button", name="Download the class (CSV)").click()
+        exported = pd.read_csv(downloading.value.path(), dtype=str, keep_default_na=False).set_index("student")
+        assert sorted(exported.index) == sorted(STUDENTS)
+        assert dict(exported["answer"]) == STUDENTS
+        assert dict(exported["answer measured right"]) == {name: "yes" if answer == right else "no"
+                                                            for name, answer in STUDENTS.items()}
+        teacher.page.get_by_text("Hide names (for the projector)").click()
+        hidden = rows_when(teacher, lambda rows: set(rows) == {"student 1", "student 2", "student 3"},
+                           "the names hidden")
+        assert not any(name in main_text(teacher.page) for name in STUDENTS), "a name still on the projector"
+        assert all(row["answer"] in STUDENTS.values() for row in hidden.values())
+
         suffix = "" if store == "sqlite" else f"-{store}"
         teacher.screenshot(f"board-wide{suffix}")
         shown, wide = teacher.page.evaluate(TABLE_WIDTH)
         assert wide <= shown + 1, f"at 1400 px the board's table is {wide} px wide in {shown} px: it scrolls"
-        assert list(rows_when(teacher, lambda rows: True, "its rows")["Ada"]) == HEADERS  # every column in view
+        assert list(rows_when(teacher, lambda rows: True, "its rows")["student 1"]) == HEADERS  # every column in view
         teacher.page.set_viewport_size(PROJECTOR)
         wait_for_app(teacher.page)
         teacher.screenshot(f"board-projector{suffix}")

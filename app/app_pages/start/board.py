@@ -9,7 +9,15 @@ import streamlit as st
 
 from app.charts import class_board as charts
 from app.session import ensembles
-from app.session.class_board import Moves, answers_of, board_frame, counts_line, curves_of
+from app.session.class_board import (
+    Moves,
+    answers_of,
+    board_frame,
+    class_csv,
+    counts_line,
+    curves_of,
+    names_hidden,
+)
 from app.session.class_config import check_code, check_key
 from app.session.class_status import SERIES
 from app.session.class_store import StoreUnavailable
@@ -40,15 +48,16 @@ COLUMNS = ("name", "state", "lesson", "answer", "steps", "metric", "curve", "los
 # The curve has no fixed y_min: a metric below it (R² starts negative) drew "Invalid min/max y-axis".
 TABLE = {
     "name": st.column_config.TextColumn("student", width=90),
-    "state": st.column_config.TextColumn(width=95),
-    "lesson": st.column_config.TextColumn(width=100),
-    "answer": st.column_config.TextColumn(width=165, help="The answer to the open lesson's question"),
+    "state": st.column_config.TextColumn(width=85),
+    "lesson": st.column_config.TextColumn(width=160, help="The lesson's number (its file's, in Home's lists' "
+                                          "order) and its title up to the colon"),
+    "answer": st.column_config.TextColumn(width=150, help="The answer to the open lesson's question"),
     "steps": st.column_config.NumberColumn(format="%d", width=50),
     "metric": st.column_config.NumberColumn(format="%.4g", width=60, help="The latest held-out metric"),
-    "curve": st.column_config.LineChartColumn(width=70, help="The held-out metric so far"),
+    "curve": st.column_config.LineChartColumn(width=65, help="The held-out metric so far"),
     "loss": st.column_config.NumberColumn(format="%.4g", width=60, help="The latest held-out loss"),
-    "page": st.column_config.TextColumn(width=75),
-    "model": st.column_config.TextColumn(width=120),
+    "page": st.column_config.TextColumn(width=65),
+    "model": st.column_config.TextColumn(width=100),
     "seen": st.column_config.NumberColumn(format="%.0f s", width=50, help="Seconds since its page last published"),
 }
 
@@ -74,7 +83,18 @@ def run() -> None:
         return
     show_state = st.segmented_control("Show", SHOW, default=SHOW[0], key="board_show",
                                       format_func=lambda shown: SHOWN_AS.get(shown, shown))
-    live_board(room, show_state or SHOW[0])
+    hide = st.toggle("Hide names (for the projector)", key=state.BOARD_HIDE_NAMES,
+                     help="Each student shows as 'student N' in the table and the class's figure; the download keeps "
+                          "their names")
+    live_board(room, show_state or SHOW[0], hide)
+    # Outside the table's fragment, made on the click (a new file every second re-drew the button under the
+    # teacher's pointer); with a fresh memory of steps, so no row reads stalled
+    st.download_button("Download the class (CSV)", lambda: class_csv(board_frame(room.store.statuses(), Moves(),
+                                                                                 room.store.now())),
+                       file_name="class.csv", mime="text/csv", icon=":material/download:", key="board_csv",
+                       on_click="ignore", help="Every student as the store has them when you click, with their "
+                       "names, their answer and whether the lesson's runs measured it right, their steps and latest "
+                       "held-out scores")
     follow_me(room)
     class_lesson(room)
 
@@ -116,7 +136,7 @@ def admitted(room: ClassRoom) -> bool:
 
 
 @st.fragment(run_every=REFRESH)
-def live_board(room: ClassRoom, show_state: str) -> None:
+def live_board(room: ClassRoom, show_state: str, hide: bool) -> None:
     try:
         statuses, now = room.store.statuses(), room.store.now()
     except StoreUnavailable as err:
@@ -127,16 +147,18 @@ def live_board(room: ClassRoom, show_state: str) -> None:
     # otherwise got a thirty-first of the interpreter and reached the projector every 3-8 s. The store is
     # read before, so no training waits on its file or its network.
     with page_run():
-        live_table(room, show_state, statuses, now)
+        live_table(room, show_state, statuses, now, hide)
 
 
-def live_table(room: ClassRoom, show_state: str, statuses: list, now: float) -> None:
+def live_table(room: ClassRoom, show_state: str, statuses: list, now: float, hide: bool) -> None:
     moves = st.session_state.setdefault(state.BOARD_SEEN, Moves())
     frame = board_frame(statuses, moves, now)
     st.markdown(f"**{counts_line(frame)}**")
+    shown = names_hidden(frame, moves) if hide else frame
     if show_state != SHOW[0]:
-        frame = frame[frame["state"] == show_state]
-    st.dataframe(frame.drop(columns="key"), hide_index=True, width="stretch", column_order=COLUMNS, column_config=TABLE)
+        shown = shown[shown["state"] == show_state]
+    st.dataframe(shown.drop(columns=["key", "lesson_key"]), hide_index=True, width="stretch", column_order=COLUMNS,
+                 column_config=TABLE)
     if room.publisher.problem:
         st.warning(f"This app process cannot publish to the class's store: {literal(room.publisher.problem)}.",
                    icon=":material/cloud_off:")
@@ -200,7 +222,8 @@ def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
     if published:
         series = published[0]
         band, members = ensemble.band(run, series), len(ensemble.members)
-    curves = curves_of(statuses, key, series)
+    hidden = st.session_state.setdefault(state.BOARD_SEEN, Moves()) if state.get(state.BOARD_HIDE_NAMES) else None
+    curves = curves_of(statuses, key, series, hidden)
     show(charts.class_runs(curves, band, members, f"The class on \u201c{BY_KEY[key].title}\u201d",
                            f"held-out {series}"), "board_class_runs")
     what = (f"the band spans the {members} runs measured for the lesson's run '{run}' over seeds and CPU kernel "
@@ -217,5 +240,22 @@ def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
         show(charts.answers(counts, question.right.text if reveal else None, "The class's answers"), "board_answers")
         st.caption(f"Each student's answer before Play ({sum(counts.values())} so far)."
                    + (f" Measured over the lesson's runs: {question.measured}." if reveal else ""))
+        if reveal and st.button("Show every student the class's answers", key="board_send_answers",
+                                icon=":material/groups:"):
+            send_answers(room, key, counts)
+
+
+def send_answers(room: ClassRoom, key: str, counts: dict[str, int]) -> None:
+    """The class's answers as they stand, the measured one marked, to every student's page (within
+    FOLLOW_POLL seconds, beside their own answer)."""
+    message = {"kind": "answers", "lesson": key, "counts": counts,
+               "title": f"the class's answers to \u201c{BY_KEY[key].title}\u201d"}
+    try:
+        room.store.broadcast(message)
+    except (StoreUnavailable, ValueError) as err:
+        st.error(f"They could not be sent: {literal(str(err))}.", icon=":material/block:")
+        return
+    st.success(f"Sent: every student's page shows the class's answers within {FOLLOW_POLL:.0f} seconds.",
+               icon=":material/check_circle:")
 
 run()
