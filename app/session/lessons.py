@@ -352,15 +352,21 @@ LESSONS = [read(path) for path in sorted(FOLDER.glob("*.toml"))]
 BY_KEY = {lesson.key: lesson for lesson in LESSONS}
 
 
+def on_path(place: str) -> list[Lesson]:
+    """The lessons of one of Home's 90-minute paths, in its order: `place` is the lessons' field giving theirs
+    ("first_class", "nlp_class")."""
+    chosen = [lesson for lesson in LESSONS if getattr(lesson, place) is not None]
+    return sorted(chosen, key=lambda lesson: getattr(lesson, place))
+
+
 def first_class() -> list[Lesson]:
     """The suggested path for a first 90-minute class, in its order."""
-    chosen = [lesson for lesson in LESSONS if lesson.first_class is not None]
-    return sorted(chosen, key=lambda lesson: lesson.first_class)
+    return on_path("first_class")
 
 
 def nlp_class() -> list[Lesson]:
     """Home's path for the NLP half, a 90-minute class, in its order."""
-    return sorted((lesson for lesson in LESSONS if lesson.nlp_class is not None), key=lambda lesson: lesson.nlp_class)
+    return on_path("nlp_class")
 
 
 def by_objective() -> list[tuple[str, list[Lesson]]]:

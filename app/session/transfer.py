@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 import engine
+from app.session.bag_of_words_verdict import verdict
 from app.session.budget import check_runs
 from app.session.comparison import RoundRobin, TrainedRun
 from app.session.link import Setup
@@ -177,6 +178,27 @@ class PartRuns(RoundRobin):
                                          len(self.task.class_names), self.task.spec.pad_id)
         return f"{self.task.baseline_name}, same {self.task.token_name}", accuracy
 
+    what = "reviews"  # what the runs read, as a caption names them
+    helps = ""  # what the page offers a run behind the bag of words (a sentence)
+
+    def standing(self, log: pd.DataFrame) -> str:
+        """Where the runs stand at the latest step all were scored at (log: run, step, metric), and the best of them
+        against the bag of the task's tokens."""
+        by_run = log.pivot_table(index="step", columns="run", values="metric").dropna() if len(log) else log
+        if not len(by_run):
+            return ""
+        step, row = int(by_run.index[-1]), by_run.iloc[-1]
+        scores = {run.name: float(row[run.name]) for run in self.runs if run.name in row}
+        best = max(scores, key=scores.get)  # a tie: the first run; its score is the same
+        return (f" At step {step:,}: " + ", ".join(f"{run} {score:.1%}" for run, score in scores.items())
+                + f" of the held-out {self.what} right." + self.remark(scores)
+                + verdict(None, step > 0, scores[best], self.baseline[1], len(self.task.train_y), self.task.median_read,
+                          self.task.token_name, self.what, f"the {best} run", self.helps))
+
+    def remark(self, scores: dict[str, float]) -> str:
+        """What the page says of the runs' scores beside one another (a sentence, or none)."""
+        return ""
+
     def parts_frame(self) -> pd.DataFrame:
         """Every part measurement of the runs: run, step, part, state, grad_norm, moved."""
         return pd.DataFrame([row for run in self.runs for row in run.parts_log.rows()])
@@ -185,6 +207,8 @@ class PartRuns(RoundRobin):
 class TransferRuns(PartRuns):
     """The two runs of a recipe on the char-level sentiment task. `source` is a fresh copy of the
     shipped char LM (the caller loads it from the shared bytes), never trained here."""
+
+    helps = "More labelled reviews, more steps, or unfreezing the reused layers sooner are what this page can change."
 
     def __init__(self, recipe: Recipe, source: nn.Module, reviews: ParsedReviews | None = None):
         super().__init__()

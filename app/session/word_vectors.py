@@ -19,12 +19,10 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 import torch
 from torch import nn
 
 import engine
-from app.session.bag_of_words_verdict import verdict
 from app.session.budget import check_runs
 from app.session.link import Setup
 from app.session.memory import MemoryFull
@@ -131,22 +129,18 @@ class VectorRuns(PartRuns):
                                for start in STARTS[1:])]
         self.seconds = 0.0
 
-    def standing(self, log: pd.DataFrame) -> str:
-        """Where the runs stand at the latest step all were scored at (log: run, step, metric), fine-tuned behind
-        frozen said where it is, and the best run against the bag of words."""
-        by_run = log.pivot_table(index="step", columns="run", values="metric").dropna() if len(log) else log
-        if not len(by_run):
-            return ""
-        step, row = by_run.index[-1], by_run.iloc[-1]
-        scores = {run: row[run] for run in STARTS if run in row}
-        best = max(scores, key=scores.get)
-        behind = (" Fine-tuned is behind frozen here: with few labels, training the vectors on them need not help "
-                  "(Kim 2014's gain from fine-tuning came with thousands of labelled sentences)."
-                  if scores.get("fine-tuned", 1) < scores.get("frozen", 0) else "")
-        return (f" At step {step:,}: " + ", ".join(f"{run} {score:.1%}" for run, score in scores.items()) + " right."
-                + behind + verdict(int(step), scores[best], self.baseline[1], len(self.task.train_y),
-                                   self.task.seq_len, what="sentences" if self.reviews is None else "reviews",
-                                   who=f"the {best} run"))
+    helps = "More labelled sentences (or reviews) and more steps are what this page can change."
+
+    @property
+    def what(self) -> str:
+        return "sentences" if self.reviews is None else "reviews"
+
+    def remark(self, scores: dict[str, float]) -> str:
+        """Fine-tuned behind frozen, said where it is (Kim's gain from fine-tuning is no rule at few labels)."""
+        if scores.get("fine-tuned", 1) < scores.get("frozen", 0):
+            return (" Fine-tuned is behind frozen here: with few labels, training the vectors on them need not help "
+                    "(Kim 2014's gain from fine-tuning came with thousands of labelled sentences).")
+        return ""
 
     @property
     def covered(self) -> Covered:

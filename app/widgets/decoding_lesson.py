@@ -22,14 +22,16 @@ def figure(lab: Lab, generated: Generated) -> None:
     value = seq_rep(generated.continuation)
     yours = None if value is None else (how_written(generated.sampling), value)
     show(charts.repetition_by_rule(measured, yours), "gen_repetition")
-    same = (lab.origin == lesson.shipped and generated.text.startswith(LESSON_PROMPT)
-            and generated.prompt_length == len(LESSON_PROMPT) and len(generated.continuation) == LESSON_LENGTH)
+    same = (lab.origin == lesson.shipped and generated.step == 0 and how_written(generated.sampling) in measured
+            and generated.text[:generated.prompt_length] == LESSON_PROMPT
+            and len(generated.continuation) == LESSON_LENGTH)
     written = ("fewer than four words, so no 4-word sequence to count" if value is None else
                f"{value:.0%} of its 4-word sequences repeat an earlier one")
     st.caption(f"Your text, written {how_written(generated.sampling)}: {written}. Grey: each rule's as measured "
                f"over the lesson's runs (the shipped model, {LESSON_LENGTH} characters after “{LESSON_PROMPT}”, "
                "sampling seeds 0-2 on two CPU kernel paths). "
                + ("Your text was written the lesson's way, so it compares like with like." if same else
-                  f"Your text was not written the lesson's way (its model, prompt “{LESSON_PROMPT}” and "
-                  f"{LESSON_LENGTH} characters): it may differ for that reason too.")
+                  f"Your text was not written the lesson's way (the shipped model as shipped, the prompt "
+                  f"“{LESSON_PROMPT}”, {LESSON_LENGTH} characters, one of the rules drawn): it may differ for that "
+                  "reason too.")
                + " " + lesson.caption("repetition"))

@@ -174,7 +174,13 @@ def start_from_link(query: dict[str, str], owner: str, given: dict[str, list[str
     if steps is not None:  # the teacher's target, over the lesson's
         st.session_state[state.TARGET_STEPS] = steps
     if lesson is not None and lesson.shipped is not None and lesson.setup == lab.setup:
-        pretrained.install_into(lab, lesson.shipped)  # the lesson reads the trained model its link is the setup of
+        try:  # the lesson reads the trained model its link is the setup of
+            pretrained.install_into(lab, lesson.shipped)
+        except (ValueError, OSError) as err:  # over the memory budget, a checkpoint missing or unreadable
+            st.session_state[state.LINK_PROBLEM] = (
+                f"This lesson's trained model could not be opened ({literal(err)}): its settings are built afresh, "
+                "untrained, and the lesson is not open.")
+            lesson = None
     if lesson is not None and lesson.setup.task == lab.setup.task:
         st.session_state[state.LESSON] = lesson.key
         st.session_state.setdefault(state.TARGET_STEPS, lesson.steps)

@@ -23,7 +23,7 @@ def open_lesson(lesson: Lesson) -> None:
         # Its page opens, saying what to download (its runs read the corpus too); the Lab keeps the model it had
         corpus_needed.ask(missing, f"The lesson “{lesson.title}” trains on it; the model you had on Build & Train is "
                                    "unchanged.")
-    except ValueError as err:  # a lesson the lab refuses (over the size budget): say so, keep the model
+    except (ValueError, OSError) as err:  # over the size budget, or a shipped model unreadable: keep the model
         st.error(f"This lesson could not be opened ({literal(err)}). The model you had is unchanged.",
                  icon=":material/block:")
         return

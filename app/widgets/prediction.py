@@ -43,6 +43,10 @@ def progress(lesson: Lesson) -> Progress:
     return Progress(trained or trainee.playing, trained and trainee.finished(lesson.steps))
 
 
+LOCKS_WHEN = {"Play": "training starts", "Generate": "you press Generate"}
+LOCKED_WHEN = {"Play": "the lesson's runs started", "Generate": "you pressed Generate"}
+
+
 def go_word(lesson: Lesson) -> str:
     """The button that starts what the lesson measures on its page."""
     return "Generate" if lesson.page == "generate" else "Play"
@@ -73,8 +77,7 @@ def show(lesson: Lesson | None) -> None:
             st.markdown(f"This question was for before {go_word(lesson)}: the lesson's page has started. What its runs "
                         "measured shows here once they reach the lesson's budget.")
         else:
-            when = "you pressed Generate" if go_word(lesson) == "Generate" else "the lesson's runs started"
-            st.markdown(f"Your prediction, locked when {when}: **{answer['choice']}**")
+            st.markdown(f"Your prediction, locked when {LOCKED_WHEN[go_word(lesson)]}: **{answer['choice']}**")
         if now.reached:
             reveal(lesson, answer)
         elif now.started:
@@ -85,8 +88,7 @@ def choose(lesson: Lesson, answer: dict | None) -> None:
     """The choices as a radio, the student's answer kept (unlocked) as they change it."""
     texts = [choice.text for choice in lesson.question.choices]
     kept = answer["choice"] if answer is not None and answer["choice"] in texts else None
-    when = "you press Generate" if go_word(lesson) == "Generate" else "training starts"
-    picked = st.radio(f"Your prediction: it locks when {when}", texts,
+    picked = st.radio(f"Your prediction: it locks when {LOCKS_WHEN[go_word(lesson)]}", texts,
                       index=None if kept is None else texts.index(kept), key=f"prediction.{lesson.key}")
     if picked is not None and picked != kept:
         st.session_state[state.PREDICTION] = {"lesson": lesson.key, "choice": picked, "locked": False}

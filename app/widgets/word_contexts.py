@@ -69,8 +69,8 @@ def in_the_prose(compared: ContextCosines) -> str:
     """Where the prose the models read has the word and the two sentences: a word the training text seldom
     has gets a vector seldom trained; a sentence it holds, the models may have learned by heart."""
     training, held_out = found_in_prose([compared.word])
-    said = (f"In the prose: '{compared.word}' occurs {training:,} times in the training text (the first 90%) and "
-            f"{held_out:,} in the held-out 10%.")
+    said = (f"In the prose: '{compared.word}' occurs {training:,} time{'s' * (training != 1)} in the training text "
+            f"(the first 90%) and {held_out:,} in the held-out 10%.")
     where = {}
     for which, found in (("first", compared.first), ("second", compared.second)):
         in_training, in_held_out = found_in_prose(found.sentence)
@@ -112,9 +112,9 @@ def cosine_caption(compared: dict[str, ContextCosines], static: float | None, ab
     words_after = first.sentence[first.position + 1:] != second.sentence[second.position + 1:]
     words_before = first.sentence[:first.position] != second.sentence[:second.position]
     said = (f"'{masked.word}' at word {first.position + 1} of the first sentence and word {second.position + 1} of "
-            f"the second, read by {about}. At the embedding both models give it the same row (cosine 1). After the "
-            f"last block ({last}) the masked model's two vectors have cosine {float(masked.cosines[-1]):.3f}, the "
-            f"causal model's {float(causal.cosines[-1]):.3f}.")
+            f"the second, read by {about}. At the embedding both models give it the same row (cosine 1). "
+            f"{last.capitalize()}, the last, the masked model's two vectors have cosine "
+            f"{float(masked.cosines[-1]):.3f}, the causal model's {float(causal.cosines[-1]):.3f}.")
     if words_after and not words_before:
         said += (" The sentences are the same up to the word, so the causal model, which reads only leftwards, "
                  "gives it the same vector in both: only the masked model reads what follows.")

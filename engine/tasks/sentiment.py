@@ -147,6 +147,11 @@ class ReviewTask(Task):
                                          len(CLASS_NAMES), self.spec.pad_id)
         return self.baseline_name, accuracy
 
+    @functools.cached_property
+    def median_read(self) -> float:
+        """The median of the tokens the model reads of a training review (its last seq_len, pads not counted)."""
+        return float((self.train_x != self.spec.pad_id).sum(1).float().median())  # train_x [N, T]
+
     def sample(self, batch_size, generator):
         rows = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)  # [B]
         return self.train_x[rows].long(), self.train_y[rows]  # [B, T] (embeddings take int64), [B]

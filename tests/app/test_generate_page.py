@@ -184,7 +184,7 @@ def test_the_generation_lesson_opens_the_shipped_model_and_draws_your_texts_repe
     assert lab.origin == lesson.shipped and lab.setup == lesson.setup  # the trained model, not a fresh one
     assert all(torch.equal(a, b) for a, b in zip(lab.model.state_dict().values(), shipped.state_dict().values()))
     assert at.text_area(key="gen_prompt").value == LESSON_PROMPT  # a play's speaker, not Python's "def "
-    assert any(lesson.question.text.split()[0] in m.value for m in at.markdown)
+    assert any(" ".join(lesson.question.text.split()) in m.value for m in at.markdown)
     at.radio[0].set_value(lesson.question.choices[2].text).run()  # predicted before the first text
     at = generate_with(at, prompt=LESSON_PROMPT, method="greedy", length=300, seed=0)
     assert not at.exception, [e.message for e in at.exception]
@@ -216,3 +216,21 @@ def test_the_generation_lessons_link_opens_the_shipped_model_too():
     shipped, _ = pretrained.load(pretrained.read(lesson.shipped))
     assert lab.origin == lesson.shipped and at.session_state["lesson"] == lesson.key
     assert all(torch.equal(a, b) for a, b in zip(lab.model.state_dict().values(), shipped.state_dict().values()))
+
+
+def test_a_lesson_link_whose_shipped_model_cannot_be_read_says_so_and_opens_no_lesson(monkeypatch):
+    from app.session.lessons import BY_KEY
+
+    def unreadable(lab, name):
+        raise OSError(f"{name}.safetensors: no such file")
+
+    monkeypatch.setattr(pretrained, "install_into", unreadable)
+    lesson = BY_KEY["generation"]
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    for name, value in {**lesson.setup.to_query(), "lesson": lesson.key}.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "lesson" not in at.session_state or at.session_state["lesson"] is None
+    assert any("This lesson's trained model could not be opened" in w.value and "no such file" in w.value
+               for w in [*at.warning, *at.error, *at.info])

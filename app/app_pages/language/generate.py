@@ -153,9 +153,9 @@ def text(lab: Lab, generated: Generated) -> None:
                + (f" (it has trained to step {lab.trainer.steps_done:,} since: generate again to see the change)"
                   if lab.trainer.steps_done != generated.step else "") + ". The prompt is in bold."
                + (GREEDY_LOOPS if s.method in ("greedy", "beam") else ""))
-    prompt, continuation = generated.text[:generated.prompt_length], generated.text[generated.prompt_length:]
+    prompt = generated.text[:generated.prompt_length]
     st.html(f'<pre style="white-space: pre-wrap; font-size: 15px; background: #F6F6F6; padding: 12px;">'
-            f"<b>{html.escape(prompt)}</b>{html.escape(continuation)}</pre>")
+            f"<b>{html.escape(prompt)}</b>{html.escape(generated.continuation)}</pre>")
     if lab.origin == SHIPPED and generated.step == 0:  # the char-LSTM on Python's source, as shipped
         st.caption(SHIPPED_SHAPE)
 

@@ -9,7 +9,6 @@ import streamlit as st
 
 from app.charts import transfer as charts
 from app.session import pretrained
-from app.session.bag_of_words_verdict import verdict
 from app.session.lab import Lab
 from app.session.lessons import BY_KEY
 from app.session.transfer import LESSON_RECIPE, LR_SCALES, SOURCES, TRAIN, Recipe, TransferRuns, setup_of
@@ -157,22 +156,6 @@ def new_parts(runs: TransferRuns) -> str:
     return f"new {' and '.join(layers)} and a new head" if added else "a new head"
 
 
-def standing(runs: TransferRuns, log) -> str:
-    """Where both runs stand at the latest step both were scored at, and the better against the bag of
-    characters."""
-    if log.empty:
-        return ""
-    by_run = log.pivot_table(index="step", columns="run", values="metric").dropna()
-    if by_run.empty:
-        return ""
-    step, row = by_run.index[-1], by_run.iloc[-1]
-    best = "pretrained" if row["pretrained"] >= row["from scratch"] else "from scratch"
-    return (f"At step {step:,}: pretrained {row['pretrained']:.1%}, from scratch {row['from scratch']:.1%} of the "
-            "held-out reviews right."
-            + verdict(int(step), row[best], runs.baseline[1], len(runs.task.train_y), runs.task.seq_len,
-                      runs.task.token_name, who=f"the {best} run"))
-
-
 def unfreeze_text(runs: TransferRuns) -> tuple[int | None, str]:
     recipe, thawed = runs.recipe, runs.pretrained.thawed
     if not (recipe.freeze and recipe.unfreeze_at and thawed):
@@ -204,7 +187,7 @@ def draw(runs: TransferRuns) -> None:
     left.caption(f"Both runs scored on the same {len(runs.held_out[1]):,} held-out reviews every 25 steps and after "
                  f"each Step. Dotted: a {runs.task.baseline_name} (logistic regression on how often each "
                  f"character occurs) fitted on the same training reviews scores {runs.baseline[1]:.1%}, the line to "
-                 f"beat. {standing(runs, log)}")
+                 f"beat.{runs.standing(log)}")
     show(charts.part_gradients(parts, "pretrained", at, what), "transfer_gradients", right)
     right.caption("‖∂L/∂θ‖ of each part of the pretrained run at each measured step. A frozen part gets no gradient "
                   "at all: exactly 0, drawn at the floor and marked ▼. Its weights stay bit for bit as copied "

@@ -132,7 +132,7 @@ def draw_training(lab: Lab) -> None:
         "at the baseline means the network predicts no better than a constant. A training loss "
         "that falls while the held-out loss rises means the network is memorising its training "
         "data (overfitting). Dotted lines mark where a training setting changed."
-        + baseline_text(lab.task, held_out)
+        + baseline_text(lab, held_out)
     )
     best_step(lab)
     show(gradient_norm_curve(history, lab.setup.train.clip_norm), "grad_norm")
@@ -144,9 +144,10 @@ def draw_training(lab: Lab) -> None:
         st.success(f"Reached step {target:,}. Raise 'Train up to step' to go on.")
 
 
-def baseline_text(task, held_out: pd.DataFrame) -> str:
+def baseline_text(lab: Lab, held_out: pd.DataFrame) -> str:
     """What the metric panel's dashed line is, with its figure, where the task has one; for reviews, whether
     the network's latest held-out score is above it."""
+    task = lab.task
     if task.baseline_metric is None:
         return ""
     what, value = task.baseline_metric
@@ -156,9 +157,11 @@ def baseline_text(task, held_out: pd.DataFrame) -> str:
             f"thrown away) fitted on the same training reviews scores {value:.1%} on the same held-out ones: "
             "what the network gets above it, it reads from the order.")
     if len(held_out):
-        latest = held_out.iloc[-1]
-        text += verdict(int(latest["step"]), float(latest["metric"]), value, len(task.train_y), task.seq_len,
-                        task.token_name)
+        step = int(held_out.iloc[-1]["step"])
+        text += verdict(lab.step_said(step), step + lab.shipped_steps > 0, float(held_out.iloc[-1]["metric"]),
+                        value, len(task.train_y), task.median_read, task.token_name,
+                        helps="More labelled reviews, more steps, or an embedding that starts from pretrained "
+                              "vectors (the Pretrained embeddings page) are what would help it.")
     return text
 
 

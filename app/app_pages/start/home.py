@@ -69,8 +69,8 @@ def run() -> None:
     )
     suggested_path("Start here: a first 90-minute class", first_class(), "the GWU lecture teaches them")
     suggested_path("The NLP half: a 90-minute class", nlp_class(),
-                   "Scott's \"Recurrent Architectures\" teaches them (embeddings, transfer, translation, GPT and "
-                   "BERT), then decoding")
+                   "Scott's \"Recurrent Architectures\" teaches embeddings, translation, GPT and BERT, with the "
+                   "GWU lecture's transfer learning after the embeddings and \"Lecture 4: RNNs\"' decoding last")
     st.subheader("Every lesson, by objective")
     for objective, lessons in by_objective():
         st.markdown(f"#### {objective}")
