@@ -474,7 +474,7 @@ def test_the_board_names_lessons_by_title_hides_names_for_the_projector_and_down
     assert by_name.loc["Ada", "answer measured right"] == "yes" and by_name.loc["Alan", "answer measured right"] == "no"
     assert by_name.loc["Grace", "answer"] == "" and by_name.loc["Grace", "answer measured right"] == ""
     assert by_name.loc["Alan", "steps"] == "3" and float(by_name.loc["Alan", "held-out metric"]) == pytest.approx(0.6)
-    assert download.proto.label and download.proto.url  # the file the button serves
+    assert download.proto.deferred_file_id and download.proto.ignore_rerun  # made on the click, no rerun
 
 
 def test_after_the_reveal_the_teacher_sends_every_student_the_class_answers(in_class, cookies):
