@@ -128,9 +128,16 @@ def follow_banner(room: ClassRoom) -> None:
         latest = room.store.latest_broadcast()
     except StoreUnavailable:
         return  # the class's store is away: the student's own work carries on
+    held_still(latest is not None and latest.message.get("paused") is True)
     if latest is None or latest.seq <= state.get(state.FOLLOWED, 0):
         return
     message = latest.message
+    repeat_of = message.get("repeat_of")
+    if isinstance(repeat_of, int) and not isinstance(repeat_of, bool) and repeat_of <= state.get(state.FOLLOWED, 0):
+        st.session_state[state.FOLLOWED] = latest.seq  # the "follow me" this one carries was answered
+        return
+    if message.get("kind") == "pause":  # nothing to open: the pause itself is said above
+        return
     if message.get("kind") == "answers":
         class_answers(message, latest.seq)
         return
@@ -144,6 +151,20 @@ def follow_banner(room: ClassRoom) -> None:
         if later.button("Not now", key=f"follow_later_{latest.seq}"):
             st.session_state[state.FOLLOWED] = latest.seq
             st.rerun(scope="fragment")
+
+
+def held_still(paused: bool) -> None:
+    """The class paused by the teacher (every broadcast says whether it is): this session's runs stop, its
+    controls wait, and it says so; the page drawn again when that changes, so the controls follow."""
+    if paused:
+        st.warning("**Your teacher has paused the class:** look up at the front. Play comes back when they resume; "
+                   "nothing of yours is lost.", icon=":material/pause_circle:")
+        for trainee in (state.lab(), state.get(state.EMBEDDINGS), *(state.get(key) for key in state.OWN_RUNS.values())):
+            if trainee is not None and trainee.playing:
+                trainee.playing = False  # as Pause does: the step under way ends, no new one starts
+    if paused != state.get(state.CLASS_PAUSED, False):
+        st.session_state[state.CLASS_PAUSED] = paused
+        st.rerun()  # the whole page: its Play, Step and Reset wait, or come back
 
 
 def class_answers(message: dict, seq: int) -> None:

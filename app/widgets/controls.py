@@ -46,7 +46,7 @@ def round_robin_controls(trainee: RoundRobin, prefix: str, until_key: str, label
     """Play/Pause, Step, Reset and "`label`" (the step every run trains up to) for runs trained in
     turns (`each`: what one run is, for the help texts); the buttons act in callbacks, before the
     page redraws, so each label shows the new state."""
-    stopped = all(run.stopped for run in trainee.runs)
+    stopped = all(run.stopped for run in trainee.runs) or state.get(state.CLASS_PAUSED, False)
     play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
     play.button("Pause" if trainee.playing else "Play", key=f"{prefix}_play", type="primary", width="stretch",
                 disabled=stopped, icon=":material/pause:" if trainee.playing else ":material/play_arrow:",
@@ -54,7 +54,8 @@ def round_robin_controls(trainee: RoundRobin, prefix: str, until_key: str, label
     step.button("Step", key=f"{prefix}_step", width="stretch", disabled=stopped, icon=":material/skip_next:",
                 help=f"one training step of every {each}, each then measured", on_click=trainee.step)
     reset.button("Reset", key=f"{prefix}_reset", width="stretch", icon=":material/restart_alt:",
-                 help=f"fresh weights from the seed for every {each}; logs and timings cleared", on_click=trainee.reset)
+                 help=f"fresh weights from the seed for every {each}; logs and timings cleared", on_click=trainee.reset,
+                 disabled=state.get(state.CLASS_PAUSED, False))
     until.number_input(label, min_value=1, max_value=100_000, step=50, key=until_key, persist_state="session",
                        help=f"The {each}s take turns, one step each, so all stand within one step of each other.")
 
@@ -106,7 +107,8 @@ def training_controls(lab: Lab) -> None:
         open_button(lab, f"Open the {task} preset to train", preset_setup(task), engine.TASKS[task].preset.steps,
                     "open_preset", width="content", help="a fresh model of the preset's size, in place of this one")
         return
-    stopped = lab.trainer.diverged_at is not None
+    paused = state.get(state.CLASS_PAUSED, False)  # by the teacher: every control waits (class_link.held_still)
+    stopped = lab.trainer.diverged_at is not None or paused
     play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
     play.button(
         "Pause" if lab.playing else "Play", key="play", type="primary", width="stretch", disabled=stopped,
@@ -119,7 +121,7 @@ def training_controls(lab: Lab) -> None:
     )
     reset.button(
         "Reset", key="reset", width="stretch", help="fresh weights from the seed; history cleared",
-        icon=":material/restart_alt:", on_click=this_tab_only(lab.reset),
+        icon=":material/restart_alt:", on_click=this_tab_only(lab.reset), disabled=paused,
     )
     until.number_input(
         "Train up to step", min_value=1, max_value=MAX_TARGET_STEPS, step=100, key=state.TARGET_STEPS,

@@ -506,6 +506,42 @@ def test_after_the_reveal_the_teacher_sends_every_student_the_class_answers(in_c
     assert not [m for m in student.markdown if "Your teacher shows the class's answers" in m.value]
 
 
+def test_the_teacher_pauses_the_class_and_every_run_stops_and_waits_until_resumed(in_class, cookies):
+    student = student_app()
+    lab = student.session_state[state.LAB]
+    teacher = teacher_app(cookies)
+    teacher.selectbox(key="board_follow").select("vanishing").run()
+    [send] = [b for b in teacher.button if b.label == "Send to the class"]
+    send.click().run()
+    follower = student_app()
+    [b for b in follower.button if b.key.startswith("follow_open_")][0].click().run()  # answered before the pause
+    lab.playing = True  # as Play leaves it
+    [pause] = [b for b in teacher.button if b.key == "board_pause"]
+    assert pause.label == "Pause the class"
+    pause.click().run()
+    assert any("The class is paused" in w.value for w in teacher.warning)
+    assert [b.label for b in teacher.button if b.key == "board_pause"] == ["Resume the class"]
+    student.run()
+    assert not lab.playing and student.session_state[state.CLASS_PAUSED]
+    assert any("Your teacher has paused the class" in w.value for w in student.warning)
+    # the "follow me" sent before the pause is still there to answer; one who answered it is not asked again
+    [open_it] = [b for b in student.button if b.key.startswith("follow_open_")]
+    follower.run()
+    assert not [b for b in follower.button if b.key.startswith("follow_open_")]
+    assert any("Your teacher has paused the class" in w.value for w in follower.warning)
+    student.switch_page(nav.PATHS["build"]).run()
+    controls = {b.key: b for b in student.button if b.key in ("play", "step", "reset")}
+    assert len(controls) == 3 and all(b.disabled for b in controls.values())  # every control waits
+    [resume] = [b for b in teacher.button if b.key == "board_pause"]
+    resume.click().run()
+    student.run()
+    assert not student.session_state[state.CLASS_PAUSED]
+    assert not any("Your teacher has paused the class" in w.value for w in student.warning)
+    assert not any(b.disabled for b in student.button if b.key in ("play", "step", "reset"))
+    assert lab.playing is False  # resuming gives Play back; it does not press it
+    assert open_it.key.startswith("follow_open_")
+
+
 def test_answers_of_a_forged_shape_show_no_student_anything(in_class):
     student = student_app()
     for forged in ({"kind": "answers", "lesson": "exploding", "counts": {"x": "many"}},

@@ -5,8 +5,9 @@ link the script printed) use it. The board lists the three by name within second
 "follow me" brings each student's banner, whose button opens the lesson with its question; each answers
 differently and presses Play; the board shows each on the lesson (by its title) with their answer, its
 figures draw a run each and count the answers, and the reveal colours the measured one green. The teacher
-sends the class its answers, which every student's page then shows; downloads the class as CSV (names,
-answers, whether each was measured right); and hides the names for the projector. At 1400 px every column
+sends the class its answers, which every student's page then shows; pauses the class (every student's
+controls wait) and resumes it; downloads the class as CSV (names, answers, whether each was measured right);
+and hides the names for the projector. At 1400 px every column
 of the table is in view. The one-time code after "#" in the teacher's link, and the key, are in none of
 nginx's logs, the app processes' logs, the tab's address or its history, and the code's cookie is gone once
 the board is open; the same link opened again (as from the browser's history) opens nothing. A code of
@@ -235,6 +236,18 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
             assert bars["x"] == [list(STUDENTS.values()).count(choice) for choice in choices]
             assert bars["colours"] == [GREEN if choice == right else GREY for choice in choices]
             assert f"Yours: {STUDENTS[name]}" in main_text(page)
+        teacher.page.get_by_role("button", name="Pause the class").click()
+        wait_for_app(teacher.page)
+        for student in students.values():  # each page stops and its controls wait (Play is off: it diverged)
+            page = student.page
+            page.get_by_text("Your teacher has paused the class").wait_for(timeout=BANNER)
+            page.wait_for_function("() => document.querySelector('.st-key-reset button').disabled")
+        teacher.page.get_by_role("button", name="Resume the class").click()
+        wait_for_app(teacher.page)
+        for student in students.values():
+            student.page.wait_for_function("() => !document.querySelector('.st-key-reset button').disabled",
+                                           timeout=BANNER)
+            assert "Your teacher has paused the class" not in main_text(student.page)
         with teacher.page.expect_download() as downloading:
             teacher.page.get_by_role("button", name="Download the class (CSV)").click()
         exported = pd.read_csv(downloading.value.path(), dtype=str, keep_default_na=False).set_index("student")

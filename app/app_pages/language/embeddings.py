@@ -181,7 +181,8 @@ def controls(embedding: EmbeddingRun) -> None:
     if refused:
         st.error(f"Those settings were not used: {literal(refused)}. Your vectors are unchanged.",
                  icon=":material/block:")
-    stopped = embedding.run.diverged_at is not None
+    paused = state.get(state.CLASS_PAUSED, False)  # by the teacher (class_link.held_still)
+    stopped = embedding.run.diverged_at is not None or paused
     play, step, reset, until = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
     play.button("Pause" if embedding.playing else "Play", key="embedding_play", type="primary", width="stretch",
                 disabled=stopped, icon=":material/pause:" if embedding.playing else ":material/play_arrow:",
@@ -189,7 +190,7 @@ def controls(embedding: EmbeddingRun) -> None:
     step.button("Step", key="embedding_step", width="stretch", disabled=stopped, icon=":material/skip_next:",
                 help="one step: 256 centre words, each with its context and noise words", on_click=embedding.step)
     reset.button("Reset", key="embedding_reset", width="stretch", icon=":material/restart_alt:",
-                 help="fresh random vectors from the seed; history cleared", on_click=embedding.reset)
+                 help="fresh random vectors from the seed; history cleared", on_click=embedding.reset, disabled=paused)
     until.number_input("Train up to step", min_value=1, max_value=100_000, step=500, key=state.EMBEDDING_STEPS)
 
 

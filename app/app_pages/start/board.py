@@ -164,10 +164,57 @@ def live_table(room: ClassRoom, show_state: str, statuses: list, now: float, hid
                    icon=":material/cloud_off:")
 
 
+def latest_sent(room: ClassRoom):
+    """The class's current broadcast (None: none, or the store away)."""
+    try:
+        return room.store.latest_broadcast()
+    except StoreUnavailable:
+        return None
+
+
+def class_paused(room: ClassRoom) -> bool:
+    """Whether the class is paused: every broadcast says so (the latest counts), so a "follow me" sent during a
+    pause keeps it."""
+    latest = latest_sent(room)
+    return latest is not None and latest.message.get("paused") is True
+
+
+def send(room: ClassRoom, message: dict, paused: bool) -> bool:
+    """Broadcast `message` with the class's pause; False, said on the page, when it could not be sent."""
+    try:
+        room.store.broadcast({**message, "paused": paused})
+    except (StoreUnavailable, ValueError) as err:
+        st.error(f"It could not be sent: {literal(str(err))}.", icon=":material/block:")
+        return False
+    return True
+
+
+def pause_control(room: ClassRoom) -> bool:
+    """Pause the class (every student's Play stops and their controls wait) or resume it; whether it is paused."""
+    latest = latest_sent(room)
+    paused = latest is not None and latest.message.get("paused") is True
+    if paused:
+        st.warning("The class is paused: every student's runs stopped and their Play, Step and Reset wait.",
+                   icon=":material/pause_circle:")
+    label, icon = ("Resume the class", ":material/play_circle:") if paused else \
+        ("Pause the class", ":material/pause_circle:")
+    if st.button(label, key="board_pause", icon=icon,
+                 help=f"Every student's page follows within {FOLLOW_POLL:.0f} seconds; nothing of theirs is lost"):
+        # The store holds one broadcast: a pause carries the "follow me" before it (a student who has not
+        # answered it still sees its banner), marked as the same one (one who has is not asked again)
+        before = latest.message if latest is not None and latest.message.get("kind") != "pause" else None
+        message = {"kind": "pause"} if before is None else \
+            {**before, "repeat_of": before.get("repeat_of") or latest.seq}
+        if send(room, message, not paused):
+            st.rerun()  # the button says what it does next
+    return paused
+
+
 def follow_me(room: ClassRoom) -> None:
     """The teacher sends the class a lesson, or the teacher's own setup: each student sees a banner
-    with one button, and nothing of theirs changes without that click."""
+    with one button, and nothing of theirs changes without that click. And the pause."""
     st.subheader("Follow me")
+    paused = pause_control(room)
     choices = [OWN_SETUP, *(lesson.key for lesson in LESSONS)]
     picked = st.selectbox("Send the class", choices, key="board_follow",
                           format_func=lambda key: key if key == OWN_SETUP else f"the lesson {BY_KEY[key].title}")
@@ -179,10 +226,7 @@ def follow_me(room: ClassRoom) -> None:
                    "title": f"the teacher's setup ({lab.summary()['task']}, {lab.summary()['model']})"}
     else:
         message = {"kind": "lesson", "lesson": picked, "title": f"the lesson \u201c{BY_KEY[picked].title}\u201d"}
-    try:
-        room.store.broadcast(message)
-    except (StoreUnavailable, ValueError) as err:
-        st.error(f"It could not be sent: {literal(str(err))}.", icon=":material/block:")
+    if not send(room, message, paused):
         return
     st.success(f"Sent: every student's page shows a banner within {FOLLOW_POLL:.0f} seconds, with a button to open "
                f"{message['title']}.", icon=":material/check_circle:")
@@ -250,10 +294,7 @@ def send_answers(room: ClassRoom, key: str, counts: dict[str, int]) -> None:
     FOLLOW_POLL seconds, beside their own answer)."""
     message = {"kind": "answers", "lesson": key, "counts": counts,
                "title": f"the class's answers to \u201c{BY_KEY[key].title}\u201d"}
-    try:
-        room.store.broadcast(message)
-    except (StoreUnavailable, ValueError) as err:
-        st.error(f"They could not be sent: {literal(str(err))}.", icon=":material/block:")
+    if not send(room, message, class_paused(room)):
         return
     st.success(f"Sent: every student's page shows the class's answers within {FOLLOW_POLL:.0f} seconds.",
                icon=":material/check_circle:")
