@@ -16,11 +16,12 @@ HEIGHT = 360  # px: on a projector, beside nothing else
 
 
 def class_runs(curves: dict[str, tuple[str, list[list[float]]]], band: pd.DataFrame | None, members: int, title: str,
-               y_title: str) -> go.Figure:
+               y_title: str, legend: str | None = None) -> go.Figure:
     """Each student's curve (their store key -> (name, [[step, value], ...]): two students may share a
     name) as a thin line over the band (step, low, high) the lesson's `members` measured runs span; no
     band when the lesson has none of this series. A name is text, escaped: plotly reads a trace's
-    name and meta as its own markup."""
+    name and meta as its own markup. `legend`: what the curves' one legend entry says (the class's by
+    default)."""
     fig = go.Figure()
     if band is not None and len(band):
         fig.add_trace(go.Scatter(x=band["step"], y=band["high"], mode="lines", line=dict(width=0), showlegend=False,
@@ -29,7 +30,7 @@ def class_runs(curves: dict[str, tuple[str, list[list[float]]]], band: pd.DataFr
                                  fillcolor=translucent(BLUE, 0.2), name=f"{members} measured runs",
                                  customdata=band["high"],
                                  hovertemplate="step %{x:,}: measured %{y:.3g} to %{customdata:.3g}<extra></extra>"))
-    legend = f"the class: {len(curves)} student{'s' * (len(curves) != 1)}, a line each"
+    legend = legend or f"the class: {len(curves)} student{'s' * (len(curves) != 1)}, a line each"
     colour = translucent(GREY, 0.8)
     for index, (name, points) in enumerate(sorted(curves.values())):  # one legend entry stands for them all
         shown = html.escape(name)

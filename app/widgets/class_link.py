@@ -6,6 +6,7 @@ click. A server without a class shows and publishes nothing."""
 from __future__ import annotations
 
 import functools
+import html
 import os
 from dataclasses import dataclass
 
@@ -13,9 +14,11 @@ import streamlit as st
 
 from app import pages
 from app.charts import class_board as class_charts
+from app.session import ensembles
+from app.session.class_board import as_shown
 from app.session.class_config import ClassConfig, class_config
 from app.session.class_publisher import Publisher
-from app.session.class_status import MAX_NAME, NamesByBrowser, Presence, clean_name
+from app.session.class_status import MAX_NAME, SERIES, NamesByBrowser, Presence, clean_name
 from app.session.class_store import ClassStore, StoreUnavailable, open_store
 from app.session.lessons import BY_KEY
 from app.session.link import parse_query
@@ -141,6 +144,9 @@ def follow_banner(room: ClassRoom) -> None:
     if message.get("kind") == "answers":
         class_answers(message, latest.seq)
         return
+    if message.get("kind") == "snapshot":
+        one_run(message, latest.seq)
+        return
     with st.container(border=True):
         st.info(f"**Your teacher asks the class to open {literal(str(message.get('title', 'a page')), 120)}.** "
                 "Your own model stays as it is until you click.", icon=":material/co_present:")
@@ -165,6 +171,33 @@ def held_still(paused: bool) -> None:
     if paused != state.get(state.CLASS_PAUSED, False):
         st.session_state[state.CLASS_PAUSED] = paused
         st.rerun()  # the whole page: its Play, Step and Reset wait, or come back
+
+
+def one_run(message: dict, seq: int) -> None:
+    """One student's run the teacher shows the class: its held-out curve over the lesson's measured band, until
+    the student closes it. A message of another shape (the store's rows are signed, yet read as any row is)
+    shows nothing."""
+    lesson, series = BY_KEY.get(message.get("lesson")), message.get("series")
+    if lesson is None or series not in SERIES:
+        return
+    shown = as_shown({"name": message.get("name"), "named": True, "curves": {series: message.get("points")}})
+    points = shown["curves"][series]
+    if not points:
+        return
+    ensemble, run = ensembles.shipped(lesson.key), message.get("run")
+    measured = ensemble is not None and run in ensemble.runs() and series in ensemble.series(run)
+    band = ensemble.band(run, series) if measured else None
+    name, escaped = shown["name"], html.escape(shown["name"])  # plotly reads a title and a legend as markup
+    with st.container(border=True):
+        st.markdown(f":material/cast: **Your teacher shows the class {literal(name, MAX_NAME)}'s run** on "
+                    f"“{lesson.title}”.")
+        show(class_charts.class_runs({"shown": (name, points)}, band, len(ensemble.members) if measured else 0,
+                                     f"{escaped}'s run", f"held-out {series}", legend=f"{escaped}'s run"),
+             "class_snapshot")
+        st.caption(f"Their held-out {series} at each measurement as the teacher's board had it"
+                   + (f", over the band of the lesson's {len(ensemble.members)} measured runs." if measured else ".")
+                   + " Your own run is on your page, to set beside it.")
+        st.button("Close", key=f"snapshot_close_{seq}", icon=":material/close:", on_click=seen_up_to, args=(seq,))
 
 
 def class_answers(message: dict, seq: int) -> None:

@@ -542,6 +542,38 @@ def test_the_teacher_pauses_the_class_and_every_run_stops_and_waits_until_resume
     assert open_it.key.startswith("follow_open_")
 
 
+def test_the_teacher_shows_the_class_one_students_run_over_the_lessons_band(in_class, cookies):
+    from app.session import ensembles
+
+    lesson = BY_KEY["rnn-forgets"]  # its band is of the held-out loss
+    store = class_room().store
+    ada = [[0, 0.9], [25, 0.5], [50, 0.3]]
+    store.publish("ada", {"name": "Ada", "named": True, "lesson": lesson.key, "state": "paused", "steps": 50,
+                          "curves": {"loss": ada}})
+    student = student_app()
+    teacher = teacher_app(cookies)
+    teacher.selectbox(key="board_lesson").select(lesson.key).run()
+    teacher.toggle(key=state.BOARD_HIDE_NAMES).set_value(True).run()  # on the projector: no name sent either
+    picker = teacher.selectbox(key="board_snapshot_pick")
+    assert picker.value == "ada" and picker.format_func("ada").startswith("student ")
+    [show_it] = [b for b in teacher.button if b.key == "board_snapshot"]
+    show_it.click().run()
+    assert any("Sent: every student's page shows student" in s.value for s in teacher.success)
+    student.run()
+    spec = chart(student, "student ")
+    [run] = [t for t in spec["data"] if t.get("legendgroup") == "class"]
+    assert [plotted(run["x"]), plotted(run["y"])] == [[0, 25, 50], [0.9, 0.5, 0.3]]  # Ada's curve, as published
+    ensemble = ensembles.shipped(lesson.key)
+    [band] = [t for t in spec["data"] if t.get("name", "").endswith("measured runs")]
+    expected = ensemble.band(ensemble.run_of(lesson.setup), "loss")
+    assert plotted(band["y"]) == pytest.approx(list(expected["low"]))
+    assert "Ada" not in json.dumps(spec) and not any("Ada" in m.value for m in student.markdown)
+    [close] = [b for b in student.button if b.key.startswith("snapshot_close_")]
+    close.click().run()
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in student.get("plotly_chart")]
+    assert not [title for title in titles if title.endswith("'s run")]  # closed
+
+
 def test_answers_of_a_forged_shape_show_no_student_anything(in_class):
     student = student_app()
     for forged in ({"kind": "answers", "lesson": "exploding", "counts": {"x": "many"}},

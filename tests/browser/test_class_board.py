@@ -236,6 +236,16 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
             assert bars["x"] == [list(STUDENTS.values()).count(choice) for choice in choices]
             assert bars["colours"] == [GREEN if choice == right else GREY for choice in choices]
             assert f"Yours: {STUDENTS[name]}" in main_text(page)
+        teacher.page.get_by_role("button", name="Show it to the class").click()  # the first student's run
+        wait_for_app(teacher.page)
+        shown = " ".join(teacher.page.locator('[data-testid="stAlert"]').last.inner_text().split())
+        assert "Sent: every student's page shows" in shown and "'s run" in shown, shown
+        name = shown.split("shows ", 1)[1].split("'s run")[0]
+        assert name in STUDENTS
+        for student in students.values():  # each sees that student's curve, as the board has it
+            student.page.get_by_text(f"Your teacher shows the class {name}'s run").wait_for(timeout=BANNER)
+            curves = [trace for trace in figure(student, f"{name}'s run") if trace["group"] == "class"]
+            assert len(curves) == 1 and len(curves[0]["y"]) >= 1
         teacher.page.get_by_role("button", name="Pause the class").click()
         wait_for_app(teacher.page)
         for student in students.values():  # each page stops and its controls wait (Play is off: it diverged)

@@ -275,6 +275,12 @@ def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
     st.caption(f"Each grey line is one student's held-out {series} on this lesson, as their page last published it "
                f"({len(curves)} of them; a run with one measurement is a dot); {what}. Redrawn every "
                f"{LESSON_REFRESH:.0f} s.")
+    if curves:
+        pick, go = st.columns([3, 1], vertical_alignment="bottom")
+        chosen = pick.selectbox("One student's run, to show the class", list(curves), key="board_snapshot_pick",
+                                format_func=lambda student: curves[student][0])
+        if go.button("Show it to the class", key="board_snapshot", icon=":material/cast:"):
+            send_snapshot(room, key, run, series, *curves[chosen])
     question = BY_KEY[key].question
     if question is not None:
         counts = answers_of(statuses, key, tuple(choice.text for choice in question.choices))
@@ -287,6 +293,17 @@ def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
         if reveal and st.button("Show every student the class's answers", key="board_send_answers",
                                 icon=":material/groups:"):
             send_answers(room, key, counts)
+
+
+def send_snapshot(room: ClassRoom, key: str, run: str | None, series: str, name: str, points: list) -> None:
+    """One student's held-out curve as the board has it now (their name as the board shows it: hidden names
+    stay hidden), to every student's page over the lesson's band."""
+    message = {"kind": "snapshot", "lesson": key, "run": run, "series": series, "name": name, "points": points,
+               "title": f"{name}'s run on \u201c{BY_KEY[key].title}\u201d"}
+    if not send(room, message, class_paused(room)):
+        return
+    st.success(f"Sent: every student's page shows {name}'s run within {FOLLOW_POLL:.0f} seconds.",
+               icon=":material/check_circle:")
 
 
 def send_answers(room: ClassRoom, key: str, counts: dict[str, int]) -> None:
