@@ -12,6 +12,7 @@ import pandas as pd
 
 from app.session.class_status import MAX_NAME, clean_name, visible
 from app.session.class_store import Status
+from app.session.lesson_runs.replay import close
 from app.session.lessons import BY_KEY, LESSONS
 
 # s without a publish: six of the publisher's rounds (1 s) missed, so a round slowed by a busy process
@@ -171,6 +172,24 @@ def curves_of(statuses: list[Status], lesson: str, series: str,
             name = hidden.anonymous(entry.session_id) if hidden is not None else shown["name"]
             found[entry.session_id] = (name, curve)
     return found
+
+
+INSIDE, WIDEN = 0.9, 0.25  # a run inside its lesson's band, as the full tier holds a lesson trained again
+
+
+def inside_band(curves: dict[str, tuple[str, list[list[float]]]], band: pd.DataFrame) -> tuple[int, int]:
+    """(inside, counted): of the curves with a point at one of the band's steps, how many have at least INSIDE
+    of those points within the band widened by WIDEN of its width (replay.close), as tests/app/test_lessons.py
+    holds a lesson's run: what the class's runs say of the measured claim."""
+    by_step = {int(row.step): (row.low, row.high) for row in band.itertuples()}
+    inside = counted = 0
+    for _, points in curves.values():
+        shared = [(value, *by_step[int(step)]) for step, value in points if int(step) in by_step]
+        if not shared:
+            continue
+        counted += 1
+        inside += sum(close(value, low, high, WIDEN) for value, low, high in shared) >= INSIDE * len(shared)
+    return inside, counted
 
 
 def class_csv(frame: pd.DataFrame) -> bytes:

@@ -25,6 +25,7 @@ from app.session.class_board import (
     board_frame,
     class_csv,
     counts_line,
+    inside_band,
 )
 from app.session.class_config import MAX_TRIES, ClassConfig, check_key, class_config
 from app.session.class_publisher import FORGET_AFTER, SILENT_AFTER, Publisher
@@ -568,10 +569,22 @@ def test_the_teacher_shows_the_class_one_students_run_over_the_lessons_band(in_c
     expected = ensemble.band(ensemble.run_of(lesson.setup), "loss")
     assert plotted(band["y"]) == pytest.approx(list(expected["low"]))
     assert "Ada" not in json.dumps(spec) and not any("Ada" in m.value for m in student.markdown)
+    inside, counted = inside_band({"ada": ("Ada", ada)}, expected)
+    assert counted == 1 and any(f"{inside} of the 1 students' runs with a point at its steps lie inside it" in c.value
+                                for c in teacher.caption)
     [close] = [b for b in student.button if b.key.startswith("snapshot_close_")]
     close.click().run()
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in student.get("plotly_chart")]
     assert not [title for title in titles if title.endswith("'s run")]  # closed
+
+
+def test_the_board_counts_the_runs_inside_the_lessons_band_as_the_full_tier_holds_a_run():
+    band = pd.DataFrame({"step": [0, 25, 50, 75], "low": [1.0, 0.5, 0.3, 0.2], "high": [1.2, 0.7, 0.5, 0.4]})
+    curves = {"in": ("a", [[0, 1.1], [25, 0.6], [50, 0.4], [75, 0.3]]),
+              "edge": ("b", [[0, 1.1], [25, 0.74], [50, 0.4], [75, 0.3]]),  # 0.74: within the quarter widening
+              "out": ("c", [[0, 1.1], [25, 0.9], [50, 0.9], [75, 0.3]]),  # two of four outside
+              "elsewhere": ("d", [[10, 0.5]])}  # no point at a band's step: not counted
+    assert inside_band(curves, band) == (2, 3)
 
 
 def test_answers_of_a_forged_shape_show_no_student_anything(in_class):

@@ -10,12 +10,14 @@ import streamlit as st
 from app.charts import class_board as charts
 from app.session import ensembles
 from app.session.class_board import (
+    INSIDE,
     Moves,
     answers_of,
     board_frame,
     class_csv,
     counts_line,
     curves_of,
+    inside_band,
     names_hidden,
 )
 from app.session.class_config import check_code, check_key
@@ -270,8 +272,13 @@ def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
     curves = curves_of(statuses, key, series, hidden)
     show(charts.class_runs(curves, band, members, f"The class on \u201c{BY_KEY[key].title}\u201d",
                            f"held-out {series}"), "board_class_runs")
-    what = (f"the band spans the {members} runs measured for the lesson's run '{run}' over seeds and CPU kernel "
-            "paths" if band is not None else "no measured run of this lesson is the one its link opens, so no band")
+    if band is not None:
+        inside, counted = inside_band(curves, band)
+        what = (f"the band spans the {members} runs measured for the lesson's run '{run}' over seeds and CPU kernel "
+                f"paths, and {inside} of the {counted} students' runs with a point at its steps lie inside it (at "
+                f"least {INSIDE:.0%} of their points, the band widened by a quarter)")
+    else:
+        what = "no measured run of this lesson is the one its link opens, so no band"
     st.caption(f"Each grey line is one student's held-out {series} on this lesson, as their page last published it "
                f"({len(curves)} of them; a run with one measurement is a dot); {what}. Redrawn every "
                f"{LESSON_REFRESH:.0f} s.")
