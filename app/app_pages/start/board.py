@@ -275,8 +275,8 @@ def lesson_figures(room: ClassRoom, key: str, reveal: bool) -> None:
     if band is not None:
         inside, counted = inside_band(curves, band)
         what = (f"the band spans the {members} runs measured for the lesson's run '{run}' over seeds and CPU kernel "
-                f"paths, and {inside} of the {counted} students' runs with a point at its steps lie inside it (at "
-                f"least {INSIDE:.0%} of their points, the band widened by a quarter)")
+                f"paths; students' runs inside it: {inside} of {counted} (of those with a point at its steps: inside "
+                f"with at least {INSIDE:.0%} of their points, the band widened by a quarter)")
     else:
         what = "no measured run of this lesson is the one its link opens, so no band"
     st.caption(f"Each grey line is one student's held-out {series} on this lesson, as their page last published it "
