@@ -570,8 +570,8 @@ def test_the_teacher_shows_the_class_one_students_run_over_the_lessons_band(in_c
     assert plotted(band["y"]) == pytest.approx(list(expected["low"]))
     assert "Ada" not in json.dumps(spec) and not any("Ada" in m.value for m in student.markdown)
     inside, counted = inside_band({"ada": ("Ada", ada)}, expected)
-    assert counted == 1 and any(f"students' runs inside it: {inside} of 1 (of those with a point at its steps" in c.value
-                                for c in teacher.caption)
+    said = f"students' runs inside it: {inside} of 1 (of those with a point at its steps"
+    assert counted == 1 and any(said in c.value for c in teacher.caption)
     [close] = [b for b in student.button if b.key.startswith("snapshot_close_")]
     close.click().run()
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in student.get("plotly_chart")]
