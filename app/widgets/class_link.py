@@ -6,6 +6,7 @@ click. A server without a class shows and publishes nothing."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
 import os
 from dataclasses import dataclass
@@ -228,12 +229,21 @@ def seen_up_to(seq: int) -> None:
     st.session_state[state.FOLLOWED] = seq
 
 
+def student_seed(handle: str) -> int:
+    """A seed of this student's own, the same on every lesson (1 to 9,999: the lesson's own is 0), from the
+    handle their session was given."""
+    return int(hashlib.sha256(handle.encode()).hexdigest()[:8], 16) % 9_999 + 1
+
+
 def follow(message: dict) -> None:
     """Open what the teacher sent: a lesson, or the teacher's own setup on a page. A setup this
     student's install refuses (the size budget) leaves the student's model as it was, saying why."""
     lesson = BY_KEY.get(message.get("lesson"))
     if message.get("kind") == "lesson" and lesson is not None:
-        open_lesson(lesson)
+        # Each student on a seed of their own makes the class an ensemble; a page that trains runs of its own (or
+        # a shipped model) keeps the lesson's
+        own = message.get("own_seeds") is True and lesson.shipped is None and lesson.page not in state.OWN_RUNS
+        open_lesson(lesson, student_seed(presence().handle) if own else None)
         return
     try:
         setup = parse_query(dict(message.get("query", {})))

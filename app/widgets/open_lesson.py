@@ -6,6 +6,7 @@ import streamlit as st
 
 from app import pages
 from app.session import pretrained
+from app.session.lesson_runs import seeded
 from app.session.lessons import Lesson
 from app.widgets import corpus_needed, state
 from app.widgets.header import current_lab
@@ -13,10 +14,12 @@ from app.widgets.literal import literal
 from engine import datasets
 
 
-def open_lesson(lesson: Lesson) -> None:
+def open_lesson(lesson: Lesson, seed: int | None = None) -> None:
+    """`seed`: the lesson's setup on another seed (a student of a class: the class an ensemble), else its own."""
     try:
         if lesson.shipped is None:
-            current_lab().start(lesson.setup)
+            setup = lesson.setup if seed is None else seeded(lesson.setup, seed)
+            current_lab().start(setup)
         else:  # a fresh copy of the trained model the lesson reads (its link is that model's setup)
             pretrained.install_into(current_lab(), lesson.shipped)
     except datasets.CorpusMissing as missing:

@@ -33,11 +33,12 @@ from app.session.class_status import CURVE_POINTS, MAX_NAME, Presence, clean_nam
 from app.session.class_store import MAX_JSON_BYTES, StoreUnavailable
 from app.session.class_store_sqlite import SQLiteStore
 from app.session.lab import Lab
+from app.session.lesson_runs import seeded
 from app.session.lessons import BY_KEY, LESSONS
 from app.session.link import DEFAULT
 from app.session.teacher_pass import new_code
 from app.widgets import state, teacher_link
-from app.widgets.class_link import class_room
+from app.widgets.class_link import class_room, student_seed
 
 from .conftest import MAIN, chart, plotted
 
@@ -380,9 +381,17 @@ def test_follow_me_brings_a_banner_and_only_the_click_opens_the_lesson(in_class,
     open_it.click().run()
     lesson = BY_KEY["vanishing"]
     assert student.session_state[state.LESSON] == "vanishing"
-    assert student.session_state[state.LAB].setup == lesson.setup
+    seed = student_seed(student.session_state[state.PRESENCE].handle)  # the class an ensemble: a seed each
+    assert student.session_state[state.LAB].setup == seeded(lesson.setup, seed) and 1 <= seed < 10_000
     student.run()
     assert not [i for i in student.info if "Your teacher asks" in i.value]  # answered: the banner is gone
+    another = student_app()
+    teacher.checkbox(key="board_own_seeds").uncheck().run()  # every student on the lesson's own seed
+    [send] = [b for b in teacher.button if b.label == "Send to the class"]
+    send.click().run()
+    another.run()
+    [b for b in another.button if b.key.startswith("follow_open_")][0].click().run()
+    assert another.session_state[state.LAB].setup == lesson.setup
 
 
 def test_a_followed_setup_over_the_budget_is_refused_and_the_model_kept(in_class):

@@ -180,6 +180,9 @@ def test_a_teacher_and_three_students_on_two_processes(browser, store):
             assert (served.run_dir / "class.db").exists()
 
         choose(teacher.page, "Send the class", f"the lesson {LESSON.title}")
+        # The lesson's own seed for all: its unclipped run diverges at step 2 on it (a seed of each student's own,
+        # drawn from a random handle, is held in tests/app/test_class_board.py)
+        teacher.page.get_by_text("Each student on a seed of their own").click()
         teacher.page.get_by_role("button", name="Send to the class").click()
         wait_for_app(teacher.page)
         assert "Sent: every student's page shows a banner" in main_text(teacher.page)

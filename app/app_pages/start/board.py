@@ -220,6 +220,10 @@ def follow_me(room: ClassRoom) -> None:
     choices = [OWN_SETUP, *(lesson.key for lesson in LESSONS)]
     picked = st.selectbox("Send the class", choices, key="board_follow",
                           format_func=lambda key: key if key == OWN_SETUP else f"the lesson {BY_KEY[key].title}")
+    own_seeds = st.checkbox("Each student on a seed of their own", value=True, key="board_own_seeds",
+                            help="The class's runs are then an ensemble, drawn over the lesson's measured band; off, "
+                                 "every student trains the lesson's own seed (one curve for all). Pages that train "
+                                 "runs of their own keep the lesson's seed.")
     if not st.button("Send to the class", icon=":material/co_present:", type="primary"):
         return
     if picked == OWN_SETUP:
@@ -227,7 +231,8 @@ def follow_me(room: ClassRoom) -> None:
         message = {"kind": "setup", "query": lab.setup.to_query(), "page": "build",
                    "title": f"the teacher's setup ({lab.summary()['task']}, {lab.summary()['model']})"}
     else:
-        message = {"kind": "lesson", "lesson": picked, "title": f"the lesson \u201c{BY_KEY[picked].title}\u201d"}
+        message = {"kind": "lesson", "lesson": picked, "title": f"the lesson \u201c{BY_KEY[picked].title}\u201d",
+                   "own_seeds": own_seeds}
     if not send(room, message, paused):
         return
     st.success(f"Sent: every student's page shows a banner within {FOLLOW_POLL:.0f} seconds, with a button to open "
