@@ -184,6 +184,7 @@ def test_the_generation_lesson_opens_the_shipped_model_and_draws_your_texts_repe
     assert lab.origin == lesson.shipped and lab.setup == lesson.setup  # the trained model, not a fresh one
     assert all(torch.equal(a, b) for a, b in zip(lab.model.state_dict().values(), shipped.state_dict().values()))
     assert at.text_area(key="gen_prompt").value == LESSON_PROMPT  # a play's speaker, not Python's "def "
+    assert at.selectbox(key="gen_method").value == "greedy"  # the rule its question is about
     assert any(" ".join(lesson.question.text.split()) in m.value for m in at.markdown)
     at.radio[0].set_value(lesson.question.choices[2].text).run()  # predicted before the first text
     at = generate_with(at, prompt=LESSON_PROMPT, method="greedy", length=300, seed=0)

@@ -67,6 +67,8 @@ def run() -> None:
     if missing is not None:
         corpus_needed(missing, "Training this model further, and its held-out score, need it; it writes below "
                                "without it.", "generate")
+    if state.get(state.LESSON) == decoding_lesson.KEY:  # its question is about greedy text: the rule it opens on
+        st.session_state.setdefault(state.GEN_METHOD, "greedy")
     request(lab)
     generated = state.get(state.GEN_RESULT)
     if generated is None:
