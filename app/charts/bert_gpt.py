@@ -51,12 +51,13 @@ def cosines(frame: pd.DataFrame, colours: dict[str, str]) -> go.Figure:
         static = model not in colours
         fig.add_trace(go.Scatter(x=rows["layer"], y=rows["cosine"], name=model, mode="lines+markers",
                                  line=dict(color=GREY if static else colours[model], dash="dot" if static else None,
-                                           width=2), marker=dict(size=8),
+                                           width=5 if static else 2),  # wider: seen under a model's line at 1
+                                 marker=dict(size=12 if static else 8),
                                  hovertemplate=f"{model}<br>%{{x}}: cosine %{{y:.4f}}<extra></extra>"))
     # zoomed to the cosines: after a few hundred steps they differ from 1 in the second decimal, which an axis
-    # from 0 would draw as one flat line
+    # from 0 would draw as one flat line; yet spanning at least 0.05, or 0.992 drew as a plunge from 1
     low = float(frame["cosine"].min()) if len(frame) else 0.0
-    span = max(1.0 - low, 0.01)
+    span = max(1.0 - low, 0.05)
     fig.update_yaxes(title_text="cosine of its two vectors", range=[low - 0.15 * span, 1 + 0.08 * span])
     fig.update_xaxes(title_text="layer read (the embedding, then each block's output)", type="category")
     return legend_under(finish(fig, "The word's two vectors, layer by layer"))

@@ -26,19 +26,21 @@ def translucent(colour: str, alpha: float) -> str:
 
 
 def lesson_band(bands: dict[str, pd.DataFrame], live: dict[str, pd.DataFrame], series: str, members: int,
-                metric_name: str = "score") -> go.Figure:
+                metric_name: str = "score", colours: dict[str, str] | None = None) -> go.Figure:
     """One panel: for each run, the band (step, low, high) of `members` measured runs, filled, and
     the student's live curve (step, value) over it in the same colour.
 
     bands   run name -> step, low, high
     live    run name -> step, value (a run the student has not trained yet may be missing)
+    colours run name -> its colour on the page's other figures (a run not named: the palette's, in turn)
     """
     fig = go.Figure()
     log = series in LOG_SERIES
     values = [v for band in bands.values() for v in (*band["low"], *band["high"])]
     values += [v for mine in live.values() for v in mine["value"]]
     floor = min([v for v in values if v > 0], default=1e-12) / 10  # a log axis has no 0: a run's 0 sits here
-    for (run, band), colour in zip(bands.items(), PALETTE):
+    for (run, band), palette in zip(bands.items(), PALETTE):
+        colour = (colours or {}).get(run, palette)
         low = band["low"].clip(lower=floor) if log else band["low"]
         fig.add_trace(go.Scatter(x=band["step"], y=band["high"], mode="lines", line=dict(width=0), showlegend=False,
                                  hoverinfo="skip", legendgroup=run))

@@ -39,14 +39,15 @@ def log_line(x, values, name: str, colour: str, floor: float, what: str, x_label
 
 
 def mark_zeros(fig: go.Figure, floor: float, x_label: str = "t") -> None:
-    """A vermillion triangle on every point of a log_line drawn at `floor` because it is exactly 0."""
-    points = [(x, t.name) for t in fig.data if t.customdata is not None
+    """A triangle on every point of a log_line drawn at `floor` because it is exactly 0: filled in its line's
+    colour (which part or run is 0), outlined in vermillion (it is exactly 0)."""
+    points = [(x, t.name, t.line.color) for t in fig.data if t.customdata is not None
               for x, v in zip(t.x, t.customdata, strict=True) if v == 0]
     if points:
-        x, names = zip(*points, strict=True)
+        x, names, colours = zip(*points, strict=True)
         fig.add_trace(go.Scatter(
             x=x, y=[floor] * len(x), text=names, name=f"exactly 0 (drawn at {floor:.2g})", mode="markers",
-            marker=dict(symbol="triangle-down", size=10, color=VERMILLION),
+            marker=dict(symbol="triangle-down", size=11, color=list(colours), line=dict(color=VERMILLION, width=2)),
             hovertemplate=f"%{{text}}<br>{x_label} %{{x}}: exactly 0<extra></extra>",
         ))
 

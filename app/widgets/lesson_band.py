@@ -45,10 +45,11 @@ def for_lab(lab: Lab) -> None:
     caption(ensemble)
 
 
-def for_runs(trainee: object, log: pd.DataFrame, metric_name: str) -> None:
+def for_runs(trainee: object, log: pd.DataFrame, metric_name: str, colours: dict[str, str] | None = None) -> None:
     """On a page that trains runs side by side (Compare cells, Why √d_k, Transfer learning) as the open
-    lesson does: each run's log (run, step, and the series) over its band. `trainee`, the session's
-    object that trains them, keeps the figure (the ensemble is every session's)."""
+    lesson does: each run's log (run, step, and the series) over its band, each in its colour on the page's
+    other figures (`colours`; else the palette's). `trainee`, the session's object that trains them, keeps the
+    figure (the ensemble is every session's)."""
     ensemble = open_ensemble()
     if ensemble is None or not len(log):
         return
@@ -60,7 +61,7 @@ def for_runs(trainee: object, log: pd.DataFrame, metric_name: str) -> None:
 
     def build():
         bands = {run: ensemble.band(run, series) for run in runs}
-        return lesson_band(bands, live, series, len(ensemble.members), metric_name)
+        return lesson_band(bands, live, series, len(ensemble.members), metric_name, colours)
 
     measured = tuple((run, len(frame), frame["step"].iloc[-1] if len(frame) else 0) for run, frame in live.items())
     show(view(trainee, "lesson_band", (), build, version=(state.get(state.LESSON), measured)), "lesson_band")

@@ -41,7 +41,11 @@ def section(readers: Readers, colours: dict[str, str]) -> None:
     first = st.text_input("First sentence", key=state.BERT_FIRST, max_chars=400)
     second = st.text_input("Second sentence", key=state.BERT_SECOND, max_chars=400)
     st.caption(f"Try a second sentence with the first's words up to the word, then others: e.g. *{SAME_START}*. "
-               "Only a model that reads what follows can tell the two apart.")
+               "Only a model that reads what follows can tell the two apart. The lesson's question is about that "
+               "pair.")
+    st.button("Use that second sentence", key="bert_same_start", icon=":material/edit_note:",
+              on_click=lambda: st.session_state.update({state.BERT_SECOND: SAME_START}),
+              disabled=second == SAME_START)
     try:
         with readers.lock:
             compared = {name: compare_contexts(readers.models[name], readers.task, word, first, second)

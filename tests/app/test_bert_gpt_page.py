@@ -183,8 +183,9 @@ def test_the_cosines_and_the_nearest_words_are_the_models(trained_page):
 def test_the_same_words_before_the_word_give_the_causal_model_one_vector():
     at = page()
     runs = stepped(at.session_state[state.BERT], STEPS)
-    at.text_input(key=state.BERT_SECOND).input(SAME_START).run()
+    at.button(key="bert_same_start").click().run()  # the question's pair, one click
     no_exception(at)
+    assert at.text_input(key=state.BERT_SECOND).value == SAME_START and at.button(key="bert_same_start").disabled
     spec = chart(at, "The word's two vectors, layer by layer")
     causal, masked = ([t for t in spec["data"] if t["name"] == name][0] for name in (CAUSAL, MASKED))
     assert plotted(causal["y"]) == pytest.approx([1.0] * 3, abs=1e-6)  # it never reads past "bank"

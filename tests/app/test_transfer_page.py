@@ -115,7 +115,8 @@ def test_the_gradient_figure_draws_a_frozen_parts_exact_zero_at_the_floor_and_ma
     fig = charts.part_gradients(parts, "pretrained", 30, "unfrozen").to_plotly_json()
     (layer,) = [t for t in fig["data"] if t["name"] == "layer 0"]
     assert plotted(layer["customdata"]) == [0.0, 0.3] and plotted(layer["y"])[0] == pytest.approx(0.01)
-    assert any(t["name"].startswith("exactly 0") for t in fig["data"])
+    [zeros] = [t for t in fig["data"] if t["name"].startswith("exactly 0")]
+    assert list(zeros["marker"]["color"]) == [layer["line"]["color"]]  # the 0 is layer 0's, in its colour
 
 
 # ------------------------------------------------------------------ the page

@@ -9,6 +9,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from app import pages as nav
+from app.charts.style import BLUE, GREEN, GREY
 from app.session.embeddings import DEFAULT, EmbeddingRun, with_settings
 from app.session.lessons import BY_KEY
 from app.session.word_vectors import (
@@ -28,6 +29,8 @@ from engine.word_vectors import WordVectors, scaled
 
 from .conftest import MAIN, chart, plotted
 from .test_transfer_page import no_exception, stepped
+
+COLOURS = {"random": GREY, "frozen": BLUE, "fine-tuned": GREEN}  # the page's, in every figure of it
 
 PAGE = nav.PATHS["word-vectors"]
 
@@ -83,6 +86,7 @@ def test_the_page_plots_the_runs_own_logs():
     no_exception(at)
     spec = chart(at, "Held-out accuracy of each run")
     log = runs.log_frame()
+
     for run in ("random", "frozen", "fine-tuned"):
         [trace] = [t for t in spec["data"] if t.get("name") == run]
         rows = log[log.run == run]
@@ -105,6 +109,20 @@ def test_the_page_plots_the_runs_own_logs():
     assert "Fine-tuned is behind frozen here" in runs.standing(behind)  # said, not left for a class to wonder
     ahead = behind.assign(metric=[0.65, 0.95, 0.96])  # above the bag of words too
     assert "behind" not in runs.standing(ahead) and "The fine-tuned run is ahead" in runs.standing(ahead)
+
+
+def test_the_lessons_band_draws_each_run_in_its_colour_on_the_page():
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    at.button(key="lesson.pretrained-embeddings").click().run()
+    no_exception(at)
+    stepped(at.session_state[state.VECTORS], 5)
+    at.run()
+    band = chart(at, "Your run among the measured runs")
+    accuracy = chart(at, "Held-out accuracy of each run")
+    accuracy_colours = {t["name"]: t["line"]["color"] for t in accuracy["data"] if t.get("name") in COLOURS}
+    band_colours = {t["name"].removesuffix(": yours"): t["line"]["color"] for t in band["data"]
+                    if t.get("name", "").endswith(": yours")}
+    assert band_colours == accuracy_colours == COLOURS  # random grey, frozen blue, fine-tuned green in both
 
 
 def test_asking_for_your_vectors_before_training_any_keeps_the_runs():

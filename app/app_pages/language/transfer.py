@@ -171,7 +171,7 @@ def lesson_runs(runs: TransferRuns, log) -> None:
         return
     if runs.recipe.source == CODE_SOURCE:
         log = log[log["run"] == "pretrained"].assign(run=CODE_RUN)
-    lesson_band.for_runs(runs, log, runs.task.metric_name)
+    lesson_band.for_runs(runs, log, runs.task.metric_name, charts.COLOURS)
 
 
 def draw(runs: TransferRuns) -> None:

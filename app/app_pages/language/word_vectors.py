@@ -171,7 +171,7 @@ def draw(runs: VectorRuns) -> None:
     log, parts = runs.log_frame(), runs.parts_frame()
     plan = dataclasses.replace(runs.plan, seed=LESSON_PLAN.seed)
     if state.get(state.LESSON) == LESSON.key and plan == LESSON_PLAN:
-        lesson_band.for_runs(runs, log, runs.task.metric_name)
+        lesson_band.for_runs(runs, log, runs.task.metric_name, COLOURS)
     left, right = st.columns(2)
     show(charts.accuracy_over_training(log, None, "", COLOURS, runs.baseline), "vectors_accuracy", left)
     what = "sentences" if runs.reviews is None else "reviews"

@@ -122,7 +122,7 @@ def draw(runs: ObjectiveRuns) -> None:
     log = runs.log_frame()
     plan = dataclasses.replace(runs.plan, seed=LESSON_PLAN.seed)
     if state.get(state.LESSON) == LESSON.key and plan == LESSON_PLAN:
-        lesson_band.for_runs(runs, log, "held-out accuracy")
+        lesson_band.for_runs(runs, log, "held-out accuracy", COLOURS)
     baselines = {name: task.baseline_metric[1] for name, task in runs.tasks.items()}
     show(charts.accuracy_over_training(log, baselines, COLOURS), "bert_accuracy")
     st.caption(
