@@ -22,13 +22,12 @@ def next_character(logits: torch.Tensor, vocab: tuple[str, ...], temperature: fl
     plain = torch.softmax(logits.double(), dim=-1)  # [V]
     order = scaled.argsort(descending=True)[:top].tolist()
     labels = [visible(vocab[i]) if vocab[i].strip() else f"'{visible(vocab[i])}'" for i in order]
-    fig = go.Figure([
-        go.Bar(x=labels, y=scaled[order].tolist(), name=f"temperature {temperature:g}", marker_color=BLUE,
-               hovertemplate="%{x}: %{y:.3f}<extra>temperature " + f"{temperature:g}</extra>"),
-        go.Scatter(x=labels, y=plain[order].tolist(), name="temperature 1 (the model)", mode="markers",
-                   marker=dict(color=GREY, symbol="line-ew-open", size=22, line=dict(width=3)),
-                   hovertemplate="%{x}: %{y:.3f}<extra>temperature 1</extra>"),
-    ])
+    fig = go.Figure(go.Bar(x=labels, y=scaled[order].tolist(), name=f"temperature {temperature:g}", marker_color=BLUE,
+                           hovertemplate="%{x}: %{y:.3f}<extra>temperature " + f"{temperature:g}</extra>"))
+    if temperature != 1:  # at 1 the model's own is the bars: a second entry named the same thing twice
+        fig.add_trace(go.Scatter(x=labels, y=plain[order].tolist(), name="temperature 1 (the model)", mode="markers",
+                                 marker=dict(color=GREY, symbol="line-ew-open", size=22, line=dict(width=3)),
+                                 hovertemplate="%{x}: %{y:.3f}<extra>temperature 1</extra>"))
     fig.update_xaxes(title_text=f"the {len(order)} most likely next characters", type="category")
     # From 0 to at least 0.2: flat distributions stay readable, and a sharpening one shows its rise.
     fig.update_yaxes(title_text="probability", range=[0, max(0.2, 1.1 * float(max(scaled.max(), plain.max())))])

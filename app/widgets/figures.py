@@ -24,8 +24,11 @@ def figure_settings() -> None:
     if state.get(state.PRESENTATION):
         st.html("<style>[data-testid='stMain'] {font-size: 1.15rem;} "
                 "[data-testid='stMain'] [data-testid='stCaptionContainer'] {font-size: 1.0rem;}</style>")
+    # Its value in the session, not a default: a reload restores it there (KEPT_WITH_THE_LAB), and a widget given
+    # both logged Streamlit's warning on every reload
+    st.session_state.setdefault(state.EXPORT_FORMAT, "png")
     st.sidebar.segmented_control(
-        "Camera button saves", EXPORT_FORMATS, key=state.EXPORT_FORMAT, default="png", required=True,
+        "Camera button saves", EXPORT_FORMATS, key=state.EXPORT_FORMAT, required=True,
         persist_state="session", format_func=str.upper,
         help="PNG at slide size (1600 px wide, twice the pixels), or SVG: lines and text that stay sharp "
         "at any size, for slides and papers (a heatmap inside it stays a picture)")

@@ -194,4 +194,6 @@ def similarity_table(frame: pd.DataFrame) -> pd.DataFrame:
     """self_similarity's rows of both models, as the table under the figure shows them."""
     shown = frame[["model", "layer", "same", "random", "adjusted"]].rename(columns={
         "same": "one word, two sentences", "random": "two different words", "adjusted": "self-similarity"})
-    return shown.round(3).astype({"model": str, "layer": str})
+    cosines = ["one word, two sentences", "two different words", "self-similarity"]
+    return shown.astype({"model": str, "layer": str}).assign(**{  # three places, as written (0.9270 read as four)
+        column: shown[column].map(lambda c: f"{c:.3f}") for column in cosines})

@@ -249,9 +249,9 @@ def test_the_self_similarity_figure_is_ethayarajhs_over_the_runs_models(trained_
         [table] = [t.value for t in trained_page.table if "self-similarity" in t.value.columns]
         rows = table[table.model == run.name]  # the cosines a student read only on hover before (issue 44)
         assert list(rows.layer) == list(expected.layer)
-        assert list(rows["one word, two sentences"]) == list(expected.same.round(3))
-        assert list(rows["two different words"]) == list(expected.random.round(3))
-        assert list(rows["self-similarity"]) == list(expected.adjusted.round(3))
+        assert list(rows["one word, two sentences"]) == [f"{c:.3f}" for c in expected.same]
+        assert list(rows["two different words"]) == [f"{c:.3f}" for c in expected.random]
+        assert list(rows["self-similarity"]) == [f"{c:.3f}" for c in expected.adjusted]
 
 
 def test_a_plan_over_the_step_budget_says_what_to_change_on_this_page_and_keeps_the_runs(monkeypatch):

@@ -87,6 +87,9 @@ def test_the_next_character_figure_is_softmax_of_the_recorded_scores_at_the_temp
     assert np.allclose(plotted(bars["y"]), scaled.sort(descending=True).values[:15].numpy())
     order = scaled.argsort(descending=True)[:15]
     assert np.allclose(plotted(marks["y"]), torch.softmax(rec.y_hat[10].double(), -1)[order].numpy())
+    at.slider(key="gen_view_temperature").set_value(1.0).run()  # the model's own: one series, named once
+    [bars] = chart(at, "Next character after")["data"]
+    assert bars["name"] == "temperature 1"
 
 
 def split(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -10,6 +10,7 @@ import streamlit as st
 
 import engine
 from app.charts import generation as charts
+from app.charts.labels import visible
 from app.charts.unroll_time import coloured_tokens
 from app.session import pretrained
 from app.session.generation import (
@@ -173,10 +174,12 @@ def next_character(lab: Lab, generated: Generated) -> None:
     show(charts.next_character(generated.logits[position], lab.task.vocab, temperature, "".join(read[: position + 1])),
          "gen_next")
     chosen = generated.text[position + 1]
-    st.caption(f"The model read up to character {position} and wrote “{chosen!s}” next"
+    st.caption(f"The model read up to character {position} and wrote “{visible(chosen)}” next"
                + (" (from the prompt: it did not choose it)" if position + 1 < generated.prompt_length else "")
-               + ". Blue, softmax(z / T) at the temperature set; grey, the model's own distribution (T = 1). At "
-               "T → 0 all the mass goes to the likeliest character (greedy); at large T towards uniform.")
+               + (". Blue, softmax(z / T) at the temperature set; grey, the model's own distribution (T = 1)."
+                  if temperature != 1 else ". Blue, the model's own distribution (T = 1): move the temperature to "
+                  "see softmax(z / T) beside it.")
+               + " At T → 0 all the mass goes to the likeliest character (greedy); at large T towards uniform.")
 
 
 def units(generated: Generated) -> None:
