@@ -43,6 +43,7 @@ class Moves:
 
     steps: dict[str, tuple[int, float]] = field(default_factory=dict)
     numbers: dict[str, int] = field(default_factory=dict)  # each student's number, in the order the board met them
+    numbered: int = 0  # numbers given so far: one never goes to another student, gone or not
 
     def keep_only(self, keys: set[str]) -> None:
         """Forget the students the store no longer has: the board's memory stays the class's size (a student's
@@ -54,8 +55,10 @@ class Moves:
 
     def anonymous(self, key: str) -> str:
         """"student 7": the name the board shows for a student while names are hidden (the projector)."""
-        number = self.numbers.setdefault(key, max(self.numbers.values(), default=0) + 1)
-        return f"student {number}"
+        if key not in self.numbers:
+            self.numbered += 1
+            self.numbers[key] = self.numbered
+        return f"student {self.numbers[key]}"
 
     def stalled(self, key: str, steps: int, playing: bool, now: float) -> bool:
         seen = self.steps.get(key)
@@ -203,4 +206,10 @@ def class_csv(frame: pd.DataFrame) -> bytes:
         rows.append({"student": row.name, "state": row.state, "page": row.page, "lesson": row.lesson,
                      "answer": row.answer, "answer measured right": right, "steps": row.steps,
                      "held-out metric": row.metric, "held-out loss": row.loss, "model": row.model})
-    return pd.DataFrame(rows).to_csv(index=False).encode()
+    return pd.DataFrame(rows).map(inert).to_csv(index=False).encode()
+
+
+def inert(cell: object) -> object:
+    """A cell a spreadsheet reads as text: statuses are not signed, and a name or answer starting "=", "+", "-",
+    "@" (or a tab, a return) would run as a formula when the teacher opens the file (OWASP's CSV injection)."""
+    return f"'{cell}" if isinstance(cell, str) and cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell

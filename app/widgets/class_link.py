@@ -127,11 +127,17 @@ def follow_banner(room: ClassRoom) -> None:
     """The teacher's latest "follow me", until the student opens or dismisses it."""
     presence().seen()  # this fragment runs only while the tab is connected: the publisher's heartbeat
     if room.publisher.store_failed:  # this process's last try failed: a student's page waits for no timeout
+        held_still(False)  # no teacher can resume a class through a store that is away: its own work carries on
         return
     try:
         latest = room.store.latest_broadcast()
     except StoreUnavailable:
-        return  # the class's store is away: the student's own work carries on
+        held_still(False)  # the class's store is away: the student's own work carries on
+        return
+    if latest is not None and latest.seq < state.get(state.CLASS_NEWEST, 0):
+        return  # older than one this page has read: a signed broadcast written back (a replay) steers nothing
+    if latest is not None:
+        st.session_state[state.CLASS_NEWEST] = latest.seq
     held_still(latest is not None and latest.message.get("paused") is True)
     if latest is None or latest.seq <= state.get(state.FOLLOWED, 0):
         return
@@ -204,7 +210,7 @@ def one_run(message: dict, seq: int) -> None:
 def class_answers(message: dict, seq: int) -> None:
     """The class's answers to a lesson's question, the measured one marked, as the teacher sent them after the
     reveal; until the student closes them. A message naming no lesson with a question, or counts of the wrong
-    shape (the store's rows are not signed), shows nothing."""
+    shape, shows nothing (a broadcast is signed, yet read as carefully as any row)."""
     lesson = BY_KEY.get(message.get("lesson"))
     counts = message.get("counts")
     if lesson is None or lesson.question is None or not isinstance(counts, dict):

@@ -106,6 +106,7 @@ BERT_BANKS = "bert_banks"  # the read models' held-out context banks, by the mod
 # The class (issue 32): what this session shows the teacher's board, and what the board keeps
 PRESENCE = "class_presence"  # this session's class_status.Presence: its handle, name, page, lesson, models
 CLASS_NAME = "class_name"  # the name the student typed for the board, as typed
+CLASS_NEWEST = "class_newest"  # the seq of the newest class broadcast this page has read: an older one is a replay
 CLASS_PAUSED = "class_paused"  # the teacher has paused the class: Play, Step and Reset wait (class_link.py)
 FOLLOWED = "class_followed"  # the sequence number of the last "follow me" this session answered or dismissed
 PREDICTION = "prediction"  # {"lesson", "choice", "locked"}: the student's answer to the open lesson's question

@@ -484,6 +484,10 @@ def test_the_board_names_lessons_by_title_hides_names_for_the_projector_and_down
     assert by_name.loc["Ada", "answer measured right"] == "yes" and by_name.loc["Alan", "answer measured right"] == "no"
     assert by_name.loc["Grace", "answer"] == "" and by_name.loc["Grace", "answer measured right"] == ""
     assert by_name.loc["Alan", "steps"] == "3" and float(by_name.loc["Alan", "held-out metric"]) == pytest.approx(0.6)
+    store.publish("mallory", {"name": "=HYPERLINK(\"http://x\")", "named": True, "lesson": lesson.key})
+    cells = pd.read_csv(io.BytesIO(class_csv(board_frame(store.statuses(), Moves(), store.now()))), dtype=str,
+                        keep_default_na=False)
+    assert "'=HYPERLINK(\"http://x\")" in set(cells.student)  # read as text by a spreadsheet, not run
     assert download.proto.deferred_file_id and download.proto.ignore_rerun  # made on the click, no rerun
 
 
@@ -549,7 +553,39 @@ def test_the_teacher_pauses_the_class_and_every_run_stops_and_waits_until_resume
     assert not any("Your teacher has paused the class" in w.value for w in student.warning)
     assert not any(b.disabled for b in student.button if b.key in ("play", "step", "reset"))
     assert lab.playing is False  # resuming gives Play back; it does not press it
-    assert open_it.key.startswith("follow_open_")
+    # the unanswered "follow me" is still there after the resume, the same one; the follower is not asked again
+    assert [b.key for b in student.button if b.key.startswith("follow_open_")]
+    follower.run()
+    assert not [b for b in follower.button if b.key.startswith("follow_open_")]
+    del open_it
+
+
+def test_an_old_signed_pause_written_back_steers_no_one_and_a_store_away_releases_the_pause(in_class, monkeypatch):
+    student = student_app()
+    store = class_room().store
+    store.broadcast({"kind": "pause", "paused": True})
+    old = store.read_broadcast()  # (seq, body, signature) as the store holds it: what a replay writes back
+    student.run()
+    assert student.session_state[state.CLASS_PAUSED]
+    store.broadcast({"kind": "pause", "paused": False})
+    student.run()
+    assert not student.session_state[state.CLASS_PAUSED]
+    with store.transaction() as db:  # the old pause written back as it was, seq and signature: a replay
+        db.execute("INSERT OR REPLACE INTO broadcast VALUES (?, ?, ?, ?, ?)",
+                   (store.namespace, int(old[0]), old[1], old[2], store.clock()))
+    assert store.latest_broadcast().message["paused"] is True  # it checks out as signed
+    student.run()
+    assert not student.session_state[state.CLASS_PAUSED]  # older than one the page read: it steers nothing
+    store.broadcast({"kind": "pause", "paused": True})
+    student.run()
+    assert student.session_state[state.CLASS_PAUSED]
+
+    def away():
+        raise StoreUnavailable("the class's store is down")
+
+    monkeypatch.setattr(store, "latest_broadcast", away)
+    student.run()  # no teacher can resume through a store that is away: the student's work carries on
+    assert not student.session_state[state.CLASS_PAUSED]
 
 
 def test_the_teacher_shows_the_class_one_students_run_over_the_lessons_band(in_class, cookies):
@@ -585,6 +621,13 @@ def test_the_teacher_shows_the_class_one_students_run_over_the_lessons_band(in_c
     close.click().run()
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in student.get("plotly_chart")]
     assert not [title for title in titles if title.endswith("'s run")]  # closed
+
+
+def test_a_hidden_name_is_never_given_to_another_student():
+    moves = Moves()
+    assert [moves.anonymous(key) for key in ("a", "b", "c")] == ["student 1", "student 2", "student 3"]
+    moves.keep_only({"a", "b"})  # c left the board
+    assert moves.anonymous("d") == "student 4" and moves.anonymous("a") == "student 1"
 
 
 def test_the_board_counts_the_runs_inside_the_lessons_band_as_the_full_tier_holds_a_run():

@@ -114,8 +114,8 @@ def recipe_form() -> tuple[Recipe, bool]:
 def play(runs: TransferRuns, asked: Recipe) -> None:
     """"Train with this recipe" trains: the runs play, unless the recipe was refused (current()
     kept the runs the student had, and said why) or both runs stopped."""
-    if runs.recipe == asked and not all(run.stopped for run in runs.runs):
-        runs.playing = True
+    if runs.recipe == asked and not all(run.stopped for run in runs.runs) and not state.get(state.CLASS_PAUSED, False):
+        runs.playing = True  # not while the teacher has paused the class
 
 
 def current(recipe: Recipe) -> TransferRuns | None:

@@ -56,7 +56,7 @@ def run() -> None:
     runs = current(plan)
     if runs is None:
         return
-    if train and not all(run.stopped for run in runs.runs):
+    if train and not all(run.stopped for run in runs.runs) and not state.get(state.CLASS_PAUSED, False):
         runs.playing = True
     which(runs)
     round_robin_controls(runs, "vectors", STEPS, "Train each up to step", "run")

@@ -21,7 +21,7 @@ from app.session.class_board import (
     names_hidden,
 )
 from app.session.class_config import check_code, check_key
-from app.session.class_status import SERIES
+from app.session.class_status import MAX_NAME, SERIES
 from app.session.class_store import StoreUnavailable
 from app.session.lessons import BY_KEY, LESSONS
 from app.session.page_runs import page_run
@@ -314,7 +314,8 @@ def send_snapshot(room: ClassRoom, key: str, run: str | None, series: str, name:
                "title": f"{name}'s run on \u201c{BY_KEY[key].title}\u201d"}
     if not send(room, message, class_paused(room)):
         return
-    st.success(f"Sent: every student's page shows {name}'s run within {FOLLOW_POLL:.0f} seconds.",
+    st.success(f"Sent: every student's page shows {literal(name, MAX_NAME)}'s run within {FOLLOW_POLL:.0f} "
+               "seconds.",
                icon=":material/check_circle:")
 
 

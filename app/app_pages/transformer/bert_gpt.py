@@ -57,7 +57,7 @@ def run() -> None:
     plan, train = plan_form()
     runs = current(plan)  # None while the prose is not on this machine: the shipped models still read below
     if runs is not None:
-        if train and not all(run.stopped for run in runs.runs):
+        if train and not all(run.stopped for run in runs.runs) and not state.get(state.CLASS_PAUSED, False):
             runs.playing = True
         which(runs)
         round_robin_controls(runs, "bert", STEPS, "Train each up to step", "run")
