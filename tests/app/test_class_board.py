@@ -623,6 +623,27 @@ def test_the_teacher_shows_the_class_one_students_run_over_the_lessons_band(in_c
     assert not [title for title in titles if title.endswith("'s run")]  # closed
 
 
+def test_a_follow_me_sent_while_paused_keeps_the_pause_and_one_the_pause_cannot_be_read_for_is_not_sent(
+        in_class, cookies, monkeypatch):
+    teacher = teacher_app(cookies)
+    store = class_room().store
+    [b for b in teacher.button if b.key == "board_pause"][0].click().run()
+    teacher.selectbox(key="board_follow").select("vanishing").run()
+    [b for b in teacher.button if b.label == "Send to the class"][0].click().run()
+    latest = store.latest_broadcast()
+    assert latest.message["kind"] == "lesson" and latest.message["paused"] is True  # the class stays paused
+
+    def away():
+        raise StoreUnavailable("the class's store is down")
+
+    read = store.latest_broadcast
+    monkeypatch.setattr(store, "latest_broadcast", away)
+    [b for b in teacher.button if b.label == "Send to the class"][0].click().run()
+    assert any("It could not be sent" in e.value and "down" in e.value for e in teacher.error)
+    monkeypatch.setattr(store, "latest_broadcast", read)
+    assert store.latest_broadcast().seq == latest.seq  # nothing sent that would have resumed the class
+
+
 def test_a_hidden_name_is_never_given_to_another_student():
     moves = Moves()
     assert [moves.anonymous(key) for key in ("a", "b", "c")] == ["student 1", "student 2", "student 3"]

@@ -174,16 +174,14 @@ def latest_sent(room: ClassRoom):
         return None
 
 
-def class_paused(room: ClassRoom) -> bool:
-    """Whether the class is paused: every broadcast says so (the latest counts), so a "follow me" sent during a
-    pause keeps it."""
-    latest = latest_sent(room)
-    return latest is not None and latest.message.get("paused") is True
-
-
-def send(room: ClassRoom, message: dict, paused: bool) -> bool:
-    """Broadcast `message` with the class's pause; False, said on the page, when it could not be sent."""
+def send(room: ClassRoom, message: dict, paused: bool | None = None) -> bool:
+    """Broadcast `message` with the class's pause: `paused`, else as it stands (every broadcast says it, the latest
+    counts, so a "follow me" sent during a pause keeps it); False, said on the page, when it could not be sent or
+    the pause could not be read (sent as "not paused", it would have resumed the class)."""
     try:
+        if paused is None:
+            latest = room.store.latest_broadcast()
+            paused = latest is not None and latest.message.get("paused") is True
         room.store.broadcast({**message, "paused": paused})
     except (StoreUnavailable, ValueError) as err:
         st.error(f"It could not be sent: {literal(str(err))}.", icon=":material/block:")
@@ -191,8 +189,8 @@ def send(room: ClassRoom, message: dict, paused: bool) -> bool:
     return True
 
 
-def pause_control(room: ClassRoom) -> bool:
-    """Pause the class (every student's Play stops and their controls wait) or resume it; whether it is paused."""
+def pause_control(room: ClassRoom) -> None:
+    """Pause the class (every student's Play stops and their controls wait) or resume it."""
     latest = latest_sent(room)
     paused = latest is not None and latest.message.get("paused") is True
     if paused:
@@ -209,14 +207,13 @@ def pause_control(room: ClassRoom) -> bool:
             {**before, "repeat_of": before.get("repeat_of") or latest.seq}
         if send(room, message, not paused):
             st.rerun()  # the button says what it does next
-    return paused
 
 
 def follow_me(room: ClassRoom) -> None:
     """The teacher sends the class a lesson, or the teacher's own setup: each student sees a banner
     with one button, and nothing of theirs changes without that click. And the pause."""
     st.subheader("Follow me")
-    paused = pause_control(room)
+    pause_control(room)
     choices = [OWN_SETUP, *(lesson.key for lesson in LESSONS)]
     picked = st.selectbox("Send the class", choices, key="board_follow",
                           format_func=lambda key: key if key == OWN_SETUP else f"the lesson {BY_KEY[key].title}")
@@ -233,7 +230,7 @@ def follow_me(room: ClassRoom) -> None:
     else:
         message = {"kind": "lesson", "lesson": picked, "title": f"the lesson \u201c{BY_KEY[picked].title}\u201d",
                    "own_seeds": own_seeds}
-    if not send(room, message, paused):
+    if not send(room, message):
         return
     st.success(f"Sent: every student's page shows a banner within {FOLLOW_POLL:.0f} seconds, with a button to open "
                f"{message['title']}.", icon=":material/check_circle:")
@@ -312,7 +309,7 @@ def send_snapshot(room: ClassRoom, key: str, run: str | None, series: str, name:
     stay hidden), to every student's page over the lesson's band."""
     message = {"kind": "snapshot", "lesson": key, "run": run, "series": series, "name": name, "points": points,
                "title": f"{name}'s run on \u201c{BY_KEY[key].title}\u201d"}
-    if not send(room, message, class_paused(room)):
+    if not send(room, message):
         return
     st.success(f"Sent: every student's page shows {literal(name, MAX_NAME)}'s run within {FOLLOW_POLL:.0f} "
                "seconds.",
@@ -324,7 +321,7 @@ def send_answers(room: ClassRoom, key: str, counts: dict[str, int]) -> None:
     FOLLOW_POLL seconds, beside their own answer)."""
     message = {"kind": "answers", "lesson": key, "counts": counts,
                "title": f"the class's answers to \u201c{BY_KEY[key].title}\u201d"}
-    if not send(room, message, class_paused(room)):
+    if not send(room, message):
         return
     st.success(f"Sent: every student's page shows the class's answers within {FOLLOW_POLL:.0f} seconds.",
                icon=":material/check_circle:")
