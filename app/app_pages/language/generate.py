@@ -110,8 +110,11 @@ def request(lab: Lab) -> None:
                      max_chars=MAX_PROMPT, height=80,
                      help="the text the model reads first; characters its corpus never has are refused")
         how, length, seed = st.columns([3, 1, 1])
+        # its value in the session, not an index too: the generation lesson sets greedy there, and a widget given
+        # both logged Streamlit's warning
+        st.session_state.setdefault(state.GEN_METHOD, "sample")
         method = how.selectbox("How to pick each character", METHODS, format_func=HOW.get, key=state.GEN_METHOD,
-                               persist_state="session", index=1)
+                               persist_state="session")
         length.number_input("Characters", 1, MAX_LENGTH, 300, step=50, key=state.GEN_LENGTH, persist_state="session")
         seed.number_input("Seed", 0, 2**31 - 1, 0, key=state.GEN_SEED, persist_state="session",
                           help="the same seed draws the same text")
