@@ -32,7 +32,7 @@ def test_a_frozen_pretrained_model_fine_tunes_beside_one_from_scratch(app_page):
     app_page.goto("transfer")
     play_runs_to(page, 50)
     text = main_text(page)
-    assert "Both runs reached step 50" in text and "At step 50: pretrained" in text, text
+    assert "Both runs reached step 50" in text and "At step 50: from scratch" in text and "pretrained" in text, text
     rows = page.eval_on_selector_all('[data-testid="stTable"] tbody tr',
                                      "trs => trs.map(tr => [...tr.cells].map(c => c.innerText.trim()))")
     frozen = [row for row in rows if row[:2] in (["pretrained", "embedding"], ["pretrained", "layer 0"])]
