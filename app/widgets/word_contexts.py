@@ -72,12 +72,12 @@ def section(readers: Readers, colours: dict[str, str]) -> None:
 def in_the_prose(compared: ContextCosines) -> str:
     """Where the prose the models read has the word and the two sentences: a word the training text seldom
     has gets a vector seldom trained; a sentence it holds, the models may have learned by heart."""
-    training, held_out = found_in_prose([compared.word])
+    training, held_out = found_in_prose((compared.word,))
     said = (f"In the prose: '{compared.word}' occurs {training:,} time{'s' * (training != 1)} in the training text "
             f"(the first 90%) and {held_out:,} in the held-out 10%.")
     where = {}
     for which, found in (("first", compared.first), ("second", compared.second)):
-        in_training, in_held_out = found_in_prose(found.sentence)
+        in_training, in_held_out = found_in_prose(tuple(found.sentence))
         where[which] = ("is in the training text: the models may have learned it by heart" if in_training else
                         "is in the held-out text, which no model trained on" if in_held_out else "is in neither")
     if where["first"] == where["second"] == "is in neither":

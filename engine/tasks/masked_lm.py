@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -72,7 +71,8 @@ def prose_halves() -> tuple[str, str]:
     return f" {' '.join(text[:train_end])} ", f" {' '.join(text[train_end:])} "
 
 
-def found_in_prose(words: Sequence[str]) -> tuple[int, int]:
+@functools.lru_cache(maxsize=256)  # a page asks again on every rerun: a scan of 2.4 MB takes 30-130 ms
+def found_in_prose(words: tuple[str, ...]) -> tuple[int, int]:
     """How many times `words`, in a row, occur in the prose's training text and in its held-out text (overlaps
     counted: "the the" twice in "the the the"). The prose's own words, so a word outside the vocabulary is
     found too; CorpusMissing when the prose is not on this machine."""
